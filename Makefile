@@ -1,0 +1,33 @@
+# The two entry points a newcomer needs: `make demo` (the main job) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint types unit bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m reconciler.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check reconciler tests bench
+	$(BIN)/ruff format --check reconciler tests bench
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+test: lint types
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/validate_bench.py
+	$(BIN)/python bench/plan_scale.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
