@@ -1,0 +1,108 @@
+"""The request budget: how many requests may start, shared by every concurrent request.
+
+The service limits each key to N requests in a window of T seconds (10 per 10 s for the
+management interface). A token bucket that refills continuously lets a burst of N and then
+one every T/N seconds, which a server counting a *sliding* window refuses; so the budget here
+is the stricter form: at most N request starts in any window of T seconds (a sliding log),
+with a small margin for the network's jitter. It therefore satisfies a server that counts
+fixed windows, sliding windows or buckets alike, and still allows the opening burst that
+makes small plans instant. When the server answers 429 anyway, ``penalize`` blocks every
+caller until the server's reset time and lowers the budget for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``count`` requests per ``seconds``; ``count == 0`` means unlimited."""
+
+    count: int
+    seconds: float
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """Parse ``N/SECONDS`` (``10/10``), ``N`` (per second) or ``none``/``0`` (unlimited)."""
+        raw = text.strip().lower()
+        if raw in ("none", "0", "unlimited", "off"):
+            return cls(0, 1.0)
+        count_text, _, seconds_text = raw.partition("/")
+        try:
+            count = int(count_text)
+            seconds = float(seconds_text) if seconds_text else 1.0
+        except ValueError:
+            raise ValueError(f"invalid rate {text!r}: expected N/SECONDS, e.g. 10/10") from None
+        if count < 0 or seconds <= 0:
+            raise ValueError(f"invalid rate {text!r}: N must be >= 0 and SECONDS > 0")
+        return cls(count, seconds)
+
+    @property
+    def unlimited(self) -> bool:
+        """Tell whether the budget imposes no limit."""
+        return self.count == 0
+
+    def __str__(self) -> str:
+        return "unlimited" if self.unlimited else f"{self.count}/{self.seconds:g}s"
+
+
+class RequestBudget:
+    """A sliding-window request budget shared by all tasks of one event loop."""
+
+    # Jitter margin: a request's arrival at the server may lag its start here by a varying
+    # amount; spacing the window a little wider keeps the server's count below its limit.
+    MARGIN_FRACTION = 0.02
+    MARGIN_MIN = 0.05
+
+    def __init__(self, rate: Rate) -> None:
+        self.rate = rate
+        self._count = rate.count
+        self._starts: deque[float] = deque()
+        self._lock = asyncio.Lock()
+        self._blocked_until = 0.0
+        self.penalties = 0
+        self.waited = 0.0
+
+    @property
+    def window(self) -> float:
+        """Return the effective window in seconds, margin included."""
+        seconds = self.rate.seconds
+        return seconds + max(self.MARGIN_MIN, seconds * self.MARGIN_FRACTION)
+
+    @property
+    def current_count(self) -> int:
+        """Return how many starts the budget currently allows per window."""
+        return self._count
+
+    async def acquire(self) -> None:
+        """Wait until one more request may start, then record its start."""
+        if self.rate.unlimited and self._blocked_until == 0.0:
+            return
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                delay = self._blocked_until - now
+                if delay <= 0 and not self.rate.unlimited:
+                    while self._starts and now - self._starts[0] >= self.window:
+                        self._starts.popleft()
+                    if len(self._starts) >= self._count:
+                        delay = self._starts[0] + self.window - now
+                if delay <= 0:
+                    break
+                self.waited += delay
+                await asyncio.sleep(delay)
+            if not self.rate.unlimited:
+                self._starts.append(time.monotonic())
+
+    def penalize(self, reset_seconds: float) -> None:
+        """Block every caller for ``reset_seconds`` and lower the rate for the rest of the run."""
+        self.penalties += 1
+        self._blocked_until = max(self._blocked_until, time.monotonic() + max(0.0, reset_seconds))
+        if not self.rate.unlimited and self._count > 1:
+            # A 429 under our own budget means another client shares the key or the server
+            # counts differently: give up a quarter of our share, never below one.
+            self._count = max(1, (self._count * 3) // 4)
