@@ -1,0 +1,535 @@
+"""JSON Schemas of the manifest kinds: loading, fast checking, and human error messages.
+
+The schemas in ``schemas/`` (Draft 2020-12, also used by editors) are the single source of
+truth. jsonschema is the authority on what is valid and produces the errors; but it costs
+about half a millisecond per pipe document, so each kind's schema is also compiled here into
+plain Python closures that answer "valid or not" for the keywords the schemas use (anything
+else makes the compiler step aside for jsonschema). Only a document the fast check rejects
+goes through ``Draft202012Validator.iter_errors``, whose errors are turned into messages a
+person understands (unknown field with a suggestion, expected type, allowed values, the
+closest alternative of a ``oneOf``). The same compiler yields a normaliser that turns
+integral floats into ints wherever the schema says ``integer``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from reconciler.resources import JsonPath
+
+Check = Callable[[Any], bool]
+Fix = Callable[[Any], Any]
+
+KIND_FILES: dict[str, str] = {
+    "Pipe": "pipe.schema.json",
+    "Organization": "organization.schema.json",
+    "Dashboard": "dashboard.schema.json",
+}
+COMMON_FILE = "common.schema.json"
+# Subtrees whose values are never echoed in a message (they may hold a literal secret).
+SECRET_KEYS = frozenset({"credentials", "accessKey", "connectionString"})
+SECRET_TITLE = "Secret reference"
+SECRET_MESSAGE = "is a secret: write {fromEnv: NAME} or {fromFile: PATH}, never the value"
+
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
+)
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "a boolean (true or false)",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+_PATTERN_NAMES = {
+    "uuid": "is not a valid UUID (expected the form 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61)",
+    "resourceName": (
+        "is not a valid name: use lower-case letters, digits, '.', '_' and '-', starting and"
+        " ending with a letter or digit, at most 253 characters"
+    ),
+}
+_ENV_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
+_TIMESTAMP_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"
+
+
+def schema_dir() -> Path:
+    """Return the directory holding the schema files (packaged copy first, then the repo)."""
+    packaged = Path(__file__).parent / "_schemas"
+    if (packaged / COMMON_FILE).is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+@cache
+def load_schemas() -> dict[str, dict[str, Any]]:
+    """Return every schema document by file name (which is also its ``$id``)."""
+    directory = schema_dir()
+    names = [COMMON_FILE, *KIND_FILES.values()]
+    return {name: json.loads((directory / name).read_text(encoding="utf-8")) for name in names}
+
+
+class Unsupported(Exception):
+    """The fast compiler met a keyword it does not implement (jsonschema is used instead)."""
+
+
+class _Compiler:
+    """Compiles schemas into closures: a validity check and an integer normaliser."""
+
+    def __init__(self, schemas: Mapping[str, dict[str, Any]]) -> None:
+        self.schemas = schemas
+        self.checks: dict[tuple[str, str], Check] = {}
+        self.fixes: dict[tuple[str, str], Fix | None] = {}
+
+    def resolve(self, ref: str, base: str) -> tuple[dict[str, Any], str, str]:
+        """Return the schema a ``$ref`` names, its document and pointer."""
+        doc, _, pointer = ref.partition("#")
+        doc = doc or base
+        if doc not in self.schemas:
+            raise Unsupported(f"$ref to unknown document {doc}")
+        node: Any = self.schemas[doc]
+        for part in pointer.strip("/").split("/") if pointer.strip("/") else []:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node, doc, pointer
+
+    def ref_check(self, ref: str, base: str) -> Check:
+        target, doc, pointer = self.resolve(ref, base)
+        key = (doc, pointer)
+        if key not in self.checks:
+            cell: list[Check] = []
+            self.checks[key] = lambda x: cell[0](x)
+            cell.append(self.check(target, doc))
+            self.checks[key] = cell[0]
+        return self.checks[key]
+
+    def check(self, schema: Any, base: str) -> Check:
+        """Return a function telling whether an instance is valid under ``schema``."""
+        if schema is True:
+            return lambda x: True
+        if schema is False:
+            return lambda x: False
+        unknown = set(schema) - _ANNOTATIONS - _HANDLED
+        if unknown:
+            raise Unsupported(", ".join(sorted(unknown)))
+        checks: list[Check] = []
+        if "$ref" in schema:
+            checks.append(self.ref_check(schema["$ref"], base))
+        if "type" in schema:
+            checks.append(_type_check(schema["type"]))
+        if "enum" in schema:
+            values = schema["enum"]
+            if not all(isinstance(v, str) for v in values):
+                raise Unsupported("non-string enum")
+            allowed = frozenset(values)
+            checks.append(lambda x: type(x) is str and x in allowed)
+        if "const" in schema:
+            const = schema["const"]
+            if not isinstance(const, str):
+                raise Unsupported("non-string const")
+            checks.append(lambda x: type(x) is str and x == const)
+        checks.extend(_number_checks(schema))
+        checks.extend(_string_checks(schema))
+        if {
+            "properties",
+            "required",
+            "additionalProperties",
+            "minProperties",
+            "maxProperties",
+        } & set(schema):
+            checks.append(self.object_check(schema, base))
+        if {"items", "minItems", "maxItems"} & set(schema):
+            checks.append(self.array_check(schema, base))
+        if "oneOf" in schema:
+            alternatives = [self.check(s, base) for s in schema["oneOf"]]
+            checks.append(lambda x: sum(1 for c in alternatives if c(x)) == 1)
+        if "anyOf" in schema:
+            options = [self.check(s, base) for s in schema["anyOf"]]
+            checks.append(lambda x: any(c(x) for c in options))
+        if len(checks) == 1:
+            return checks[0]
+
+        def all_of(x: Any) -> bool:
+            for c in checks:  # noqa: SIM110 - a plain loop is faster than all() on the hot path
+                if not c(x):
+                    return False
+            return True
+
+        return all_of
+
+    def object_check(self, schema: dict[str, Any], base: str) -> Check:
+        props = {k: self.check(v, base) for k, v in schema.get("properties", {}).items()}
+        required = tuple(schema.get("required", ()))
+        extra = schema.get("additionalProperties", True)
+        extra_check = None if isinstance(extra, bool) else self.check(extra, base)
+        closed = extra is False
+        low = schema.get("minProperties", 0)
+        high = schema.get("maxProperties")
+
+        def check(x: Any) -> bool:
+            if type(x) is not dict:
+                return True
+            for name in required:
+                if name not in x:
+                    return False
+            if not low <= len(x) or (high is not None and len(x) > high):
+                return False
+            for k, v in x.items():
+                c = props.get(k)
+                if c is not None:
+                    if not c(v):
+                        return False
+                elif closed or (extra_check is not None and not extra_check(v)):
+                    return False
+            return True
+
+        return check
+
+    def array_check(self, schema: dict[str, Any], base: str) -> Check:
+        item = self.check(schema["items"], base) if "items" in schema else None
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems")
+
+        def check(x: Any) -> bool:
+            if type(x) is not list:
+                return True
+            if len(x) < low or (high is not None and len(x) > high):
+                return False
+            return item is None or all(item(v) for v in x)
+
+        return check
+
+    def fix(self, schema: Any, base: str) -> Fix | None:
+        """Return a function turning integral floats into ints where ``schema`` says integer."""
+        if not isinstance(schema, dict):
+            return None
+        if "$ref" in schema:
+            target, doc, pointer = self.resolve(schema["$ref"], base)
+            key = (doc, pointer)
+            if key not in self.fixes:
+                self.fixes[key] = None  # a recursive reference normalises nothing more
+                self.fixes[key] = self.fix(target, doc)
+            return self.fixes[key]
+        types = schema.get("type")
+        if types == "integer" or (isinstance(types, list) and "integer" in types):
+            return lambda x: int(x) if type(x) is float and x.is_integer() else x
+        props = {k: self.fix(v, base) for k, v in schema.get("properties", {}).items()}
+        prop_fixes = {k: f for k, f in props.items() if f is not None}
+        item_fix = self.fix(schema["items"], base) if "items" in schema else None
+        if not prop_fixes and item_fix is None:
+            return None
+
+        def fix(x: Any) -> Any:
+            if prop_fixes and type(x) is dict:
+                for k, f in prop_fixes.items():
+                    if k in x:
+                        x[k] = f(x[k])
+            elif item_fix is not None and type(x) is list:
+                x[:] = [item_fix(v) for v in x]
+            return x
+
+        return fix
+
+
+_HANDLED = frozenset(
+    {
+        "$ref",
+        "type",
+        "enum",
+        "const",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "properties",
+        "required",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "oneOf",
+        "anyOf",
+    }
+)
+
+
+def _is_type(x: Any, name: str) -> bool:
+    kind = type(x)
+    if name == "integer":
+        return kind is int or (kind is float and x.is_integer())
+    return {
+        "number": kind is int or kind is float,
+        "string": kind is str,
+        "boolean": kind is bool,
+        "object": kind is dict,
+        "array": kind is list,
+        "null": x is None,
+    }.get(name, False)
+
+
+def _type_check(types: str | list[str]) -> Check:
+    names = [types] if isinstance(types, str) else list(types)
+    simple = {"string": str, "boolean": bool, "object": dict, "array": list}
+    if len(names) == 1 and names[0] in simple:
+        wanted = simple[names[0]]
+        return lambda x: type(x) is wanted
+    return lambda x: any(_is_type(x, n) for n in names)
+
+
+def _bound_check(keyword: str, bound: Any) -> Check:
+    ops: dict[str, Callable[[Any], bool]] = {
+        "minimum": lambda x: x >= bound,
+        "maximum": lambda x: x <= bound,
+        "exclusiveMinimum": lambda x: x > bound,
+        "exclusiveMaximum": lambda x: x < bound,
+    }
+    ok = ops[keyword]
+    return lambda x: (type(x) is not int and type(x) is not float) or ok(x)
+
+
+def _number_checks(schema: dict[str, Any]) -> Iterator[Check]:
+    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if keyword in schema:
+            yield _bound_check(keyword, schema[keyword])
+
+
+def _string_checks(schema: dict[str, Any]) -> Iterator[Check]:
+    if "minLength" in schema:
+        low = schema["minLength"]
+        yield lambda x: type(x) is not str or len(x) >= low
+    if "maxLength" in schema:
+        high = schema["maxLength"]
+        yield lambda x: type(x) is not str or len(x) <= high
+    if "pattern" in schema:
+        search = re.compile(schema["pattern"]).search
+        yield lambda x: type(x) is not str or search(x) is not None
+
+
+@dataclass(frozen=True)
+class KindSchema:
+    """Everything needed to validate one kind: the schema, its jsonschema validator, fast paths."""
+
+    kind: str
+    schema: dict[str, Any]
+    validator: Any
+    fast_check: Check
+    normalise: Fix
+
+    def errors(self, doc: Any) -> list[tuple[JsonPath, str]]:
+        """Return ``(path, message)`` for every problem in ``doc`` (empty when valid)."""
+        if self.fast_check(doc):
+            return []
+        return explain(self.validator.iter_errors(doc))
+
+
+@cache
+def kind_schema(kind: str) -> KindSchema:
+    """Return the compiled schema of ``kind`` (built once per process)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = load_schemas()
+    registry: Registry[Any] = Registry().with_resources(
+        (name, Resource.from_contents(doc)) for name, doc in schemas.items()
+    )
+    file = KIND_FILES[kind]
+    schema = schemas[file]
+    validator = Draft202012Validator(schema, registry=registry)
+    compiler = _Compiler(schemas)
+    try:
+        fast = compiler.check(schema, file)
+    except Unsupported:
+        fast = validator.is_valid
+    fix = compiler.fix(schema, file) or (lambda x: x)
+    return KindSchema(kind, schema, validator, fast, fix)
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _secret(path: JsonPath) -> bool:
+    return any(part in SECRET_KEYS for part in path)
+
+
+def describe(value: Any, hide: bool = False) -> str:
+    """Describe a value's type (and, unless ``hide``, the value) for a message."""
+    if isinstance(value, bool):
+        kind, text = "boolean", "true" if value else "false"
+    elif isinstance(value, int | float):
+        kind, text = ("integer" if isinstance(value, int) else "number"), repr(value)
+    elif isinstance(value, str):
+        kind, text = "string", repr(value)
+    elif value is None:
+        return "null"
+    elif isinstance(value, dict):
+        return "a mapping"
+    elif isinstance(value, list):
+        return "a list"
+    else:
+        return type(value).__name__
+    return f"a {kind}" if hide else f"{kind} {text}"
+
+
+def _show(value: Any, hide: bool) -> str:
+    return "the value" if hide else (repr(value) if isinstance(value, str) else describe(value))
+
+
+def suggest(word: str, choices: Any) -> str:
+    """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def explain(errors: Any) -> list[tuple[JsonPath, str]]:
+    """Turn jsonschema errors into ``(path, message)`` pairs a person understands."""
+    out: list[tuple[JsonPath, str]] = []
+    seen: set[tuple[JsonPath, str]] = set()
+    for error in errors:
+        for item in _explain_one(error):
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out
+
+
+def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
+    path: JsonPath = tuple(error.absolute_path)
+    hide = _secret(path)
+    keyword = error.validator
+    value = error.validator_value
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword == "additionalProperties":
+        known = schema.get("properties", {})
+        return [
+            (
+                (*path, str(key)),
+                f"unknown field '{key}'"
+                + (suggest(key, known) or (f" (allowed: {', '.join(known)})" if known else "")),
+            )
+            for key in instance
+            if key not in known
+        ]
+    if keyword == "required":
+        missing = [name for name in value if name not in instance]
+        names = ", ".join(f"'{m}'" for m in missing)
+        return [(path, f"missing required field{'s' if len(missing) > 1 else ''} {names}")]
+    if keyword in ("oneOf", "anyOf"):
+        return [(path, _explain_alternatives(error, schema, hide))]
+    return [(path, message_for(keyword, value, instance, hide))]
+
+
+def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
+    """Return the message for one failed keyword (``value`` is the keyword's schema value)."""
+    shown = _show(instance, hide)
+    if keyword == "type":
+        names = [value] if isinstance(value, str) else list(value)
+        expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
+        return f"expected {expected}, got {describe(instance, hide)}"
+    if keyword == "enum":
+        allowed = ", ".join(str(v) for v in value)
+        hint = "" if hide else suggest(instance, value)
+        return f"{shown} is not one of the allowed values: {allowed}{hint}"
+    if keyword == "const":
+        return f"must be {value!r}, got {shown}"
+    if keyword == "maximum":
+        return f"{shown} is greater than the maximum of {value}"
+    if keyword == "minimum":
+        return f"{shown} is less than the minimum of {value}"
+    if keyword == "exclusiveMaximum":
+        return f"{shown} must be less than {value}"
+    if keyword == "exclusiveMinimum":
+        return f"{shown} must be greater than {value}"
+    if keyword == "minLength":
+        if value == 1:
+            return "must not be empty"
+        return f"is too short: {len(instance)} characters, at least {value}"
+    if keyword == "maxLength":
+        return f"is too long: {len(instance)} characters, at most {value}"
+    if keyword == "pattern":
+        return f"{shown} {_pattern_message(value)}"
+    if keyword == "minItems":
+        return f"needs at least {value} item{'s' if value != 1 else ''}"
+    if keyword == "maxItems":
+        return f"has {len(instance)} items, at most {value} allowed"
+    if keyword == "minProperties":
+        return f"needs at least {value} field{'s' if value != 1 else ''}"
+    if keyword == "maxProperties":
+        return f"has {len(instance)} fields, at most {value} allowed"
+    return "is not valid here" if hide else f"{shown} is not valid here ({keyword})"
+
+
+def _pattern_message(pattern: str) -> str:
+    defs = load_schemas()[COMMON_FILE]["$defs"]
+    for name, text in _PATTERN_NAMES.items():
+        if defs[name].get("pattern") == pattern:
+            return text
+    if pattern == _ENV_PATTERN:
+        return "is not a valid environment variable name (letters, digits and '_')"
+    if pattern == _TIMESTAMP_PATTERN:
+        return "does not have the form YYYY-MM-DDTHH:MM"
+    return f"does not match the pattern {pattern}"
+
+
+def _explain_alternatives(error: Any, schema: dict[str, Any], hide: bool) -> str:
+    """Say why a ``oneOf``/``anyOf`` failed: which alternative was closest, and why."""
+    branches: list[Any] = list(error.validator_value)
+    instance = error.instance
+    # "exactly one of these keys": branches that only require one property each
+    if all(
+        isinstance(b, dict) and set(b) <= {"title", "description", "required"} for b in branches
+    ):
+        keys = [name for b in branches for name in b.get("required", [])]
+        present = [k for k in keys if isinstance(instance, dict) and k in instance]
+        listed = ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
+        if not present:
+            return f"needs exactly one of {listed}, found none"
+        return f"needs exactly one of {listed}, found {' and '.join(present)}"
+    if schema.get("title") == SECRET_TITLE and not isinstance(instance, dict):
+        return SECRET_MESSAGE
+    titles = [str(b.get("title", f"#{i + 1}")) for i, b in enumerate(branches)]
+    by_branch: dict[int, list[Any]] = {i: [] for i in range(len(branches))}
+    for sub in error.context or ():
+        by_branch[sub.relative_schema_path[0]].append(sub)
+    failing = {i: errs for i, errs in by_branch.items() if errs}
+    if len(failing) < len(branches):
+        matched = [titles[i] for i in by_branch if not by_branch[i]]
+        return (
+            f"matches more than one alternative ({', '.join(matched)}); it must match exactly one"
+        )
+
+    def score(i: int) -> tuple[float, int]:
+        errs = failing[i]
+        wrong_type = any(e.validator == "type" and not e.relative_path for e in errs)
+        props = branches[i].get("properties", {}) if isinstance(branches[i], dict) else {}
+        keys = list(instance) if isinstance(instance, dict) else []
+        likeness = max(
+            (difflib.SequenceMatcher(None, str(k), p).ratio() for k in keys for p in props),
+            default=0.0,
+        )
+        depth = max(len(e.relative_path) for e in errs)
+        return (len(errs) + 10 * wrong_type - likeness, -depth)
+
+    best = min(failing, key=score)
+    reasons = []
+    for sub in failing[best]:
+        for sub_path, message in _explain_one(sub):
+            rel = sub_path[len(error.absolute_path) :]
+            prefix = ".".join(str(p) for p in rel)
+            reasons.append(
+                f"{prefix}: {message}" if prefix and not message.startswith("unknown") else message
+            )
+    alternatives = " or ".join(titles)
+    return f"matches none of {alternatives}; closest is {titles[best]}: {'; '.join(reasons)}"
