@@ -124,13 +124,17 @@ class Api:
 
     def _dispatch(self, call: Call) -> Response:
         candidates: list[tuple[Route, re.Match[str]]] = []
+        hidden = False
         for route in self.routes:
-            if route.extension and self.config.spec_only:
-                continue
             match = route.pattern.fullmatch(call.path)
-            if match:
-                candidates.append((route, match))
-        if not candidates:
+            if match is None:
+                continue
+            if route.extension and self.config.spec_only:
+                # A hidden extension is a 404 even where a spec route shares its path.
+                hidden = hidden or route.method == call.method
+                continue
+            candidates.append((route, match))
+        if hidden or not candidates:
             raise ApiError(
                 404, "Not Found" if call.path.startswith("/api/v2") else f"No route for {call.path}"
             )

@@ -1,0 +1,188 @@
+"""Shared fixtures: a real emulator on a loopback port, and helpers to drive its admin paths.
+
+``emulator_server`` (session) starts ``python -m reconciler emulator --port 0`` once and parses
+its two start-up lines; ``emulator`` (function) resets the seed, the log and the configuration
+before each test and returns the same ``Emulator`` handle. Seed ids are in ``tests.seed_ids``
+and re-exported here as ``SEED``.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.seed_ids import SEED
+
+__all__ = ["SEED", "Emulator", "start_emulator"]
+
+_MANAGEMENT_LINE = re.compile(
+    r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
+    r"Basic (?P<key_id>[^:\s]+):(?P<secret>\S+)$"
+)
+_DASHBOARDS_LINE = re.compile(r"^dashboards API: (?P<url>http://\S+)  Bearer (?P<token>\S+)$")
+_DEFAULT_CONFIG = {
+    "specOnly": False,
+    "latencyMs": 0,
+    "faultRate": 0.0,
+    "faultSeed": 0,
+    "rateLimit": None,
+}
+
+
+class Emulator:
+    """A running emulator: its base URL, demo credentials and admin helpers."""
+
+    def __init__(self, url: str, org_id: str, key_id: str, key_secret: str, token: str):
+        self.url = url
+        self.org_id = org_id
+        self.key_id = key_id
+        self.key_secret = key_secret
+        self.token = token
+        self.process: subprocess.Popen[str] | None = None
+        self.startup_lines: list[str] = []
+        self._http = httpx.Client(base_url=url, auth=(key_id, key_secret), timeout=30)
+
+    def env(self) -> dict[str, str]:
+        """The variables the reconcile client reads to talk to this emulator."""
+        return {
+            "RECONCILE_BASE_URL": self.url,
+            "RECONCILE_DASHBOARDS_URL": self.url,
+            "RECONCILE_KEY_ID": self.key_id,
+            "RECONCILE_KEY_SECRET": self.key_secret,
+            "RECONCILE_DASHBOARDS_TOKEN": self.token,
+            "RECONCILE_ORGANIZATION_ID": self.org_id,
+        }
+
+    def _admin(self, method: str, path: str, body: Any = None) -> Any:
+        response = self._http.request(method, path, json=body)
+        response.raise_for_status()
+        return response.json()["result"]
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The API request log (admin requests excluded)."""
+        result: list[dict[str, Any]] = self._admin("GET", "/_emulator/requests")
+        return result
+
+    def reset(self, **seed: int) -> None:
+        """Restore the seed and clear the log; ``seedPipes=N, services=S`` reseed at scale."""
+        self._admin("POST", "/_emulator/reset", seed or None)
+
+    def configure(self, **cfg: Any) -> dict[str, Any]:
+        """Change behaviour at runtime (specOnly, latencyMs, faultRate, faultSeed, rateLimit)."""
+        result: dict[str, Any] = self._admin("POST", "/_emulator/config", cfg)
+        return result
+
+    def set_pipe_state(self, pipe_id: str, state: str) -> None:
+        """Force a pipe's state (e.g. ``Paused``), which the API itself cannot change."""
+        self._admin("POST", f"/_emulator/pipes/{pipe_id}/state", {"state": state})
+
+    def set_endpoint_status(self, endpoint_id: str, status: str) -> None:
+        """Force a reverse private endpoint's status (e.g. ``Ready``)."""
+        self._admin("POST", f"/_emulator/endpoints/{endpoint_id}/status", {"status": status})
+
+    def set_service_state(self, service_id: str, state: str) -> None:
+        """Force a service's state (e.g. ``idle``)."""
+        self._admin("POST", f"/_emulator/services/{service_id}/state", {"state": state})
+
+    def data(self) -> dict[str, Any]:
+        """The whole store, secrets included."""
+        result: dict[str, Any] = self._admin("GET", "/_emulator/data")
+        return result
+
+    def close(self) -> None:
+        """Close the admin HTTP client."""
+        self._http.close()
+
+
+def start_emulator(
+    *args: str, timeout: float = 10.0, env: dict[str, str] | None = None
+) -> Emulator:
+    """Start ``reconcile emulator --port 0 ARGS`` and wait for its start-up lines."""
+    stderr = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "emulator", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        # Keep draining stdout for the server's whole life so that it can never block on it.
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    try:
+        while len(seen) < 2:
+            line = lines.get(timeout=timeout)
+            if line is None:
+                break
+            seen.append(line)
+    except queue.Empty:
+        pass
+    management = _MANAGEMENT_LINE.match(seen[0]) if seen else None
+    dashboards = _DASHBOARDS_LINE.match(seen[1]) if len(seen) > 1 else None
+    if management is None or dashboards is None:
+        process.kill()
+        process.wait()
+        stderr.seek(0)
+        raise RuntimeError(f"emulator did not start: stdout={seen!r} stderr={stderr.read()!r}")
+    emulator = Emulator(
+        management["url"],
+        management["org"],
+        management["key_id"],
+        management["secret"],
+        dashboards["token"],
+    )
+    emulator.process = process
+    emulator.startup_lines = seen
+    return emulator
+
+
+def stop_emulator(emulator: Emulator) -> None:
+    """Terminate the emulator process (kill it if it does not stop within 5 s)."""
+    emulator.close()
+    process = emulator.process
+    if process is None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def emulator_server() -> Iterator[Emulator]:
+    """One real emulator on a loopback port for the whole test session."""
+    emulator = start_emulator()
+    try:
+        yield emulator
+    finally:
+        stop_emulator(emulator)
+
+
+@pytest.fixture
+def emulator(emulator_server: Emulator) -> Emulator:
+    """The shared emulator, with seed, log and configuration reset before the test."""
+    emulator_server.configure(**_DEFAULT_CONFIG)
+    emulator_server.reset(seedPipes=0, services=3)
+    return emulator_server
