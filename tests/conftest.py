@@ -109,7 +109,8 @@ def start_emulator(
     *args: str, timeout: float = 10.0, env: dict[str, str] | None = None
 ) -> Emulator:
     """Start ``reconcile emulator --port 0 ARGS`` and wait for its start-up lines."""
-    stderr = tempfile.TemporaryFile(mode="w+")
+    # Open for the server's whole life (it is read only if start-up fails), so no `with`.
+    stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
     process = subprocess.Popen(
         [sys.executable, "-m", "reconciler", "emulator", "--port", "0", *args],
         stdout=subprocess.PIPE,

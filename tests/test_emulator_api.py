@@ -142,7 +142,7 @@ def patch(client: Client, pipe_id: str, body: Any, service_id: str = ANALYTICS) 
 
 def test_get_pipe_should_return_every_field_of_the_spec(client: Client) -> None:
     pipe = ok(client.get(pipe_url(KAFKA_PIPE)))
-    assert PIPE_FIELDS <= set(pipe)
+    assert set(pipe) >= PIPE_FIELDS
     assert pipe["source"]["kafka"]["reversePrivateEndpointIds"] == [ENDPOINT_READY]
     assert pipe["updatedAt"].endswith("Z") and len(pipe["updatedAt"]) == 24
 
@@ -168,7 +168,7 @@ def test_seed_should_hold_each_demo_pipe_on_its_service(
     [
         (pipe_url("not-a-uuid"), 400),
         (pipe_url(KAFKA_PIPE, "not-a-uuid"), 400),
-        (f"/v1/organizations/nope/services", 400),
+        ("/v1/organizations/nope/services", 400),
         (pipe_url(str(uuid.uuid4())), 404),
         (pipe_url(KAFKA_PIPE, STAGING), 404),
         (pipe_url(KAFKA_PIPE, str(uuid.uuid4())), 404),
@@ -253,7 +253,7 @@ def test_extensions_should_read_the_organization_and_a_services_pipes(client: Cl
     assert org["privateEndpoints"] == [{"id": "pe-0a1b2c3d4e5f", "description": "primary VPC"}]
     pipes = ok(client.get(f"{ORG}/services/{ANALYTICS}/pipes"))
     assert {p["id"] for p in pipes} == {KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE}
-    assert all(PIPE_FIELDS <= set(p) for p in pipes)
+    assert all(set(p) >= PIPE_FIELDS for p in pipes)
 
 
 @pytest.mark.parametrize(
