@@ -314,6 +314,22 @@ class Client:
         idempotent: bool,
     ) -> Any:
         """Send one logical request (with retries) and return the unwrapped payload."""
+        result, _ = await self.call(
+            interface, method, path, body, resource=resource, idempotent=idempotent
+        )
+        return result
+
+    async def call(
+        self,
+        interface: str,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        resource: str | None = None,
+        idempotent: bool,
+    ) -> tuple[Any, RequestRecord]:
+        """Send one logical request (with retries); return the payload and its record."""
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = 0
 
@@ -342,7 +358,10 @@ class Client:
                     if attempts > 1:
                         self.stats.retries += 1
                     response = await self._once(interface, method, path, payload)
-                    return self._unwrap(interface, response, method, path, attempts)
+                    unwrapped: tuple[Any, RequestRecord] = self._unwrap(
+                        interface, response, method, path, attempts
+                    )
+                    return unwrapped
         except _Retryable as exc:
             error = exc.error.with_resource(resource) if resource else exc.error
             if exc.unknown_outcome and not idempotent:
@@ -437,5 +456,6 @@ class Client:
                     method=method,
                     path=path,
                 )
-        self.stats.log.append(RequestRecord(interface, method, path, status, request_id, attempts))
-        return payload
+        record = RequestRecord(interface, method, path, status, request_id, attempts)
+        self.stats.log.append(record)
+        return payload, record

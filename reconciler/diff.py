@@ -78,7 +78,10 @@ class FieldChange:
         """Return the path as ``settings.engine_max_threads``."""
         out = ""
         for part in self.path:
-            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+            if isinstance(part, int) or not part.replace("_", "").isalnum():
+                out += f"[{part}]"
+            else:
+                out += f".{part}" if out else part
         return out
 
 

@@ -10,11 +10,11 @@ import click
 from reconciler.commands.common import api_options, organization_option
 
 
-def plan_options(func: Any) -> Any:
+def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     """Add the options shared by plan and apply."""
     for option in reversed(
         [
-            click.argument("paths", nargs=-1, required=True, type=click.Path()),
+            click.argument("paths", nargs=-1, required=paths_required, type=click.Path()),
             click.option(
                 "--target",
                 "targets",
@@ -74,9 +74,12 @@ def plan(**kw: Any) -> int:
     out_file = kw.pop("out_file")
     detailed = kw.pop("detailed_exitcode")
     show_unchanged = kw.pop("show_unchanged")
-    result = compute(kw)
+    result, state = compute(kw)
     if out_file:
         Path(out_file).write_text(planfile.dumps(result), encoding="utf-8")
+        if not state.exists:
+            # The saved plan's secret fingerprints use the state's key: keep it for apply.
+            state.save()
     if output == "json":
         click.echo(planfile.dumps(result), nl=False)
     elif output == "markdown":
@@ -121,4 +124,4 @@ def compute(kw: dict[str, Any]) -> Any:
         finally:
             progress.close()
 
-    return run(go())
+    return run(go()), state
