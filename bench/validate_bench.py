@@ -30,9 +30,7 @@ apiVersion: reconcile/v1
 kind: Pipe
 metadata:
   name: pipe-{i:05d}
-  labels:
-    team: data-platform
-    tier: "{tier}"
+  labels: {{tier: "{tier}"}}
 spec:
   organizationId: {org}
   serviceId: {service}
@@ -95,14 +93,11 @@ FOOTER = """\
     columns:
       - {{name: id, type: UInt64}}
       - {{name: created_at, type: "DateTime64(3)"}}
-      - {{name: payload, type: String}}
   fieldMappings:
-    - {{sourceField: id, destinationField: id}}
     - {{sourceField: ts, destinationField: created_at}}
   settings:
     streaming_max_insert_wait_ms: {wait}
     engine_max_threads: {threads}
-    engine_max_insert_threads: 4
 """
 
 

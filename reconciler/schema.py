@@ -360,6 +360,9 @@ def kind_schema(kind: str) -> KindSchema:
 
 
 def _secret(path: JsonPath) -> bool:
+    """Tell whether a value at ``path`` may be a secret (a reference's own fields are not)."""
+    if path and path[-1] in ("fromEnv", "fromFile"):
+        return False
     return any(part in SECRET_KEYS for part in path)
 
 
@@ -383,7 +386,11 @@ def describe(value: Any, hide: bool = False) -> str:
 
 
 def _show(value: Any, hide: bool) -> str:
-    return "the value" if hide else (repr(value) if isinstance(value, str) else describe(value))
+    if hide:
+        return "the value"
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return repr(value)
+    return describe(value)
 
 
 def suggest(word: str, choices: Any) -> str:
@@ -417,7 +424,11 @@ def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
             (
                 (*path, str(key)),
                 f"unknown field '{key}'"
-                + (suggest(key, known) or (f" (allowed: {', '.join(known)})" if known else "")),
+                + (
+                    suggest(key, known)
+                    or (" (ids are assigned by the service)" if key == "id" else "")
+                    or (f" (allowed: {', '.join(known)})" if known else "")
+                ),
             )
             for key in instance
             if key not in known
