@@ -755,7 +755,7 @@ def test_latency_should_delay_requests_concurrently(app: EmulatorApp) -> None:
 
     started = time.monotonic()
     assert asyncio.run(burst()) == [200] * 5
-    assert 0.2 <= time.monotonic() - started < 0.6
+    assert 0.2 <= time.monotonic() - started < 0.8  # serial would take 1 s
 
 
 # Admin paths and persistence.
