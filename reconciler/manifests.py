@@ -113,7 +113,9 @@ class _Loader:
     def load_document(self, source: SourceFile, index: int, doc: Any) -> None:
         locator = DocumentLocator(source, index)
         if not isinstance(doc, dict):
-            got = "a list" if isinstance(doc, list) else f"a {type(doc).__name__} value"
+            from reconciler.schema import describe
+
+            got = describe(doc)
             self.error(
                 locator, (), f"a manifest must be a mapping (apiVersion, kind, ...), got {got}"
             )

@@ -317,15 +317,36 @@ def _string_checks(schema: dict[str, Any]) -> Iterator[Check]:
         yield lambda x: type(x) is not str or search(x) is not None
 
 
+@cache
+def json_validator(kind: str) -> Any:
+    """Return the jsonschema ``Draft202012Validator`` of ``kind`` (imported only when needed)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = load_schemas()
+    registry: Registry[Any] = Registry().with_resources(
+        (name, Resource.from_contents(doc)) for name, doc in schemas.items()
+    )
+    return Draft202012Validator(schemas[KIND_FILES[kind]], registry=registry)
+
+
 @dataclass(frozen=True)
 class KindSchema:
-    """Everything needed to validate one kind: the schema, its jsonschema validator, fast paths."""
+    """Everything needed to validate one kind: the schema, the fast check, the normaliser.
+
+    jsonschema itself (about 0.1 s to import) is loaded only when a document fails the fast
+    check, or when the schema uses a keyword the compiler does not implement.
+    """
 
     kind: str
     schema: dict[str, Any]
-    validator: Any
     fast_check: Check
     normalise: Fix
+
+    @property
+    def validator(self) -> Any:
+        """Return the jsonschema validator of this kind (the authority on errors)."""
+        return json_validator(self.kind)
 
     def errors(self, doc: Any) -> list[tuple[JsonPath, str]]:
         """Return ``(path, message)`` for every problem in ``doc`` (empty when valid)."""
@@ -337,23 +358,16 @@ class KindSchema:
 @cache
 def kind_schema(kind: str) -> KindSchema:
     """Return the compiled schema of ``kind`` (built once per process)."""
-    from jsonschema import Draft202012Validator
-    from referencing import Registry, Resource
-
     schemas = load_schemas()
-    registry: Registry[Any] = Registry().with_resources(
-        (name, Resource.from_contents(doc)) for name, doc in schemas.items()
-    )
     file = KIND_FILES[kind]
     schema = schemas[file]
-    validator = Draft202012Validator(schema, registry=registry)
     compiler = _Compiler(schemas)
     try:
         fast = compiler.check(schema, file)
     except Unsupported:
-        fast = validator.is_valid
+        fast = json_validator(kind).is_valid
     fix = compiler.fix(schema, file) or (lambda x: x)
-    return KindSchema(kind, schema, validator, fast, fix)
+    return KindSchema(kind, schema, fast, fix)
 
 
 # ----------------------------------------------------------------------------- messages
