@@ -135,7 +135,9 @@ def plan_resource(
         can_read = live.capabilities.dashboards_list is True
         found: Mapping[str, Any] | None = None
         if can_read and live.dashboards is not None:
-            found = find_dashboard(live.dashboards, resource.name, record.id if record else None)
+            # Adopt by the dashboard's own name (spec.name); metadata.name is only a slug.
+            name = str(resource.spec.get("name") or resource.name)
+            found = find_dashboard(live.dashboards, name, record.id if record else None)
         return plan_dashboard(
             resource, found, record, can_read=can_read, can_update=can_read, replace=options.replace
         )
