@@ -220,6 +220,7 @@ class Client:
             DASHBOARDS: RequestBudget(config.dashboards_rate),
         }
         self._gate = asyncio.Semaphore(max(1, config.parallelism))
+        self._backoff = wait_exponential_jitter(multiplier=0.2, max=config.max_backoff, jitter=0.2)
         limits = httpx.Limits(
             max_connections=max(1, config.parallelism),
             max_keepalive_connections=max(1, config.parallelism),
@@ -343,7 +344,7 @@ class Client:
             exc = outcome.exception() if outcome is not None else None
             if isinstance(exc, _Retryable) and exc.error.status == 429:
                 return 0.0  # the budget holds every caller until the server's reset time
-            return float(wait_exponential_jitter(initial=0.2, max=self.config.max_backoff)(state))
+            return float(self._backoff(state))
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts),
