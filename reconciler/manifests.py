@@ -19,7 +19,13 @@ from typing import Any
 
 from reconciler.errors import Location, ManifestError, ManifestErrors
 from reconciler.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
-from reconciler.yamlsource import DocumentLocator, SourceFile, YamlSyntaxError, parse
+from reconciler.yamlsource import (
+    DocumentLocator,
+    SourceFile,
+    YamlSyntaxError,
+    parse,
+    parse_located,
+)
 
 SUFFIXES = (".yaml", ".yml")
 ORG_MISSING = (
@@ -73,8 +79,9 @@ def find_manifest_files(paths: Sequence[str | Path]) -> list[Path]:
 class _Loader:
     """Collects resources and errors over a set of files."""
 
-    def __init__(self, default_organization: str | None) -> None:
+    def __init__(self, default_organization: str | None, positions: bool = False) -> None:
         self.default_organization = default_organization
+        self.positions = positions
         self.resources: list[Resource] = []
         self.errors: list[ManifestError] = []
         self.names: dict[tuple[str, str], DocumentLocator] = {}
@@ -91,7 +98,11 @@ class _Loader:
             return
         source = SourceFile(name, data)
         try:
-            docs = parse(data)
+            if self.positions:
+                docs, located = parse_located(data)
+                source = SourceFile(name, data, located)
+            else:
+                docs = parse(data)
         except YamlSyntaxError as exc:
             message = exc.message
             if exc.key_path:
@@ -199,11 +210,16 @@ class _Loader:
 
 
 def load_resources(
-    paths: Sequence[str | Path], *, default_organization: str | None = None
+    paths: Sequence[str | Path],
+    *,
+    default_organization: str | None = None,
+    positions: bool = False,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
+    # positions=True records every field's position while parsing (one pass instead of a
+    # second parse on first use): for plans, whose every action names its manifest line.
     files, errors = _find(paths)
-    loader = _Loader(default_organization)
+    loader = _Loader(default_organization, positions)
     loader.errors.extend(errors)
     for path in files:
         loader.load_file(path)

@@ -146,12 +146,15 @@ def _syntax_error(exc: YAMLError, text: str) -> YamlSyntaxError:
 class _Builder:
     """Turns the event stream of one file into documents (and optionally positions)."""
 
-    def __init__(self, data: bytes, positions: bool) -> None:
+    def __init__(self, data: bytes, positions: bool, strict: bool | None = None) -> None:
         if CParser is None:  # pragma: no cover
             raise RuntimeError("ruamel.yaml.clib (the C extension) is not installed")
         self.parser = CParser(data)
         self.positions = positions
+        # Duplicate keys are errors unless only positions are wanted (then the first wins).
+        self.strict = not positions if strict is None else strict
         self.index: dict[JsonPath, tuple[int, int]] = {}
+        self.indexes: list[dict[JsonPath, tuple[int, int]]] = []
         self.anchors: dict[str, Any] = {}
 
     def _mark(self, event: Any, path: JsonPath) -> None:
@@ -199,6 +202,7 @@ class _Builder:
         merges: list[Any] = []
         get_event = self.parser.get_event
         positions = self.positions
+        strict = self.strict
         while True:
             key_event = get_event()
             if type(key_event) is MappingEndEvent:
@@ -215,7 +219,7 @@ class _Builder:
             child = (*path, key)
             if positions:
                 self._mark(key_event, child)
-            elif key in out:
+            if strict and key in out:
                 mark = key_event.start_mark
                 raise YamlSyntaxError(
                     mark.line + 1, mark.column + 1, f"duplicate key '{key}'", child
@@ -267,6 +271,10 @@ class _Builder:
                 self.anchors = {}
                 root = get_event()
                 mark = root.start_mark
+                if self.positions:
+                    self.index = {}
+                    self.indexes.append(self.index)
+                    self._mark(root, ())
                 docs.append((self.node(root, ()), (mark.line + 1, mark.column + 1)))
                 assert type(get_event()) is DocumentEndEvent
         except YamlSyntaxError as exc:
@@ -284,6 +292,17 @@ def parse(data: bytes) -> list[Any]:
         return [doc for doc, _ in _Builder(data, positions=False).documents()]
     except YAMLError as exc:
         raise _syntax_error(exc, text) from None
+
+
+def parse_located(data: bytes) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+    """Parse like ``parse`` and also return each document's position index, in one pass."""
+    text = _decode_check(data)
+    builder = _Builder(data, positions=True, strict=True)
+    try:
+        docs = [doc for doc, _ in builder.documents()]
+    except YAMLError as exc:
+        raise _syntax_error(exc, text) from None
+    return docs, builder.indexes
 
 
 def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:

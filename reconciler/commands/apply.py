@@ -79,7 +79,11 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
     lock_timeout = kw.pop("lock_timeout")
     saved = planfile.load(Path(plan_file)) if plan_file else None
     paths = list(kw.pop("paths")) or (list(saved.manifest_paths) if saved else [])
-    resources = load_resources(paths, default_organization=kw.pop("organization")) if paths else []
+    resources = (
+        load_resources(paths, default_organization=kw.pop("organization"), positions=True)
+        if paths
+        else []
+    )
     state_path = Path(kw.pop("state_path") or default_state_path(paths))
     options = PlanOptions(
         targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")

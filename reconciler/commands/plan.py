@@ -106,7 +106,7 @@ def compute(kw: dict[str, Any]) -> Any:
     from reconciler.state import default_state_path, load_state
 
     paths = list(kw.pop("paths"))
-    resources = load_resources(paths, default_organization=kw.pop("organization"))
+    resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
     state_path = Path(kw.pop("state_path") or default_state_path(paths))
     state = load_state(state_path)
     options = PlanOptions(
