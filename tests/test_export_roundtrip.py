@@ -1,0 +1,155 @@
+"""`reconcile export` → `validate` → `plan`: exported manifests validate and plan to no changes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reconciler.export import slugify, unique_names
+from tests.conftest import Emulator
+from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE, STAGING
+from tests.test_inventory_get import invoke
+
+DASHBOARD = {
+    "name": "Pipeline health",
+    "tags": ["ops"],
+    "tiles": [
+        {
+            "name": "Rows",
+            "x": 0,
+            "y": 0,
+            "w": 12,
+            "h": 4,
+            "asRatio": False,
+            "series": [{"type": "time", "dataSource": "events", "aggFn": "count", "groupBy": []}],
+        }
+    ],
+}
+
+
+def create_dashboard(emulator: Emulator) -> None:
+    """POST the demo dashboard through the dashboards interface."""
+    with httpx.Client(headers={"Authorization": f"Bearer {emulator.token}"}) as http:
+        http.post(f"{emulator.url}/api/v2/dashboards", json=DASHBOARD).raise_for_status()
+
+
+def export_everything(emulator: Emulator, out: Path, *extra: str) -> None:
+    """Export both seeded services' pipes, the organization and the dashboards into ``out``."""
+    first = invoke(
+        emulator, "export", "--service", "analytics", "--organization-manifest", "--dashboards",
+        "-o", str(out), *extra,
+    )  # fmt: skip
+    assert first.code == 0, first.error
+    second = invoke(emulator, "export", "--service", STAGING, "-o", str(out), *extra)
+    assert second.code == 0, second.error
+
+
+def assert_round_trip(emulator: Emulator, out: Path) -> None:
+    """The directory validates and plans to no changes."""
+    valid = invoke(emulator, "validate", str(out))
+    assert valid.code == 0, valid.output + valid.error
+    assert "7 manifests valid (5 Pipe, 1 Organization, 1 Dashboard)" in valid.output
+    plan = invoke(emulator, "plan", str(out), "--detailed-exitcode")
+    assert plan.code == 0, plan.output + plan.error
+    assert "No changes." in plan.output
+
+
+@pytest.mark.parametrize("extra", [(), ("--with-expectations",)], ids=["managed", "expectations"])
+def test_export_of_every_pipe_kind_organization_and_dashboard_plans_to_no_changes(
+    emulator: Emulator, tmp_path: Path, extra: tuple[str, ...]
+) -> None:
+    create_dashboard(emulator)
+    export_everything(emulator, tmp_path, *extra)
+    files = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.yaml"))
+    assert files == [
+        "dashboards/pipeline-health.yaml",
+        "organization.yaml",
+        "pipes/billing-cdc.yaml",
+        "pipes/clickstream.yaml",
+        "pipes/customers-cdc.yaml",
+        "pipes/events-archive.yaml",
+        "pipes/orders.yaml",
+    ]
+    assert_round_trip(emulator, tmp_path)
+
+
+def test_write_only_fields_are_left_out_with_a_comment_showing_how_to_add_them(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    assert invoke(emulator, "export", "--service", "analytics", "-o", str(tmp_path)).code == 0
+    orders = (tmp_path / "pipes" / "orders.yaml").read_text()
+    assert (
+        "      # credentials: {username: {fromEnv: ORDERS_USERNAME}, password: {fromEnv: ORDERS_PASSWORD}}\n"
+        in orders
+    )
+    assert not re.search(r"^\s*credentials:", orders, re.M)
+    storage = (tmp_path / "pipes" / "events-archive.yaml").read_text()
+    assert "# accessKey: {accessKeyId: {fromEnv: EVENTS_ARCHIVE_ACCESS_KEY_ID}" in storage
+    assert "# connectionString: {fromEnv: EVENTS_ARCHIVE_CONNECTION_STRING}" in storage
+
+
+def test_read_only_fields_appear_only_with_expectations(emulator: Emulator, tmp_path: Path) -> None:
+    plain, full = tmp_path / "plain", tmp_path / "full"
+    assert invoke(emulator, "export", "--service", "analytics", "-o", str(plain)).code == 0
+    assert (
+        invoke(
+            emulator, "export", "--service", "analytics", "--with-expectations", "-o", str(full)
+        ).code
+        == 0
+    )
+    managed = (plain / "pipes" / "orders.yaml").read_text()
+    expected = (full / "pipes" / "orders.yaml").read_text()
+    for read_only in ("brokers:", "topics:", "state:", "scaling:", "table: orders"):
+        assert read_only not in managed
+        assert read_only in expected
+    for writable in ("iamRole:", "reversePrivateEndpointIds:", "fieldMappings:", "columns:"):
+        assert writable in managed
+    postgres = (plain / "pipes" / "customers-cdc.yaml").read_text()
+    assert "tableMappings:" in postgres and "syncIntervalSeconds: 60" in postgres
+    assert "publicationName" not in postgres
+
+
+def test_every_file_starts_with_a_modeline_naming_its_schema(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    assert (
+        invoke(emulator, "export", "--service", "analytics", "--org", "-o", str(tmp_path)).code == 0
+    )
+    for file, schema in [
+        (tmp_path / "pipes" / "orders.yaml", "pipe.schema.json"),
+        (tmp_path / "organization.yaml", "organization.schema.json"),
+    ]:
+        first = file.read_text().splitlines()[0]
+        match = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
+        assert match and match.group(1).endswith(schema)
+        assert (file.parent / match.group(1)).resolve().is_file()
+
+
+def test_exported_manifests_manage_writable_fields(emulator: Emulator, tmp_path: Path) -> None:
+    assert (
+        invoke(
+            emulator, "export", "--service", "analytics", "--pipe", KAFKA_PIPE, "-o", str(tmp_path)
+        ).code
+        == 0
+    )
+    with httpx.Client(auth=(emulator.key_id, emulator.key_secret)) as http:
+        http.patch(
+            f"{emulator.url}/v1/organizations/{ORG_ID}/services/{PIPE_SERVICE[KAFKA_PIPE]}/pipes/{KAFKA_PIPE}",
+            json={"settings": {"streaming_max_insert_wait_ms": 9000}},
+        ).raise_for_status()
+    plan = invoke(emulator, "plan", str(tmp_path), "--detailed-exitcode")
+    assert plan.code == 2
+    assert "settings.streaming_max_insert_wait_ms: 9000 → 5000" in plan.output
+
+
+def test_names_are_slugs_made_unique_with_a_suffix() -> None:
+    assert slugify("Pipeline health!") == "pipeline-health"
+    assert slugify("***", "pipe") == "pipe"
+    assert unique_names(["Orders", "orders", "ORDERS"], "pipe") == [
+        "orders",
+        "orders-2",
+        "orders-3",
+    ]
