@@ -160,12 +160,23 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
     rows = [a for a in plan.actions if a.has_changes or a.errors or a.warnings or a.changes]
     if rows:
         head += ["| | Resource | Operation | Changes | Manifest |", "|---|---|---|---:|---|"]
-        for action in rows:
+        # The table itself must fit too (2,000 rows would not): give it half the limit.
+        table_budget = limit // 2
+        for shown, action in enumerate(rows):
             op = "error" if action.errors else action.operation
-            head.append(
+            row = (
                 f"| {SYMBOL.get(action.operation, '?')} | `{action.key}` | {op} | {len(action.changes)} | "
                 f"`{action.location.file}:{action.location.line}` |"
             )
+            table_budget -= len(row) + 1
+            if table_budget < 0:
+                head += [
+                    "",
+                    f"_{len(rows) - shown} more resources not listed to stay under {limit:,} characters; "
+                    "see `reconcile plan --output json`._",
+                ]
+                break
+            head.append(row)
         head.append("")
     else:
         head.append("No changes. The live state matches the manifests.")
@@ -173,12 +184,12 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
     for with_bodies in (True, False):
         details = [_md_details(a, with_bodies) for a in rows]
         body = "\n".join(details)
-        if len(text) + len(body) <= limit:
-            note = (
-                ""
-                if with_bodies
-                else "\n_Request bodies elided to fit the comment; see `reconcile plan --output json`._\n"
-            )
+        note = (
+            ""
+            if with_bodies
+            else "\n_Request bodies elided to fit the comment; see `reconcile plan --output json`._\n"
+        )
+        if len(text) + 1 + len(body) + len(note) <= limit:
             return text + "\n" + body + note
     # Still too long: keep as many actions' details as fit, then say how many were left out.
     out = text + "\n"
