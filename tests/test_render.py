@@ -1,0 +1,269 @@
+"""Text and markdown renderers: per-field lines, locations, summary, colour only when asked,
+secrets never shown, markdown bounded to 60,000 characters with a note when details are
+elided (``reconciler.render``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconciler.diff import MISSING, ChangeKind, FieldChange, SecretCheck
+from reconciler.errors import Location
+from reconciler.plan import (
+    Action,
+    DashboardRecord,
+    Observed,
+    Op,
+    Plan,
+    Request,
+    error_action,
+    plan_dashboard,
+    plan_pipe,
+)
+from reconciler.render import (
+    MARKDOWN_LIMIT,
+    describe_change,
+    render_markdown,
+    render_text,
+    summary_line,
+    table,
+)
+from reconciler.resources import FixedLocator, Resource
+from reconciler.secrets import Secret
+
+SECRET_VALUE = "hunter2-Zq9-DISTINCTIVE"
+KEY = b"k" * 32
+WHERE = Location("pipes/orders.yaml", 14, 7)
+IDS = {"organizationId": "o", "serviceId": "s", "pipeId": "p"}
+LIVE = {
+    "name": "orders",
+    "state": "Running",
+    "source": {"kafka": {"brokers": "b:9092", "iamRole": "old"}},
+    "settings": {"engine_max_threads": 4},
+}
+
+
+def sample_plan() -> Plan:
+    resource = Resource(
+        "Pipe",
+        "orders-from-kafka",
+        {
+            **IDS,
+            "source": {
+                "kafka": {
+                    "credentials": {"username": Secret("u"), "password": Secret(SECRET_VALUE)},
+                    "iamRole": "new",
+                }
+            },
+            "settings": {"engine_max_threads": 8},
+        },
+        "pipes/orders.yaml",
+        locator=FixedLocator(WHERE),
+    )
+    pipe = plan_pipe(
+        resource,
+        resource.spec,
+        Observed(LIVE, path="/v1/organizations/o/services/s/clickpipes/p"),
+        SecretCheck(KEY, {}),
+        ids=IDS,
+    )
+    dash = Resource("Dashboard", "ops", {"name": "Ops", "tiles": []}, "d.yaml")
+    created = plan_dashboard(dash, None, None, can_read=True, can_update=True, replace=False)
+    stuck = plan_dashboard(
+        Resource("Dashboard", "old", {"name": "Old"}, "d.yaml"),
+        None,
+        DashboardRecord("d-1", "sha256:x"),
+        can_read=False,
+        can_update=False,
+        replace=False,
+    )
+    failed = error_action("Pipe", "broken", Location("pipes/b.yaml", 3, 1), "GET pipe: 404")
+    return Plan(
+        (pipe, created, stuck, failed),
+        requests_made={"management": 4, "dashboards": 1},
+        notes=("the server offers no organization GET",),
+    )
+
+
+def test_render_text_shows_each_field_change_with_its_location() -> None:
+    text = render_text(sample_plan())
+    assert "~ pipe orders-from-kafka  (pipes/orders.yaml:14:7)" in text
+    assert '    ~ source.kafka.iamRole: "old" → "new"  (pipes/orders.yaml:14:7)' in text
+    assert "    ~ settings.engine_max_threads: 4 → 8" in text
+    assert "source.kafka.credentials: (sensitive value changed)" in text
+    assert "→ PATCH /v1/organizations/o/services/s/clickpipes/p  [update]" in text
+    assert "+ dashboard ops" in text
+    assert "error: GET pipe: 404" in text
+    assert "warning: changed, but not updatable through this API" in text
+    assert "note: the server offers no organization GET" in text
+
+
+def test_render_text_ends_with_summary_and_request_count() -> None:
+    lines = render_text(sample_plan()).splitlines()
+    assert lines[-2] == (
+        "Plan: 1 to create, 1 to update, 0 to replace, 0 to delete, 1 unchanged (1 with warnings), "
+        "1 with errors."
+    )
+    assert lines[-1] == "Requests made: 5 (management 4, dashboards 1)."
+
+
+def test_render_text_says_no_changes_when_there_are_none() -> None:
+    plan = Plan((Action("Pipe", "p", Op.NOOP, WHERE),), requests_made={"management": 2})
+    text = render_text(plan)
+    assert "No changes. The live state matches the manifests." in text
+    assert "pipe p" not in text
+    assert "= pipe p" in render_text(plan, show_unchanged=True)
+
+
+def test_render_text_without_color_has_no_escape_codes() -> None:
+    assert "\x1b[" not in render_text(sample_plan(), color=False)
+
+
+def test_render_text_with_color_uses_escape_codes() -> None:
+    assert "\x1b[" in render_text(sample_plan(), color=True)
+
+
+def test_render_text_can_hide_requests() -> None:
+    assert "→ PATCH" not in render_text(sample_plan(), show_requests=False)
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new", "expected"),
+    [
+        pytest.param(ChangeKind.SET, 4, 8, ("~", "settings.x: 4 → 8"), id="set-old-to-new"),
+        pytest.param(ChangeKind.SET, MISSING, 8, ("+", "settings.x: 8"), id="set-from-absent"),
+        pytest.param(
+            ChangeKind.SENSITIVE,
+            MISSING,
+            {"password": Secret(SECRET_VALUE)},
+            ("~", "settings.x: (sensitive value changed)"),
+            id="sensitive-never-shows-the-value",
+        ),
+        pytest.param(ChangeKind.ADD, MISSING, {"a": 1}, ("+", 'settings.x: {"a": 1}'), id="add"),
+        pytest.param(
+            ChangeKind.REMOVE, {"a": 1}, MISSING, ("-", 'settings.x: {"a": 1}'), id="remove"
+        ),
+        pytest.param(
+            ChangeKind.EXPECTATION,
+            "a",
+            "b",
+            ("!", 'settings.x: "a" ≠ expected "b" (read-only)'),
+            id="expectation",
+        ),
+        pytest.param(
+            ChangeKind.SET,
+            "x" * 300,
+            1,
+            ("~", f'settings.x: "{"x" * 98}… → 1'),
+            id="long-values-are-cut",
+        ),
+    ],
+)
+def test_describe_change_reads_like_a_terraform_line(
+    kind: ChangeKind, old: Any, new: Any, expected: tuple[str, str]
+) -> None:
+    change = FieldChange(("settings", "x"), old, new, kind, WHERE)
+    assert describe_change(change) == expected
+
+
+def test_no_output_format_shows_a_secret() -> None:
+    plan = sample_plan()
+    outputs = [
+        render_text(plan),
+        render_text(plan, color=True, show_unchanged=True),
+        render_markdown(plan),
+        render_markdown(plan, limit=2_000),
+    ]
+    for output in outputs:
+        assert SECRET_VALUE not in output
+    assert "(sensitive)" in render_markdown(plan)
+
+
+def test_render_markdown_puts_the_summary_table_first_and_collapses_details() -> None:
+    md = render_markdown(sample_plan())
+    assert md.startswith("### reconcile plan\n")
+    table_at = md.index("| | Resource | Operation | Changes | Manifest |")
+    assert table_at < md.index("<details>")
+    assert "| ~ | `Pipe/orders-from-kafka` | update | 3 | `pipes/orders.yaml:14` |" in md
+    assert "| ! | `Pipe/broken` | error | 0 | `pipes/b.yaml:3` |" in md
+    assert "```json" in md
+    assert summary_line(sample_plan()) in md
+
+
+def test_render_markdown_says_no_changes_when_there_are_none() -> None:
+    md = render_markdown(Plan(()))
+    assert "No changes. The live state matches the manifests." in md
+    assert "<details>" not in md
+
+
+def many_changed_pipes(count: int, body_size: int = 1) -> Plan:
+    actions = []
+    for i in range(count):
+        where = Location("manifests/pipes/generated.yaml", i * 30 + 1, 1)
+        body = {
+            "fieldMappings": [
+                {"sourceField": f"f{j}", "destinationField": f"d{j}"} for j in range(body_size)
+            ]
+        }
+        actions.append(
+            Action(
+                "Pipe",
+                f"pipe-{i:04d}",
+                Op.UPDATE,
+                where,
+                changes=(
+                    FieldChange(
+                        ("fieldMappings",), [], body["fieldMappings"], ChangeKind.SET, where
+                    ),
+                ),
+                requests=(
+                    Request("PATCH", f"/v1/organizations/o/services/s/clickpipes/{i}", body),
+                ),
+            )
+        )
+    return Plan(tuple(actions), requests_made={"management": count + 1})
+
+
+def test_render_markdown_stays_under_60000_characters_for_2000_changed_pipes() -> None:
+    md = render_markdown(many_changed_pipes(2_000))
+    assert len(md) <= MARKDOWN_LIMIT
+    assert "more resources not listed to stay under 60,000 characters" in md
+    assert "more resources elided to stay under 60,000 characters" in md
+    assert "| ~ | `Pipe/pipe-0000` | update |" in md
+
+
+def test_render_markdown_elides_bodies_first_with_a_note() -> None:
+    plan = many_changed_pipes(30, body_size=40)
+    full = render_markdown(plan, limit=10**7)
+    assert "```json" in full
+    limit = len(full) - 1
+    md = render_markdown(plan, limit=limit)
+    assert len(md) <= limit
+    assert "```json" not in md
+    assert "_(body elided:" in md
+    assert "Request bodies elided to fit the comment" in md
+    assert md.count("<details>") == 30
+
+
+@pytest.mark.parametrize("limit", [3_000, 5_000, 20_000, 60_000])
+def test_render_markdown_never_exceeds_its_limit(limit: int) -> None:
+    for count in (1, 10, 100, 400):
+        assert len(render_markdown(many_changed_pipes(count, body_size=5), limit=limit)) <= limit
+
+
+def test_render_markdown_escapes_pipes_in_cells() -> None:
+    where = Location("m.yaml", 1, 1)
+    action = Action(
+        "Pipe",
+        "p",
+        Op.UPDATE,
+        where,
+        changes=(FieldChange(("name",), "a|b", "c", ChangeKind.SET, where),),
+        requests=(Request("PATCH", "/x", {"name": "c"}),),
+    )
+    assert '"a\\|b"' in render_markdown(Plan((action,)))
+
+
+def test_table_aligns_columns() -> None:
+    assert table([["a", 1], ["bbb", 22]], ["NAME", "N"]) == "NAME  N\na     1\nbbb   22\n"
