@@ -37,7 +37,7 @@ class Rate:
             seconds = float(seconds_text) if seconds_text else 1.0
         except ValueError:
             raise ValueError(f"invalid rate {text!r}: expected N/SECONDS, e.g. 10/10") from None
-        if count < 0 or seconds <= 0:
+        if count < 0 or not 0 < seconds < float("inf"):  # also refuses nan
             raise ValueError(f"invalid rate {text!r}: N must be >= 0 and SECONDS > 0")
         return cls(count, seconds)
 
@@ -87,7 +87,9 @@ class RequestBudget:
                 now = time.monotonic()
                 delay = self._blocked_until - now
                 if delay <= 0 and not self.rate.unlimited:
-                    while self._starts and now - self._starts[0] >= self.window:
+                    # Same expression as the delay below, so that float rounding can never
+                    # keep an expired start while computing a zero delay for it.
+                    while self._starts and self._starts[0] + self.window <= now:
                         self._starts.popleft()
                     if len(self._starts) >= self._count:
                         delay = self._starts[0] + self.window - now
