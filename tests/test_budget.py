@@ -1,0 +1,183 @@
+"""The request budget (``reconciler.budget``): ``Rate.parse`` and the sliding-window
+``RequestBudget`` driven by a fake monotonic clock (``time.monotonic`` and ``asyncio.sleep``
+patched), so window arithmetic is checked exactly without waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from reconciler import budget as budget_module
+from reconciler.budget import Rate, RequestBudget
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("10/10", Rate(10, 10.0), id="n-per-seconds"),
+        pytest.param(" 100/60 ", Rate(100, 60.0), id="surrounding-space"),
+        pytest.param("5", Rate(5, 1.0), id="bare-n-is-per-second"),
+        pytest.param("3/0.5", Rate(3, 0.5), id="fractional-window"),
+        pytest.param("none", Rate(0, 1.0), id="none-is-unlimited"),
+        pytest.param("UNLIMITED", Rate(0, 1.0), id="unlimited-any-case"),
+        pytest.param("off", Rate(0, 1.0), id="off-is-unlimited"),
+        pytest.param("0", Rate(0, 1.0), id="zero-is-unlimited"),
+    ],
+)
+def test_rate_parse_accepts_documented_forms(text: str, expected: Rate) -> None:
+    assert Rate.parse(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("abc", id="word"),
+        pytest.param("10/abc", id="bad-seconds"),
+        pytest.param("-1/10", id="negative-count"),
+        pytest.param("10/0", id="zero-window"),
+        pytest.param("10/-5", id="negative-window"),
+        pytest.param("1.5/10", id="fractional-count"),
+        pytest.param("", id="empty"),
+        pytest.param("10/nan", id="nan-window"),
+        pytest.param("10/inf", id="infinite-window"),
+    ],
+)
+def test_rate_parse_rejects_invalid_rates(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid rate"):
+        Rate.parse(text)
+
+
+def test_rate_reads_as_text() -> None:
+    assert str(Rate(10, 10.0)) == "10/10s"
+    assert str(Rate(0, 1.0)) == "unlimited"
+    assert Rate(0, 1.0).unlimited
+    assert not Rate(1, 1.0).unlimited
+
+
+class FakeClock:
+    """A monotonic clock that only moves when someone sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, delay: float) -> None:
+        self.sleeps.append(delay)
+        self.now += delay
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(budget_module.time, "monotonic", fake.monotonic)
+    real_sleep = asyncio.sleep
+
+    async def patched_sleep(delay: float, result: object = None) -> object:
+        if delay == 0:
+            return await real_sleep(0)
+        await fake.sleep(delay)
+        return result
+
+    monkeypatch.setattr(budget_module.asyncio, "sleep", patched_sleep)
+    return fake
+
+
+def start_times(budget: RequestBudget, clock: FakeClock, tasks: int) -> list[float]:
+    """Run ``tasks`` concurrent acquisitions; return when each one started, relative to t0."""
+    t0 = clock.now
+    times: list[float] = []
+
+    async def one() -> None:
+        await budget.acquire()
+        times.append(round(clock.now - t0, 6))
+
+    async def main() -> None:
+        await asyncio.gather(*(one() for _ in range(tasks)))
+
+    asyncio.run(main())
+    return sorted(times)
+
+
+def test_budget_allows_the_opening_burst_without_waiting(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    assert start_times(budget, clock, 10) == [0.0] * 10
+    assert clock.sleeps == []
+    assert budget.waited == 0.0
+
+
+def test_budget_holds_extra_requests_until_the_window_slides(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(3, 10.0))
+    window = budget.window
+    assert window == pytest.approx(10.2)  # 2 % margin (at least 0.05 s)
+    times = start_times(budget, clock, 7)
+    assert times == pytest.approx([0, 0, 0, window, window, window, 2 * window])
+    assert budget.waited == pytest.approx(2 * window)
+
+
+def test_budget_never_starts_more_than_n_in_any_window(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(4, 1.0))
+    times = start_times(budget, clock, 25)
+    for i, start in enumerate(times):
+        in_window = [t for t in times[i:] if t < start + budget.window - 1e-9]
+        assert len(in_window) <= 4
+
+
+def test_budget_margin_is_at_least_50_ms() -> None:
+    assert RequestBudget(Rate(1, 1.0)).window == pytest.approx(1.05)
+    assert RequestBudget(Rate(100, 60.0)).window == pytest.approx(61.2)
+
+
+def test_unlimited_budget_never_waits(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(0, 1.0))
+    assert start_times(budget, clock, 50) == [0.0] * 50
+    assert clock.sleeps == []
+
+
+def test_penalize_blocks_everyone_until_reset_and_lowers_the_rate(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    budget.penalize(5.0)
+    assert budget.penalties == 1
+    assert budget.current_count == 7
+    times = start_times(budget, clock, 8)
+    assert times[:7] == pytest.approx([5.0] * 7)
+    assert times[7] == pytest.approx(5.0 + budget.window)
+
+
+def test_penalize_lowers_the_rate_by_a_quarter_never_below_one() -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    counts = []
+    for _ in range(6):
+        budget.penalize(0)
+        counts.append(budget.current_count)
+    assert counts == [7, 5, 3, 2, 1, 1]
+    assert budget.penalties == 6
+
+
+def test_penalize_blocks_an_unlimited_budget_too(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(0, 1.0))
+    budget.penalize(2.5)
+    assert start_times(budget, clock, 3) == pytest.approx([2.5] * 3)
+    assert budget.current_count == 0
+
+
+def test_budget_records_each_start_after_waiting(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(1, 1.0))
+    acquire: Callable[[], Awaitable[None]] = budget.acquire
+
+    async def main() -> list[float]:
+        out = []
+        for _ in range(3):
+            await acquire()
+            out.append(clock.now)
+            clock.now += 0.5  # the request itself takes half a second
+        return out
+
+    starts = asyncio.run(main())
+    assert [round(b - a, 6) for a, b in itertools.pairwise(starts)] == [1.05, 1.05]
