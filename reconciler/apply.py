@@ -33,7 +33,7 @@ from reconciler.diff import (
 )
 from reconciler.errors import ApiError, PlanError
 from reconciler.live import PipeIds, read_dashboards
-from reconciler.plan import Action, Op, Plan, Request
+from reconciler.plan import DEFERRED_ENDPOINTS, Action, Op, Plan, Request
 from reconciler.resources import JsonPath
 from reconciler.state import State
 
@@ -218,6 +218,25 @@ class Applier:
         done: list[RequestResult] = []
         last: Any = None
         for index, request in enumerate(action.requests):
+            if request.purpose == DEFERRED_ENDPOINTS:
+                bodies = deferred_endpoint_bodies(action, last if isinstance(last, Mapping) else {})
+                for patch_body in bodies:
+                    try:
+                        last, record = await self.client.call(
+                            request.interface,
+                            "PATCH",
+                            request.path,
+                            patch_body,
+                            resource=f"{action.kind.lower()} {action.name}",
+                            idempotent=False,
+                        )
+                        done.append(_ok(request, record))
+                    except ApiError as exc:
+                        done.append(_failed(request, exc, Outcome.FAILED))
+                        return ActionResult(
+                            action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
+                        )
+                continue
             body = self._with_secrets(action, request)
             try:
                 last, record = await self.client.call(
@@ -384,6 +403,26 @@ class Applier:
 
     def _save(self) -> None:
         self.state.save()
+
+
+def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Compute private endpoint add/remove bodies from the organization just read."""
+    wanted = [dict(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
+    current = [e for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)]
+    by_id = {str(e.get("id")): e for e in current}
+    want_ids = {str(e.get("id")) for e in wanted}
+    adds = [e for e in wanted if str(e.get("id")) not in by_id]
+    changed = [
+        e for e in wanted if str(e.get("id")) in by_id and not same(e, by_id[str(e.get("id"))])
+    ]
+    removes = [dict(e) for i, e in by_id.items() if i not in want_ids]
+    removes += [dict(by_id[str(e.get("id"))]) for e in changed]
+    bodies: list[dict[str, Any]] = []
+    if removes:
+        bodies.append({"privateEndpoints": {"remove": removes}})
+    if adds or changed:
+        bodies.append({"privateEndpoints": {"add": adds + changed}})
+    return bodies
 
 
 def _write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> bool:

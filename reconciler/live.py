@@ -282,10 +282,10 @@ class Fetcher:
             note = (
                 "the server cannot read an organization: compared with the values recorded at the last apply"
                 if recorded is not None
-                else "the server cannot read an organization and nothing is recorded yet: planned from the manifest alone"
+                else "the server cannot read an organization and nothing is recorded yet: apply reads it through its first PATCH and computes the private endpoint changes from the answer"
             )
             self.live.organizations[resource.key] = Observed(
-                live=recorded or {}, path=path, note=note
+                live=recorded or {}, path=path, note=note, unknown=recorded is None
             )
 
         await asyncio.gather(*(one(r) for r in orgs))

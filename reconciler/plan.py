@@ -41,6 +41,10 @@ PLAN_FORMAT_VERSION = 1
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
 
+# Purpose of the organization request whose body apply computes from the answer to the one
+# before it (a server that cannot read organizations, with nothing recorded in state).
+DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
+
 
 class Op:
     """Operations an action can carry out."""
@@ -149,6 +153,7 @@ class Observed:
     path: str = ""
     endpoint_status: Mapping[str, str | None] = field(default_factory=dict)
     note: str | None = None
+    unknown: bool = False
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -317,6 +322,8 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         return _replace(base, errors=(observed.error or "organization not found",))
     live = observed.live
     changes = diff_organization(resource, live)
+    if observed.unknown:
+        return _organization_unknown(base, resource, observed, changes)
     removes = [dict(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
     adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
     first: dict[str, Any] = {}
@@ -362,6 +369,34 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         warnings=(observed.note,) if observed.note else (),
         basis=basis,
         basis_hash=content_hash(basis),
+    )
+
+
+def _organization_unknown(
+    base: Action, resource: Resource, observed: Observed, changes: list[FieldChange]
+) -> Action:
+    # The live organization cannot be read: a PATCH of the (absolute) name — or of nothing —
+    # answers with the organization, from which apply computes the endpoint add/remove.
+    first: dict[str, Any] = {"name": resource.spec["name"]} if "name" in resource.spec else {}
+    requests = [
+        Request(
+            "PATCH",
+            observed.path,
+            first,
+            idempotent=True,
+            purpose="update name and read the organization",
+        )
+    ]
+    if "privateEndpoints" in resource.spec:
+        requests.append(
+            Request("PATCH", observed.path, None, idempotent=False, purpose=DEFERRED_ENDPOINTS)
+        )
+    return _replace(
+        base,
+        operation=Op.UPDATE,
+        changes=tuple(changes),
+        requests=tuple(requests),
+        warnings=(observed.note,) if observed.note else (),
     )
 
 

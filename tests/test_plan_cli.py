@@ -335,9 +335,12 @@ def test_plan_should_complete_within_budget_under_429_and_503_storm(
     assert result.exit_code == 0, result.output
     log = emulator.requests()
     assert any(r["status"] in (429, 502, 503) or r["fault"] for r in log)
-    admitted = sorted(r["time"] for r in log if r["status"] != 429)
-    for i in range(len(admitted) - 4):
-        assert admitted[i + 4] - admitted[i] >= 0.9, "more than 4 admitted requests in one second"
+    # The client's own budget (8 per second) holds for everything it sent, 429s included.
+    sent = sorted(r["time"] for r in log)
+    for i in range(len(sent) - 8):
+        assert sent[i + 8] - sent[i] >= 0.95, "more than 8 requests sent within one second"
+    # After the first 429 the budget waits for the reset and lowers itself: 429s stay rare.
+    assert sum(1 for r in log if r["status"] == 429) <= 3
 
 
 def test_plan_should_limit_to_targets_with_globs(emulator: Emulator) -> None:
