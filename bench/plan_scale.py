@@ -1,0 +1,592 @@
+"""Scale benchmark of ``reconcile plan`` and ``apply`` against the local emulator (prints figures).
+
+Each scenario of issue 7 starts its own emulator (``python -m reconciler emulator --port 0``)
+on a free loopback port with the scenario's flags and scale seed, writes the matching
+manifests (``bench/manifests_gen.py``) into a temporary directory, runs ``reconcile plan`` or
+``reconcile apply`` as a child process (so that wall time and peak RSS are those a user
+sees, Python start-up included; RSS from ``wait4``), then reads the emulator's request log for
+the requests made and the 429 answers. Every ratio compares a measurement with an ideal
+computed in the same run:
+
+1. default mode, 100 pipes on 3 services: requests ÷ (one GET per pipe), target ≤ 0.1;
+2. the same under the emulator's 10/10 limit with the client's default budget: wall ÷
+   (requests ÷ rate), target ≤ 1.1 with zero 429s; 2b does the same with more requests
+   than one window allows (one pipe-list call per service on 25 services), so the budget
+   really has to pace them;
+3. ``--spec-only`` (one GET per pipe), 1,000 pipes, 50 ms latency, ``--rate none``,
+   ``--parallelism 16``: wall ÷ (N × 50 ms ÷ 16), target ≤ 1.25, and the speed-up over
+   ``--parallelism 1`` (run on 100 pipes and scaled to N, as printed);
+4. default mode, 10,000 pipes: peak RSS of the plan process, target ≤ 300 MB, and its wall;
+5. apply of 1,000 changed pipes: writes sent must equal pipes changed; 5a with ``--rate
+   none`` (raw speed), 5b under a 200/1 limit on both sides (wall ÷ (requests ÷ rate));
+   the projected wall at the real 10/10 limit is printed beneath;
+S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
+   first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
+
+Run from the repository root: ``python bench/plan_scale.py [--quick] [--scenario 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.manifests_gen import write_manifests  # noqa: E402
+
+_MANAGEMENT = re.compile(
+    r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
+    r"Basic (?P<key_id>[^:\s]+):(?P<secret>\S+)$"
+)
+_DASHBOARDS = re.compile(r"^dashboards API: (?P<url>http://\S+)  Bearer (?P<token>\S+)$")
+
+
+# Start the emulator through bench/emulator_nodelay.py (TCP_NODELAY; see its docstring) unless
+# --emulator-as-is is given.
+LAUNCHER = [sys.executable, str(ROOT / "bench" / "emulator_nodelay.py")]
+AS_IS = [sys.executable, "-m", "reconciler", "emulator"]
+_launcher = LAUNCHER
+
+
+class Emulator:
+    """An emulator child process on a free loopback port, with its admin helpers."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*_launcher, "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+        )
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert self.process.stdout is not None
+            for line in self.process.stdout:
+                lines.put(line.rstrip("\n"))
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        seen: list[str] = []
+        while len(seen) < 2:
+            line = lines.get(timeout=60)
+            if line is None:
+                break
+            seen.append(line)
+        management = _MANAGEMENT.match(seen[0]) if seen else None
+        dashboards = _DASHBOARDS.match(seen[1]) if len(seen) > 1 else None
+        if management is None or dashboards is None:
+            self.stop()
+            raise RuntimeError(f"emulator did not start: {seen!r}")
+        self.url = management["url"]
+        self.env = {
+            "RECONCILE_BASE_URL": self.url,
+            "RECONCILE_DASHBOARDS_URL": dashboards["url"],
+            "RECONCILE_KEY_ID": management["key_id"],
+            "RECONCILE_KEY_SECRET": management["secret"],
+            "RECONCILE_DASHBOARDS_TOKEN": dashboards["token"],
+            "RECONCILE_ORGANIZATION_ID": management["org"],
+        }
+        self._http = httpx.Client(
+            base_url=self.url, auth=(management["key_id"], management["secret"]), timeout=60
+        )
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Return the API request log (admin requests excluded)."""
+        response = self._http.get("/_emulator/requests")
+        response.raise_for_status()
+        result: list[dict[str, Any]] = response.json()["result"]
+        return result
+
+    def reset(self) -> None:
+        """Restore the seed and clear the log."""
+        self._http.post("/_emulator/reset").raise_for_status()
+
+    def stop(self) -> None:
+        """Terminate the process (kill it if it lingers)."""
+        if hasattr(self, "_http"):
+            self._http.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@dataclass
+class Run:
+    """One ``reconcile`` child process: exit code, wall seconds, peak RSS and what the log saw."""
+
+    code: int
+    wall: float
+    rss_mb: float
+    log: list[dict[str, Any]]
+    stdout: str
+
+    def count(self, method: str | None = None, status: int | None = None) -> int:
+        """Count logged API requests, optionally by method and status."""
+        return sum(
+            1
+            for e in self.log
+            if (method is None or e["method"] == method)
+            and (status is None or e["status"] == status)
+        )
+
+
+def reconcile(emulator: Emulator, work: Path, *args: str) -> Run:
+    """Run ``python -m reconciler ARGS`` against ``emulator``; measure wall time and peak RSS."""
+    emulator.reset()
+    out_path = work / "stdout.txt"
+    with out_path.open("w") as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "reconciler", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **emulator.env, "NO_COLOR": "1"},
+            cwd=ROOT,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+    stdout = out_path.read_text()
+    code = process.returncode
+    if code not in (0, 2):
+        raise RuntimeError(f"reconcile {' '.join(args)} exited {code}:\n{stdout[-3000:]}")
+    return Run(code, wall, usage.ru_maxrss / 1024, emulator.requests(), stdout)
+
+
+@dataclass
+class Row:
+    """One line of the result table."""
+
+    scenario: str
+    n: int
+    requests: int
+    wall: float
+    ideal: str
+    ratio: float
+    target: str
+    ok: bool
+    throttled: int
+    rss_mb: float
+    notes: list[str] = field(default_factory=list)
+
+
+COLUMNS = (
+    "scenario",
+    "N",
+    "requests",
+    "wall s",
+    "ideal",
+    "ratio",
+    "target",
+    "429s",
+    "peak RSS MB",
+    "verdict",
+)
+
+
+def print_table(rows: list[Row]) -> None:
+    """Print the rows as one aligned table, then each row's notes."""
+    cells = [
+        (
+            r.scenario,
+            f"{r.n:,}",
+            f"{r.requests:,}",
+            f"{r.wall:.2f}",
+            r.ideal,
+            f"{r.ratio:.3f}",
+            r.target,
+            str(r.throttled),
+            f"{r.rss_mb:.0f}",
+            "PASS" if r.ok else "FAIL",
+        )
+        for r in rows
+    ]
+    widths = [max(len(c[i]) for c in [COLUMNS, *cells]) for i in range(len(COLUMNS))]
+    right = {1, 2, 3, 5, 7, 8}
+
+    def line(values: tuple[str, ...]) -> str:
+        return "  ".join(
+            v.rjust(w) if i in right else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ).rstrip()
+
+    print(line(COLUMNS))
+    print("  ".join("-" * w for w in widths))
+    for c in cells:
+        print(line(c))
+    print()
+    for r in rows:
+        for note in r.notes:
+            print(f"[{r.scenario}] {note}")
+
+
+def manifests(work: Path, pipes: int, services: int, changed: int) -> str:
+    """Write the scale manifests into ``work/manifests`` and return the directory."""
+    directory = work / "manifests"
+    write_manifests(directory, pipes, services, changed=changed)
+    return str(directory)
+
+
+def scenario_1(quick: bool, work: Path) -> list[Row]:
+    """Default mode: requests against one GET per pipe."""
+    n, services = (40, 3) if quick else (100, 3)
+    emulator = Emulator("--seed-pipes", str(n), "--services", str(services))
+    try:
+        path = manifests(work, n, services, changed=n)
+        run = reconcile(emulator, work, "plan", path, "--state", str(work / "s1.json"))
+    finally:
+        emulator.stop()
+    requests = len(run.log)
+    ratio = requests / n
+    return [
+        Row(
+            "1 list mode",
+            n,
+            requests,
+            run.wall,
+            f"{n} GETs",
+            ratio,
+            "req ≤ 0.1×",
+            ratio <= 0.1,
+            run.count(status=429),
+            run.rss_mb,
+            [f"{requests} requests: services list + one pipe list per service ({services})"],
+        )
+    ]
+
+
+def _paced_row(
+    label: str, n: int, services: int, work: Path, note: str, state: str
+) -> tuple[Row, Run]:
+    emulator = Emulator(
+        "--seed-pipes", str(n), "--services", str(services), "--rate-limit", "10/10"
+    )
+    try:
+        path = manifests(work, n, services, changed=n)
+        run = reconcile(emulator, work, "plan", path, "--state", str(work / state))
+    finally:
+        emulator.stop()
+    requests = len(run.log)
+    ideal = requests / 1.0  # 10 per 10 s = 1 request per second
+    ratio = run.wall / ideal
+    throttled = run.count(status=429)
+    window = math.ceil(requests / 10) - 1
+    row = Row(
+        label,
+        n,
+        requests,
+        run.wall,
+        f"{ideal:.1f} s",
+        ratio,
+        "wall ≤ 1.1×, 0×429",
+        ratio <= 1.1 and throttled == 0,
+        throttled,
+        run.rss_mb,
+        [
+            f"{note}; the tightest any sliding-window client can do is {window} full "
+            f"window(s) = {10 * window} s"
+        ],
+    )
+    return row, run
+
+
+def scenario_2(quick: bool, work: Path) -> list[Row]:
+    """Emulator limit 10/10, client default budget: wall against requests ÷ rate, no 429."""
+    n = 40 if quick else 100
+    row, _ = _paced_row(
+        "2 10/10 limit",
+        n,
+        3,
+        work,
+        "emulator --rate-limit 10/10, client default budget (10/10); fits the opening burst",
+        "s2.json",
+    )
+    services = 12 if quick else 25
+    row_b, _ = _paced_row(
+        "2b 10/10 paced",
+        n,
+        services,
+        work,
+        f"as 2 on {services} services: more requests than one window allows",
+        "s2b.json",
+    )
+    return [row, row_b]
+
+
+def scenario_3(quick: bool, work: Path) -> list[Row]:
+    """Spec-only: one GET per pipe, 50 ms latency, parallelism 16 against 1."""
+    n, n_serial = (160, 32) if quick else (1000, 100)
+    latency = 0.05
+    rows: list[Row] = []
+    emulator = Emulator(
+        "--spec-only", "--latency-ms", "50", "--seed-pipes", str(n), "--services", "3"
+    )
+    try:
+        path = manifests(work, n, 3, changed=n)
+        fast = reconcile(
+            emulator,
+            work,
+            "plan",
+            path,
+            "--state",
+            str(work / "s3.json"),
+            "--rate",
+            "none",
+            "--parallelism",
+            "16",
+        )
+    finally:
+        emulator.stop()
+    ideal = n * latency / 16
+    ratio = fast.wall / ideal
+    emulator = Emulator(
+        "--spec-only", "--latency-ms", "50", "--seed-pipes", str(n_serial), "--services", "3"
+    )
+    try:
+        serial_path = str(work / "serial")
+        write_manifests(Path(serial_path), n_serial, 3, changed=n_serial)
+        serial = reconcile(
+            emulator,
+            work,
+            "plan",
+            serial_path,
+            "--state",
+            str(work / "s3s.json"),
+            "--rate",
+            "none",
+            "--parallelism",
+            "1",
+        )
+    finally:
+        emulator.stop()
+    serial_scaled = serial.wall * len(fast.log) / len(serial.log)
+    speedup = serial_scaled / fast.wall
+    rows.append(
+        Row(
+            "3 spec-only p16",
+            n,
+            len(fast.log),
+            fast.wall,
+            f"{ideal:.2f} s",
+            ratio,
+            "wall ≤ 1.25×",
+            ratio <= 1.25,
+            fast.count(status=429),
+            fast.rss_mb,
+            [
+                f"--parallelism 1 measured on {n_serial} pipes ({len(serial.log)} requests): "
+                f"{serial.wall:.2f} s, scaled to {len(fast.log)} requests = {serial_scaled:.1f} s; "
+                f"speed-up of --parallelism 16 = {speedup:.1f}× (ideal 16×)",
+                "wall includes Python start-up and loading the manifests; requests = "
+                "services list + one pipe-list probe (404, spec-only) + one GET per pipe",
+            ],
+        )
+    )
+    rows.append(
+        Row(
+            "3 spec-only p1",
+            n_serial,
+            len(serial.log),
+            serial.wall,
+            f"{n_serial * latency:.2f} s",
+            serial.wall / (n_serial * latency),
+            "(reference)",
+            True,
+            serial.count(status=429),
+            serial.rss_mb,
+        )
+    )
+    return rows
+
+
+def scenario_4(quick: bool, work: Path) -> list[Row]:
+    """Default mode at 10,000 pipes: peak RSS and wall of the plan process."""
+    n = 2000 if quick else 10000
+    changed = n // 10
+    emulator = Emulator("--seed-pipes", str(n), "--services", "3")
+    try:
+        path = manifests(work, n, 3, changed=changed)
+        run = reconcile(emulator, work, "plan", path, "--state", str(work / "s4.json"))
+    finally:
+        emulator.stop()
+    return [
+        Row(
+            "4 10k plan RSS",
+            n,
+            len(run.log),
+            run.wall,
+            "300 MB",
+            run.rss_mb / 300,
+            "RSS ≤ 300 MB",
+            run.rss_mb <= 300,
+            run.count(status=429),
+            run.rss_mb,
+            [f"{changed:,} of {n:,} pipes changed; text plan rendered to a file"],
+        )
+    ]
+
+
+def scenario_5(quick: bool, work: Path) -> list[Row]:
+    """Apply of N changed pipes: exactly one write per changed pipe; wall against the rate."""
+    n = 100 if quick else 1000
+    rows: list[Row] = []
+    for label, limit in (("5a apply none", None), ("5b apply 200/1", "200/1")):
+        flags = ["--rate-limit", limit] if limit else []
+        emulator = Emulator("--seed-pipes", str(n), "--services", "3", *flags)
+        try:
+            path = manifests(work, n, 3, changed=n)
+            run = reconcile(
+                emulator,
+                work,
+                "apply",
+                path,
+                "--auto-approve",
+                "--state",
+                str(work / f"s5{label[1]}.json"),
+                "--rate",
+                limit or "none",
+            )
+        finally:
+            emulator.stop()
+        writes = run.count("PATCH")
+        reads = len(run.log) - writes
+        exact = writes == n
+        notes = [f"writes sent {writes:,} for {n:,} changed pipes (exact: {exact}); reads {reads}"]
+        if limit:
+            ideal = len(run.log) / 200
+            ratio = run.wall / ideal
+            ok = exact and ratio <= 1.1 and run.count(status=429) == 0
+            ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.1×"
+            notes.append(
+                f"projected at the real 10/10 limit: {writes:,} writes ÷ 1/s = {writes:,} s "
+                f"(≈ {writes / 60:.0f} min) plus the {reads} reads"
+            )
+        else:
+            ratio = writes / n
+            ok = exact
+            ideal_text, target = f"{n} writes", "writes = N"
+            notes.append(
+                f"{writes / run.wall:.0f} writes/s with no client budget (state saved after "
+                "every action)"
+            )
+        rows.append(
+            Row(
+                label,
+                n,
+                len(run.log),
+                run.wall,
+                ideal_text,
+                ratio,
+                target,
+                ok,
+                run.count(status=429),
+                run.rss_mb,
+                notes,
+            )
+        )
+    return rows
+
+
+def scenario_storm(quick: bool, work: Path) -> list[Row]:
+    """A 429 storm: emulator 5/5 while the client budgets 10/10."""
+    n, services = (40, 12) if quick else (100, 20)
+    emulator = Emulator("--seed-pipes", str(n), "--services", str(services), "--rate-limit", "5/5")
+    try:
+        path = manifests(work, n, services, changed=n)
+        run = reconcile(
+            emulator, work, "plan", path, "--state", str(work / "sS.json"), "--rate", "10/10"
+        )
+    finally:
+        emulator.stop()
+    throttled = [e for e in run.log if e["status"] == 429]
+    first = throttled[0]["time"] if throttled else 0.0
+    # 429s answered to requests already in flight when the first one came back are one wave.
+    later = [e for e in throttled if e["time"] - first > 1.0]
+    requests = len(run.log)
+    ideal = (requests - len(throttled)) / 1.0  # the server's real rate: 1 per second
+    return [
+        Row(
+            "S storm 5/5",
+            n,
+            requests,
+            run.wall,
+            f"{ideal:.1f} s",
+            run.wall / ideal,
+            "later 429s ≤ 1",
+            len(later) <= 1,
+            len(throttled),
+            run.rss_mb,
+            [
+                f"emulator 5/5, client --rate 10/10: {len(throttled)} 429s, "
+                f"{len(throttled) - len(later)} in the first wave (already in flight), "
+                f"{len(later)} later"
+            ],
+        )
+    ]
+
+
+SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
+    "1": scenario_1,
+    "2": scenario_2,
+    "3": scenario_3,
+    "4": scenario_4,
+    "5": scenario_5,
+    "S": scenario_storm,
+}
+
+
+def main() -> None:
+    """Run the chosen scenarios and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="Small N for a fast look.")
+    parser.add_argument(
+        "--scenario", action="append", choices=sorted(SCENARIOS), help="Run only these."
+    )
+    parser.add_argument(
+        "--emulator-as-is",
+        action="store_true",
+        help="Start the emulator unpatched (its ~40 ms keep-alive stall included).",
+    )
+    args = parser.parse_args()
+    global _launcher
+    _launcher = AS_IS if args.emulator_as_is else LAUNCHER
+    chosen = args.scenario or list(SCENARIOS)
+    rows: list[Row] = []
+    started = time.perf_counter()
+    for key in chosen:
+        with tempfile.TemporaryDirectory(prefix=f"plan-scale-{key}-") as tmp:
+            rows.extend(SCENARIOS[key](args.quick, Path(tmp)))
+    print(
+        f"reconcile scale benchmark ({'quick' if args.quick else 'full'}); "
+        f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}; "
+        f"total {time.perf_counter() - started:.0f} s; emulator "
+        + ("as is" if args.emulator_as_is else "with TCP_NODELAY (bench/emulator_nodelay.py)")
+    )
+    print()
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
