@@ -8,6 +8,11 @@ become add/remove changes. Numbers compare by value (5000 equals 5000.0) but nev
 boolean. Write-only secrets are compared through fingerprints recorded in state. Read-only
 fields stated in a manifest are expectations: a mismatch is a change the API cannot make.
 
+The walk is written here rather than delegated to deepdiff: managed-field semantics need a
+projection of the live object first, the set-like lists and secret fingerprints sit outside
+its model, and on a typical pipe it measured 26 times slower (990 µs against 38 µs per pipe,
+which is 10 s against 0.4 s at 10,000 pipes).
+
 This module imports neither httpx nor click: it turns data into data.
 """
 
