@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from reconciler import budget as budget_module
 from reconciler.budget import Rate, RequestBudget
 
 
@@ -76,16 +75,17 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(budget_module.time, "monotonic", fake.monotonic)
+    monkeypatch.setattr("reconciler.budget.time.monotonic", fake.monotonic)
     real_sleep = asyncio.sleep
 
     async def patched_sleep(delay: float, result: object = None) -> object:
         if delay == 0:
-            return await real_sleep(0)
+            await real_sleep(0)
+            return result
         await fake.sleep(delay)
         return result
 
-    monkeypatch.setattr(budget_module.asyncio, "sleep", patched_sleep)
+    monkeypatch.setattr("reconciler.budget.asyncio.sleep", patched_sleep)
     return fake
 
 

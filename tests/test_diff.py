@@ -500,7 +500,13 @@ def test_diff_organization_treats_null_live_endpoints_as_empty() -> None:
 
 # -- dashboards -------------------------------------------------------------------------------
 
-TILE = {"x": 0, "y": 0, "w": 6, "h": 4, "series": [{"type": "time", "dataSource": "events"}]}
+TILE: dict[str, Any] = {
+    "x": 0,
+    "y": 0,
+    "w": 6,
+    "h": 4,
+    "series": [{"type": "time", "dataSource": "events"}],
+}
 LIVE_DASH = {
     "id": "d-1",
     "name": "Ops",

@@ -136,7 +136,7 @@ def kafka_pair(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict[st
             recorded["source.kafka.credentials"] = fingerprint(
                 KEY, {"username": Secret("svc"), "password": Secret(known)}
             )
-    if kafka or draw(st.booleans()):
+    if bool(kafka) or draw(st.booleans()):
         spec["source"] = {"kafka": kafka}
         if draw(st.booleans()):
             spec["source"]["validateSamples"] = draw(st.booleans())

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import state as state_module
 from reconciler.errors import StateError
 from reconciler.plan import DashboardRecord
 from reconciler.state import (
@@ -103,7 +102,7 @@ def test_state_save_failing_midway_keeps_the_old_file(
     def broken_replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(state_module.os, "replace", broken_replace)
+    monkeypatch.setattr("reconciler.state.os.replace", broken_replace)
     state.record("Pipe/p", secrets={"a": "new"})
     with pytest.raises(OSError, match="No space left"):
         state.save()
