@@ -43,6 +43,8 @@ class State:
     key: bytes
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     exists: bool = False
+    # Each resource's serialised line, kept between saves (entries change through record/forget).
+    _lines: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -84,6 +86,7 @@ class State:
 
     def record(self, resource_key: str, **values: Any) -> None:
         """Merge ``values`` into a resource's entry (None removes a key) and stamp it."""
+        self._lines.pop(resource_key, None)
         entry = self.resources.setdefault(resource_key, {})
         for name, value in values.items():
             if value is None:
@@ -96,6 +99,7 @@ class State:
 
     def forget(self, resource_key: str) -> None:
         """Drop a resource's entry."""
+        self._lines.pop(resource_key, None)
         self.resources.pop(resource_key, None)
 
     def to_json(self) -> dict[str, Any]:
@@ -109,7 +113,7 @@ class State:
     def save(self) -> None:
         """Write the state atomically: temp file in the same directory, fsync, rename."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        data = _dumps(self.to_json(), self._lines)
         fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -131,6 +135,25 @@ class State:
         self.exists = True
 
 
+def _dumps(document: dict[str, Any], cache: dict[str, str]) -> str:
+    """Return the state as JSON with one resource per line (json's C encoder: saved per action)."""
+    # json.dumps(indent=2) runs the pure-Python encoder, and a save follows every action: it
+    # dominated a 1,000-pipe apply (quadratic). One line per resource keeps the file readable,
+    # and ``cache`` keeps the lines of the resources no action touched since the last save.
+    head = {k: v for k, v in document.items() if k != "resources"}
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    items = []
+    for key, value in document["resources"].items():
+        line = cache.get(key)
+        if line is None:
+            line = cache[key] = (
+                f"    {json.dumps(key)}: {json.dumps(value, separators=(', ', ': '))}"
+            )
+        items.append(line)
+    body = "{}" if not items else "{\n" + ",\n".join(items) + "\n  }"
+    return "{\n" + "\n".join(lines) + f'\n  "resources": {body}\n}}\n'
+
+
 def load_state(path: Path) -> State:
     """Read the state file (a new, empty state with a fresh key when it does not exist)."""
     if not path.exists():
@@ -141,7 +164,7 @@ def load_state(path: Path) -> State:
         raise StateError(
             f"state file {path} is unreadable or corrupt ({exc}); it was left untouched"
         ) from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("formatVersion"), int):
+    if not isinstance(raw, dict) or type(raw.get("formatVersion")) is not int:
         raise StateError(f"state file {path} is not a reconcile state file; it was left untouched")
     version = raw["formatVersion"]
     if version > STATE_FORMAT_VERSION:
