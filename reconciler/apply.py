@@ -15,6 +15,7 @@ was lost is resolved by re-reading the live object, never by a blind resend.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -291,7 +292,7 @@ class Applier:
         values = self.secrets.get(action.key)
         if not values:
             return request.body
-        body: dict[str, Any] = _deep_copy(request.body)
+        body: dict[str, Any] = copy.deepcopy(dict(request.body))
         for path, value in values.items():
             node: Any = body
             for part in path[:-1]:
@@ -447,14 +448,6 @@ def _write_visible(action: Action, request: Request, live: Mapping[str, Any]) ->
             return all(i in endpoints for i in added)
         return bool(removed) and all(i not in endpoints for i in removed)
     return False
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(v) for v in value]
-    return value
 
 
 def _ok(request: Request, record: RequestRecord) -> RequestResult:

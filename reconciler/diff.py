@@ -214,28 +214,43 @@ def diff_pipe(
 
 
 def _diff_mappings(resource: Resource, desired: Any, live: Any) -> list[FieldChange]:
-    wanted = list(desired) if isinstance(desired, list) else []
-    current = list(live) if isinstance(live, list) else []
-    live_by_key = {mapping_key(m): m for m in current if isinstance(m, Mapping)}
-    want_keys = set()
+    return diff_keyed_set(
+        resource, TABLE_MAPPINGS, desired, live, lambda m: format_mapping_key(mapping_key(m))
+    )
+
+
+def diff_keyed_set(
+    resource: Resource,
+    at: JsonPath,
+    desired: Any,
+    live: Any,
+    identity: Callable[[Mapping[str, Any]], str],
+) -> list[FieldChange]:
+    """Compare a set-like list by item identity: removals first, then additions.
+
+    An item whose other fields changed is removed and added again, because the service's
+    set-like lists (table mappings, private endpoints) only offer add and remove.
+    """
+    wanted = [m for m in desired if isinstance(m, Mapping)] if isinstance(desired, list) else []
+    current = [m for m in live if isinstance(m, Mapping)] if isinstance(live, list) else []
+    live_by_key = {identity(m): m for m in current}
+    want_keys: set[str] = set()
     removes: list[FieldChange] = []
     adds: list[FieldChange] = []
     for index, item in enumerate(wanted):
-        key = mapping_key(item)
+        key = identity(item)
         want_keys.add(key)
-        path = (*TABLE_MAPPINGS, format_mapping_key(key))
-        where = resource.locate_spec(*TABLE_MAPPINGS, index)
+        where = resource.locate_spec(*at, index)
         have = live_by_key.get(key)
         if have is None:
-            adds.append(FieldChange(path, MISSING, dict(item), ChangeKind.ADD, where))
+            adds.append(FieldChange((*at, key), MISSING, dict(item), ChangeKind.ADD, where))
         elif not same(item, have):
-            removes.append(FieldChange(path, dict(have), MISSING, ChangeKind.REMOVE, where))
-            adds.append(FieldChange(path, dict(have), dict(item), ChangeKind.ADD, where))
+            removes.append(FieldChange((*at, key), dict(have), MISSING, ChangeKind.REMOVE, where))
+            adds.append(FieldChange((*at, key), dict(have), dict(item), ChangeKind.ADD, where))
     for key, have in live_by_key.items():
         if key not in want_keys:
-            path = (*TABLE_MAPPINGS, format_mapping_key(key))
-            where = resource.locate_spec(*TABLE_MAPPINGS)
-            removes.append(FieldChange(path, dict(have), MISSING, ChangeKind.REMOVE, where))
+            where = resource.locate_spec(*at)
+            removes.append(FieldChange((*at, key), dict(have), MISSING, ChangeKind.REMOVE, where))
     return removes + adds
 
 
@@ -258,32 +273,15 @@ def diff_organization(resource: Resource, live: Mapping[str, Any]) -> list[Field
             )
         )
     if "privateEndpoints" in spec:
-        wanted = [e for e in spec["privateEndpoints"] if isinstance(e, Mapping)]
-        current = [e for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)]
-        live_by_id = {str(e.get("id")): e for e in current}
-        want_ids: set[str] = set()
-        removes: list[FieldChange] = []
-        adds: list[FieldChange] = []
-        for index, item in enumerate(wanted):
-            ident = str(item.get("id"))
-            want_ids.add(ident)
-            path: JsonPath = ("privateEndpoints", ident)
-            where = resource.locate_spec("privateEndpoints", index)
-            have = live_by_id.get(ident)
-            if have is None:
-                adds.append(FieldChange(path, MISSING, dict(item), ChangeKind.ADD, where))
-            elif not same(item, have):
-                removes.append(FieldChange(path, dict(have), MISSING, ChangeKind.REMOVE, where))
-                adds.append(FieldChange(path, dict(have), dict(item), ChangeKind.ADD, where))
-        for ident, have in live_by_id.items():
-            if ident not in want_ids:
-                where = resource.locate_spec("privateEndpoints")
-                removes.append(
-                    FieldChange(
-                        ("privateEndpoints", ident), dict(have), MISSING, ChangeKind.REMOVE, where
-                    )
-                )
-        changes.extend(removes + adds)
+        changes.extend(
+            diff_keyed_set(
+                resource,
+                ("privateEndpoints",),
+                spec["privateEndpoints"],
+                live.get("privateEndpoints"),
+                lambda e: str(e.get("id")),
+            )
+        )
     return changes
 
 
