@@ -413,6 +413,9 @@ class Client:
     def _transport_error(exc: Exception, method: str, path: str) -> ApiError:
         reason = type(exc).__name__
         detail = str(exc)
+        request = getattr(exc, "_request", None)
+        if isinstance(request, httpx.Request):
+            detail = f"{detail} ({request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')})"
         return ApiError(
             status=None,
             message=f"{reason}: {detail}" if detail else reason,

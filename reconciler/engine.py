@@ -131,6 +131,8 @@ def plan_resource(
         )
         return plan_organization(resource, observed, str(resource.spec.get("organizationId")))
     if resource.kind == "Dashboard":
+        if live.dashboards_error is not None:
+            return error_action("Dashboard", resource.name, where, live.dashboards_error)
         record = state.dashboard(resource.name)
         can_read = live.capabilities.dashboards_list is True
         found: Mapping[str, Any] | None = None
@@ -147,6 +149,8 @@ def plan_resource(
 def _prune_actions(
     selected: Sequence[Resource], live: LiveState, state: State, options: PlanOptions
 ) -> list[Action]:
+    if live.dashboards_error is not None:
+        return []
     desired = {r.name for r in selected if r.kind == "Dashboard"}
     out: list[Action] = []
     for name, record in sorted(state.dashboards().items()):

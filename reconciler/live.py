@@ -61,6 +61,7 @@ class LiveState:
     pipe_ids: dict[str, PipeIds] = field(default_factory=dict)
     organizations: dict[str, Observed] = field(default_factory=dict)
     dashboards: list[dict[str, Any]] | None = None
+    dashboards_error: str | None = None
     capabilities: Capabilities = field(default_factory=Capabilities)
     notes: list[str] = field(default_factory=list)
 
@@ -299,7 +300,9 @@ class Fetcher:
             )
         except ApiError as exc:
             if not _unsupported(exc):
-                raise
+                # Reported on each dashboard; pipes and organizations are still planned.
+                self.live.dashboards_error = str(exc)
+                return
             self.live.capabilities.dashboards_list = False
             self.live.notes.append(
                 "the server has no dashboard list: dashboards are tracked through the state file"

@@ -409,3 +409,16 @@ def test_plan_should_send_nothing_when_a_manifest_is_invalid(
     assert result.exit_code == 1
     assert "greater than the maximum of 60000" in result.stderr
     assert emulator.requests() == []
+
+
+def test_plan_should_report_unreachable_server_on_every_resource(emulator: Emulator) -> None:
+    env = {
+        **emulator.env(),
+        "RECONCILE_BASE_URL": "http://127.0.0.1:1",
+        "RECONCILE_DASHBOARDS_URL": "http://127.0.0.1:1",
+    }
+    result = run_cli(["plan", str(REPO / "manifests")], env)
+    assert result.exit_code == 1
+    assert result.stdout.count("error: ") == 6  # every resource, none hidden by the first failure
+    assert "ConnectError" in result.stdout and "(http://127.0.0.1:1)" in result.stdout
+    assert "6 with errors" in result.stdout
