@@ -294,6 +294,11 @@ class Fetcher:
     # -- dashboards --------------------------------------------------------------------------
 
     async def _fetch_dashboards(self) -> None:
+        if not self.client.config.dashboards_token:
+            self.live.dashboards_error = (
+                "no dashboards token: set RECONCILE_DASHBOARDS_TOKEN or pass --dashboards-token"
+            )
+            return
         try:
             listed = await self.client.dashboards(
                 "GET", "/api/v2/dashboards", resource="dashboards list"
