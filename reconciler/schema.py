@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
-from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from reconciler.resources import JsonPath
-
-Check = Callable[[Any], bool]
-Fix = Callable[[Any], Any]
+from reconciler.schemacompile import Check, Compiler, Fix, Unsupported
 
 KIND_FILES: dict[str, str] = {
     "Pipe": "pipe.schema.json",
@@ -77,246 +73,6 @@ def load_schemas() -> dict[str, dict[str, Any]]:
     return {name: json.loads((directory / name).read_text(encoding="utf-8")) for name in names}
 
 
-class Unsupported(Exception):
-    """The fast compiler met a keyword it does not implement (jsonschema is used instead)."""
-
-
-class _Compiler:
-    """Compiles schemas into closures: a validity check and an integer normaliser."""
-
-    def __init__(self, schemas: Mapping[str, dict[str, Any]]) -> None:
-        self.schemas = schemas
-        self.checks: dict[tuple[str, str], Check] = {}
-        self.fixes: dict[tuple[str, str], Fix | None] = {}
-
-    def resolve(self, ref: str, base: str) -> tuple[dict[str, Any], str, str]:
-        """Return the schema a ``$ref`` names, its document and pointer."""
-        doc, _, pointer = ref.partition("#")
-        doc = doc or base
-        if doc not in self.schemas:
-            raise Unsupported(f"$ref to unknown document {doc}")
-        node: Any = self.schemas[doc]
-        for part in pointer.strip("/").split("/") if pointer.strip("/") else []:
-            node = node[part.replace("~1", "/").replace("~0", "~")]
-        return node, doc, pointer
-
-    def ref_check(self, ref: str, base: str) -> Check:
-        target, doc, pointer = self.resolve(ref, base)
-        key = (doc, pointer)
-        if key not in self.checks:
-            cell: list[Check] = []
-            self.checks[key] = lambda x: cell[0](x)
-            cell.append(self.check(target, doc))
-            self.checks[key] = cell[0]
-        return self.checks[key]
-
-    def check(self, schema: Any, base: str) -> Check:
-        """Return a function telling whether an instance is valid under ``schema``."""
-        if schema is True:
-            return lambda x: True
-        if schema is False:
-            return lambda x: False
-        unknown = set(schema) - _ANNOTATIONS - _HANDLED
-        if unknown:
-            raise Unsupported(", ".join(sorted(unknown)))
-        checks: list[Check] = []
-        if "$ref" in schema:
-            checks.append(self.ref_check(schema["$ref"], base))
-        if "type" in schema:
-            checks.append(_type_check(schema["type"]))
-        if "enum" in schema:
-            values = schema["enum"]
-            if not all(isinstance(v, str) for v in values):
-                raise Unsupported("non-string enum")
-            allowed = frozenset(values)
-            checks.append(lambda x: type(x) is str and x in allowed)
-        if "const" in schema:
-            const = schema["const"]
-            if not isinstance(const, str):
-                raise Unsupported("non-string const")
-            checks.append(lambda x: type(x) is str and x == const)
-        checks.extend(_number_checks(schema))
-        checks.extend(_string_checks(schema))
-        if {
-            "properties",
-            "required",
-            "additionalProperties",
-            "minProperties",
-            "maxProperties",
-        } & set(schema):
-            checks.append(self.object_check(schema, base))
-        if {"items", "minItems", "maxItems"} & set(schema):
-            checks.append(self.array_check(schema, base))
-        if "oneOf" in schema:
-            alternatives = [self.check(s, base) for s in schema["oneOf"]]
-            checks.append(lambda x: sum(1 for c in alternatives if c(x)) == 1)
-        if "anyOf" in schema:
-            options = [self.check(s, base) for s in schema["anyOf"]]
-            checks.append(lambda x: any(c(x) for c in options))
-        if len(checks) == 1:
-            return checks[0]
-
-        def all_of(x: Any) -> bool:
-            for c in checks:  # noqa: SIM110 - a plain loop is faster than all() on the hot path
-                if not c(x):
-                    return False
-            return True
-
-        return all_of
-
-    def object_check(self, schema: dict[str, Any], base: str) -> Check:
-        props = {k: self.check(v, base) for k, v in schema.get("properties", {}).items()}
-        required = tuple(schema.get("required", ()))
-        extra = schema.get("additionalProperties", True)
-        extra_check = None if isinstance(extra, bool) else self.check(extra, base)
-        closed = extra is False
-        low = schema.get("minProperties", 0)
-        high = schema.get("maxProperties")
-
-        def check(x: Any) -> bool:
-            if type(x) is not dict:
-                return True
-            for name in required:
-                if name not in x:
-                    return False
-            if not low <= len(x) or (high is not None and len(x) > high):
-                return False
-            for k, v in x.items():
-                c = props.get(k)
-                if c is not None:
-                    if not c(v):
-                        return False
-                elif closed or (extra_check is not None and not extra_check(v)):
-                    return False
-            return True
-
-        return check
-
-    def array_check(self, schema: dict[str, Any], base: str) -> Check:
-        item = self.check(schema["items"], base) if "items" in schema else None
-        low = schema.get("minItems", 0)
-        high = schema.get("maxItems")
-
-        def check(x: Any) -> bool:
-            if type(x) is not list:
-                return True
-            if len(x) < low or (high is not None and len(x) > high):
-                return False
-            return item is None or all(item(v) for v in x)
-
-        return check
-
-    def fix(self, schema: Any, base: str) -> Fix | None:
-        """Return a function turning integral floats into ints where ``schema`` says integer."""
-        if not isinstance(schema, dict):
-            return None
-        if "$ref" in schema:
-            target, doc, pointer = self.resolve(schema["$ref"], base)
-            key = (doc, pointer)
-            if key not in self.fixes:
-                self.fixes[key] = None  # a recursive reference normalises nothing more
-                self.fixes[key] = self.fix(target, doc)
-            return self.fixes[key]
-        types = schema.get("type")
-        if types == "integer" or (isinstance(types, list) and "integer" in types):
-            return lambda x: int(x) if type(x) is float and x.is_integer() else x
-        props = {k: self.fix(v, base) for k, v in schema.get("properties", {}).items()}
-        prop_fixes = {k: f for k, f in props.items() if f is not None}
-        item_fix = self.fix(schema["items"], base) if "items" in schema else None
-        if not prop_fixes and item_fix is None:
-            return None
-
-        def fix(x: Any) -> Any:
-            if prop_fixes and type(x) is dict:
-                for k, f in prop_fixes.items():
-                    if k in x:
-                        x[k] = f(x[k])
-            elif item_fix is not None and type(x) is list:
-                x[:] = [item_fix(v) for v in x]
-            return x
-
-        return fix
-
-
-_HANDLED = frozenset(
-    {
-        "$ref",
-        "type",
-        "enum",
-        "const",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "properties",
-        "required",
-        "additionalProperties",
-        "minProperties",
-        "maxProperties",
-        "items",
-        "minItems",
-        "maxItems",
-        "oneOf",
-        "anyOf",
-    }
-)
-
-
-def _is_type(x: Any, name: str) -> bool:
-    kind = type(x)
-    if name == "integer":
-        return kind is int or (kind is float and x.is_integer())
-    return {
-        "number": kind is int or kind is float,
-        "string": kind is str,
-        "boolean": kind is bool,
-        "object": kind is dict,
-        "array": kind is list,
-        "null": x is None,
-    }.get(name, False)
-
-
-def _type_check(types: str | list[str]) -> Check:
-    names = [types] if isinstance(types, str) else list(types)
-    simple = {"string": str, "boolean": bool, "object": dict, "array": list}
-    if len(names) == 1 and names[0] in simple:
-        wanted = simple[names[0]]
-        return lambda x: type(x) is wanted
-    return lambda x: any(_is_type(x, n) for n in names)
-
-
-def _bound_check(keyword: str, bound: Any) -> Check:
-    ops: dict[str, Callable[[Any], bool]] = {
-        "minimum": lambda x: x >= bound,
-        "maximum": lambda x: x <= bound,
-        "exclusiveMinimum": lambda x: x > bound,
-        "exclusiveMaximum": lambda x: x < bound,
-    }
-    ok = ops[keyword]
-    return lambda x: (type(x) is not int and type(x) is not float) or ok(x)
-
-
-def _number_checks(schema: dict[str, Any]) -> Iterator[Check]:
-    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        if keyword in schema:
-            yield _bound_check(keyword, schema[keyword])
-
-
-def _string_checks(schema: dict[str, Any]) -> Iterator[Check]:
-    if "minLength" in schema:
-        low = schema["minLength"]
-        yield lambda x: type(x) is not str or len(x) >= low
-    if "maxLength" in schema:
-        high = schema["maxLength"]
-        yield lambda x: type(x) is not str or len(x) <= high
-    if "pattern" in schema:
-        search = re.compile(schema["pattern"]).search
-        yield lambda x: type(x) is not str or search(x) is not None
-
-
 @cache
 def json_validator(kind: str) -> Any:
     """Return the jsonschema ``Draft202012Validator`` of ``kind`` (imported only when needed)."""
@@ -361,7 +117,7 @@ def kind_schema(kind: str) -> KindSchema:
     schemas = load_schemas()
     file = KIND_FILES[kind]
     schema = schemas[file]
-    compiler = _Compiler(schemas)
+    compiler = Compiler(schemas)
     try:
         fast = compiler.check(schema, file)
     except Unsupported:
