@@ -345,8 +345,10 @@ class Applier:
     # -- state ---------------------------------------------------------------------------------
 
     def _record_applied(self, action: Action, live: Any) -> None:
+        # Every field the manifest manages (not only the changed ones), secrets included.
         managed = sorted(
-            {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
+            {".".join(map(str, p)) for p in _leaf_paths(action.basis)}
+            | {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
         )
         if action.kind == "Pipe":
             self.state.record(
@@ -404,6 +406,12 @@ class Applier:
 
     def _save(self) -> None:
         self.state.save()
+
+
+def _leaf_paths(value: Any, path: JsonPath = ()) -> list[JsonPath]:
+    if isinstance(value, Mapping) and value:
+        return [leaf for k, v in value.items() for leaf in _leaf_paths(v, (*path, k))]
+    return [path] if path else []
 
 
 def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[dict[str, Any]]:
