@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -422,3 +423,16 @@ def test_plan_should_report_unreachable_server_on_every_resource(emulator: Emula
     assert result.stdout.count("error: ") == 6  # every resource, none hidden by the first failure
     assert "ConnectError" in result.stdout and "(http://127.0.0.1:1)" in result.stdout
     assert "6 with errors" in result.stdout
+
+
+def test_plan_json_should_match_its_published_schema(emulator: Emulator, tmp_path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    result = run_cli(
+        ["plan", str(REPO / "manifests"), "-o", "json", "--state", str(tmp_path / "s.json")],
+        emulator.env(),
+    )
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(result.json())]
+    assert errors == []
