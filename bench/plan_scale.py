@@ -57,11 +57,7 @@ _MANAGEMENT = re.compile(
 _DASHBOARDS = re.compile(r"^dashboards API: (?P<url>http://\S+)  Bearer (?P<token>\S+)$")
 
 
-# Start the emulator through bench/emulator_nodelay.py (TCP_NODELAY; see its docstring) unless
-# --emulator-as-is is given.
-LAUNCHER = [sys.executable, str(ROOT / "bench" / "emulator_nodelay.py")]
-AS_IS = [sys.executable, "-m", "reconciler", "emulator"]
-_launcher = LAUNCHER
+LAUNCHER = [sys.executable, "-m", "reconciler", "emulator"]
 
 
 class Emulator:
@@ -69,7 +65,7 @@ class Emulator:
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [*_launcher, "--port", "0", *args],
+            [*LAUNCHER, "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -564,14 +560,7 @@ def main() -> None:
     parser.add_argument(
         "--scenario", action="append", choices=sorted(SCENARIOS), help="Run only these."
     )
-    parser.add_argument(
-        "--emulator-as-is",
-        action="store_true",
-        help="Start the emulator unpatched (its ~40 ms keep-alive stall included).",
-    )
     args = parser.parse_args()
-    global _launcher
-    _launcher = AS_IS if args.emulator_as_is else LAUNCHER
     chosen = args.scenario or list(SCENARIOS)
     rows: list[Row] = []
     started = time.perf_counter()
@@ -581,8 +570,7 @@ def main() -> None:
     print(
         f"reconcile scale benchmark ({'quick' if args.quick else 'full'}); "
         f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}; "
-        f"total {time.perf_counter() - started:.0f} s; emulator "
-        + ("as is" if args.emulator_as_is else "with TCP_NODELAY (bench/emulator_nodelay.py)")
+        f"total {time.perf_counter() - started:.0f} s"
     )
     print()
     print_table(rows)

@@ -331,6 +331,21 @@ class Client:
         idempotent: bool,
     ) -> tuple[Any, RequestRecord]:
         """Send one logical request (with retries); return the payload and its record."""
+        # The concurrency slot is taken before any per-request work: a thousand queued reads
+        # then wait here cheaply instead of each building its retry state up front, which
+        # delayed the first request by a third of a second at 1,000 pipes.
+        async with self._gate:
+            return await self._call(interface, method, path, body, resource, idempotent)
+
+    async def _call(
+        self,
+        interface: str,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None,
+        resource: str | None,
+        idempotent: bool,
+    ) -> tuple[Any, RequestRecord]:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = 0
 
@@ -384,20 +399,19 @@ class Client:
         self, interface: str, method: str, path: str, payload: str | None
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
-        async with self._gate:
-            await self._budgets[interface].acquire()
-            self.stats.requests[interface] += 1
-            try:
-                response = await self._http[interface].request(
-                    method, path, content=payload, headers=headers
-                )
-            except httpx.ConnectError as exc:
-                # Never reached the server: safe to resend anything.
-                raise _Retryable(self._transport_error(exc, method, path)) from None
-            except (httpx.TransportError, httpx.TimeoutException) as exc:
-                raise _Retryable(
-                    self._transport_error(exc, method, path), unknown_outcome=True
-                ) from None
+        await self._budgets[interface].acquire()
+        self.stats.requests[interface] += 1
+        try:
+            response = await self._http[interface].request(
+                method, path, content=payload, headers=headers
+            )
+        except httpx.ConnectError as exc:
+            # Never reached the server: safe to resend anything.
+            raise _Retryable(self._transport_error(exc, method, path)) from None
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            raise _Retryable(
+                self._transport_error(exc, method, path), unknown_outcome=True
+            ) from None
         status = response.status_code
         if status == 429:
             self.stats.throttled += 1
@@ -415,7 +429,9 @@ class Client:
         detail = str(exc)
         request = getattr(exc, "_request", None)
         if isinstance(request, httpx.Request):
-            detail = f"{detail} ({request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')})"
+            detail = (
+                f"{detail} ({request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')})"
+            )
         return ApiError(
             status=None,
             message=f"{reason}: {detail}" if detail else reason,
