@@ -399,7 +399,8 @@ class Client:
         self, interface: str, method: str, path: str, payload: str | None
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
-        await self._budgets[interface].acquire()
+        budget = self._budgets[interface]
+        started = await budget.acquire()
         self.stats.requests[interface] += 1
         try:
             response = await self._http[interface].request(
@@ -415,8 +416,9 @@ class Client:
         status = response.status_code
         if status == 429:
             self.stats.throttled += 1
-            self._budgets[interface].penalize(_retry_after(response))
+            budget.penalize(_retry_after(response), started)
             raise _Retryable(_parse_error(interface, response, method, path))
+        budget.admitted(started)
         if status == 503:
             raise _Retryable(_parse_error(interface, response, method, path))
         if status in (502, 504):

@@ -64,7 +64,10 @@ class RequestBudget:
         self._starts: deque[float] = deque()
         self._lock = asyncio.Lock()
         self._blocked_until = 0.0
+        self._last_cut = float("-inf")
+        self._admitted: deque[float] = deque()
         self.penalties = 0
+        self.cuts = 0
         self.waited = 0.0
 
     @property
@@ -78,10 +81,10 @@ class RequestBudget:
         """Return how many starts the budget currently allows per window."""
         return self._count
 
-    async def acquire(self) -> None:
-        """Wait until one more request may start, then record its start."""
+    async def acquire(self) -> float:
+        """Wait until one more request may start, record its start and return its time."""
         if self.rate.unlimited and self._blocked_until == 0.0:
-            return
+            return time.monotonic()
         async with self._lock:
             while True:
                 now = time.monotonic()
@@ -97,14 +100,40 @@ class RequestBudget:
                     break
                 self.waited += delay
                 await asyncio.sleep(delay)
+            started = time.monotonic()
             if not self.rate.unlimited:
-                self._starts.append(time.monotonic())
+                self._starts.append(started)
+            return started
 
-    def penalize(self, reset_seconds: float) -> None:
-        """Block every caller for ``reset_seconds`` and lower the rate for the rest of the run."""
+    def admitted(self, started: float) -> None:
+        """Record that a request started at ``started`` was answered without a 429."""
+        if self.rate.unlimited:
+            return
+        self._admitted.append(started)
+        while self._admitted and self._admitted[0] + self.rate.seconds <= started:
+            self._admitted.popleft()
+
+    def penalize(self, reset_seconds: float, started: float | None = None) -> None:
+        """Block every caller for ``reset_seconds`` and lower the rate for the rest of the run.
+
+        ``started`` is when the refused request started: 429s for requests that were already
+        in flight when the rate was last lowered belong to the same burst and lower it no
+        further (five answers to one burst are one lesson, not five).
+        """
         self.penalties += 1
-        self._blocked_until = max(self._blocked_until, time.monotonic() + max(0.0, reset_seconds))
-        if not self.rate.unlimited and self._count > 1:
-            # A 429 under our own budget means another client shares the key or the server
-            # counts differently: give up a quarter of our share, never below one.
-            self._count = max(1, (self._count * 3) // 4)
+        now = time.monotonic()
+        self._blocked_until = max(self._blocked_until, now + max(0.0, reset_seconds))
+        if self.rate.unlimited or self._count <= 1:
+            return
+        if started is not None and started < self._last_cut:
+            return
+        # A 429 under our own budget means another client shares the key or the server counts
+        # differently: the requests it admitted in the last window are the best estimate of
+        # its limit; give up at least a quarter and at most half of our share, never below one.
+        horizon = now - self.rate.seconds
+        admitted = sum(1 for t in self._admitted if t > horizon)
+        high, low = (self._count * 3) // 4, self._count // 2
+        estimate = admitted if admitted else high
+        self._count = max(1, min(high, max(low, estimate)))
+        self._last_cut = now
+        self.cuts += 1

@@ -169,7 +169,7 @@ def test_penalize_blocks_an_unlimited_budget_too(clock: FakeClock) -> None:
 
 def test_budget_records_each_start_after_waiting(clock: FakeClock) -> None:
     budget = RequestBudget(Rate(1, 1.0))
-    acquire: Callable[[], Awaitable[None]] = budget.acquire
+    acquire: Callable[[], Awaitable[float]] = budget.acquire
 
     async def main() -> list[float]:
         out = []
@@ -181,3 +181,41 @@ def test_budget_records_each_start_after_waiting(clock: FakeClock) -> None:
 
     starts = asyncio.run(main())
     assert [round(b - a, 6) for a, b in itertools.pairwise(starts)] == [1.05, 1.05]
+
+
+def test_penalize_should_lower_the_rate_once_for_429s_of_one_burst(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    starts = start_times(budget, clock, 10)
+    assert starts == pytest.approx([0.0] * 10)
+    clock.now += 0.1
+    for _ in range(5):  # five refusals of requests that were all in flight together
+        budget.penalize(5.0, started=0.0)
+    assert budget.penalties == 5
+    assert budget.cuts == 1
+    assert budget.current_count == 7
+
+
+def test_penalize_should_lower_the_rate_again_for_a_request_started_after_the_cut(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    budget.penalize(1.0, started=clock.now)
+    clock.now += 2.0
+    budget.penalize(1.0, started=clock.now - 0.5)
+    assert budget.cuts == 2
+    assert budget.current_count == 5
+
+
+def test_penalize_should_fall_to_what_the_server_admitted_but_not_below_half(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    for _ in range(5):
+        budget.admitted(clock.now)
+    clock.now += 0.2
+    budget.penalize(5.0, started=clock.now - 0.1)
+    assert budget.current_count == 5  # the server let five through: its limit, not 7
+    other = RequestBudget(Rate(10, 10.0))
+    other.admitted(clock.now)
+    other.penalize(5.0, started=clock.now)
+    assert other.current_count == 5  # one admission says little: never below half at once
