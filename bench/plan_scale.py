@@ -18,7 +18,7 @@ computed in the same run:
    ``--parallelism 1`` (run on 100 pipes and scaled to N, as printed);
 4. default mode, 10,000 pipes: peak RSS of the plan process, target ≤ 300 MB, and its wall;
 5. apply of 1,000 changed pipes: writes sent must equal pipes changed; 5a with ``--rate
-   none`` (raw speed), 5b under a 200/1 limit on both sides (wall ÷ (requests ÷ rate));
+   none`` (raw speed), 5b under a 100/1 limit on both sides (wall ÷ (requests ÷ rate));
    the projected wall at the real 10/10 limit is printed beneath;
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
@@ -470,7 +470,10 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
     """Apply of N changed pipes: exactly one write per changed pipe; wall against the rate."""
     n = 100 if quick else 1000
     rows: list[Row] = []
-    for label, limit in (("5a apply none", None), ("5b apply 200/1", "200/1")):
+    # 5b paces 1,000 writes at 100/1 (10 s): long enough that the fixed start-up cost (~0.8 s
+    # of Python start-up, parsing and planning) does not pass for pacing inefficiency, short
+    # enough to run; the real 10/10 limit is projected from it.
+    for label, limit in (("5a apply none", None), ("5b apply 100/1", "100/1")):
         flags = ["--rate-limit", limit] if limit else []
         emulator = Emulator("--seed-pipes", str(n), "--services", "3", *flags)
         try:
@@ -493,8 +496,13 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
         exact = writes == n
         notes = [f"writes sent {writes:,} for {n:,} changed pipes (exact: {exact}); reads {reads}"]
         if limit:
-            ideal = len(run.log) / 200
+            ideal = len(run.log) / 100
             ratio = run.wall / ideal
+            times = sorted(e["time"] for e in run.log)
+            notes.append(
+                f"request phase {times[-1] - times[0]:.2f} s of {run.wall:.2f} s wall (the rest is "
+                "start-up, parsing and planning)"
+            )
             ok = exact and ratio <= 1.1 and run.count(status=429) == 0
             ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.1×"
             notes.append(

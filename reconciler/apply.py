@@ -192,6 +192,8 @@ class Applier:
         self.secrets = secrets or {}
         self.progress = progress or (lambda n: None)
         self._dashboards_listable: bool | None = None
+        self._dirty = False
+        self._writer: asyncio.Task[None] | None = None
 
     async def apply(self, plan: Plan, *, stale: Mapping[str, str] | None = None) -> ApplyReport:
         """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message."""
@@ -207,14 +209,17 @@ class Applier:
             finally:
                 self.progress(1)
 
-        results = await asyncio.gather(*(one(a) for a in plan.actions))
+        try:
+            results = await asyncio.gather(*(one(a) for a in plan.actions))
+        finally:
+            await self.flush()
         return ApplyReport(list(results))
 
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:
             return ActionResult(action.key, action.operation, Outcome.FAILED, action.errors)
         if not action.has_changes:
-            self._record_unchanged(action)
+            await self._record_unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
         done: list[RequestResult] = []
         last: Any = None
@@ -254,7 +259,7 @@ class Applier:
                 if resolved is None:
                     done.append(_failed(request, exc, Outcome.UNCERTAIN))
                     done.extend(_skipped(r) for r in action.requests[index + 1 :])
-                    self._save()
+                    await self._persist(urgent=True)
                     return ActionResult(
                         action.key, action.operation, Outcome.UNCERTAIN, (str(exc),), tuple(done)
                     )
@@ -276,7 +281,7 @@ class Applier:
                 return ActionResult(
                     action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
                 )
-        self._record_applied(action, last)
+        await self._record_applied(action, last)
         problems = unconverged(action, last) if isinstance(last, Mapping) else []
         if problems:
             return ActionResult(
@@ -344,7 +349,7 @@ class Applier:
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _record_applied(self, action: Action, live: Any) -> None:
+    async def _record_applied(self, action: Action, live: Any) -> None:
         # Every field the manifest manages (not only the changed ones), secrets included.
         managed = sorted(
             {".".join(map(str, p)) for p in _leaf_paths(action.basis)}
@@ -379,9 +384,9 @@ class Applier:
                     if action.operation == Op.REPLACE and previous and previous.id
                     else None,
                 )
-        self._save()
+        await self._persist(urgent=action.kind == "Dashboard")
 
-    def _record_unchanged(self, action: Action) -> None:
+    async def _record_unchanged(self, action: Action) -> None:
         if (
             action.kind == "Dashboard"
             and action.target.get("id")
@@ -394,7 +399,7 @@ class Applier:
                 contentHash=action.content_hash,
                 createdByUs=False,
             )
-            self._save()
+            await self._persist(urgent=True)
         elif (
             action.kind == "Organization"
             and isinstance(action.basis, Mapping)
@@ -402,10 +407,34 @@ class Applier:
             and self.state.organization_values(action.key) != dict(action.basis)
         ):
             self.state.record(action.key, observed=dict(action.basis), target=dict(action.target))
-            self._save()
+            await self._persist(urgent=False)
 
-    def _save(self) -> None:
-        self.state.save()
+    async def _persist(self, *, urgent: bool) -> None:
+        """Save the state off the event loop, coalescing saves that pile up meanwhile.
+
+        A dashboard's record is urgent (awaited before the action reports done): losing it
+        could mean creating the dashboard twice. A pipe's or organization's record only holds
+        fingerprints and paths, which the next run recomputes, so other actions go on while
+        it is written; ``apply`` waits for the last write before it returns.
+        """
+        self._dirty = True
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_loop())
+        if urgent:
+            await asyncio.shield(self._writer)
+
+    async def _write_loop(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            data = self.state.serialize()  # a snapshot taken on the loop, between actions
+            await asyncio.to_thread(self.state.write, data)
+
+    async def flush(self) -> None:
+        """Wait until every recorded change is on disk."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+        if self._writer is not None:
+            self._writer.result()
 
 
 def _leaf_paths(value: Any, path: JsonPath = ()) -> list[JsonPath]:

@@ -112,8 +112,15 @@ class State:
 
     def save(self) -> None:
         """Write the state atomically: temp file in the same directory, fsync, rename."""
+        self.write(self.serialize())
+
+    def serialize(self) -> str:
+        """Return the file's text for the state as it is now (a consistent snapshot)."""
+        return _dumps(self.to_json(), self._lines)
+
+    def write(self, data: str) -> None:
+        """Write ``data`` (from ``serialize``) atomically; safe to call from a worker thread."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = _dumps(self.to_json(), self._lines)
         fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
