@@ -16,27 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.api import DASHBOARDS, Client, OutcomeUnknown, RequestRecord
+from reconciler.api import Client, OutcomeUnknown, RequestRecord
 from reconciler.diff import (
-    MISSING,
     ChangeKind,
-    FieldChange,
-    content_hash,
-    format_mapping_key,
-    leaf_differences,
-    mapping_key,
-    project,
-    same,
 )
-from reconciler.errors import ApiError, PlanError
-from reconciler.live import PipeIds, read_dashboards
+from reconciler.errors import ApiError
+from reconciler.live import read_dashboards
 from reconciler.plan import DEFERRED_ENDPOINTS, Action, Op, Plan, Request
 from reconciler.resources import JsonPath
 from reconciler.state import State
+from reconciler.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
 
 
 class Outcome:
@@ -102,78 +95,6 @@ class ApplyReport:
         for result in self.results:
             out[result.outcome] = out.get(result.outcome, 0) + 1
         return out
-
-
-def _value_at(obj: Any, path: JsonPath) -> Any:
-    node = obj
-    for part in path:
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        else:
-            return MISSING
-    return node
-
-
-def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
-    """List the planned changes that ``live`` (the object after the writes) does not show."""
-    problems: list[str] = []
-    if action.kind == "Pipe":
-        mappings = _value_at(live, ("source", "postgres", "tableMappings"))
-        present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
-        added = {
-            format_mapping_key(mapping_key(c.new))
-            for c in action.changes
-            if c.kind is ChangeKind.ADD
-        }
-        for change in action.changes:
-            if change.kind is ChangeKind.SET:
-                have = _value_at(live, change.path)
-                if not same(change.new, have):
-                    problems.append(
-                        f"{change.dotted} is {have!r} after the write, expected {change.new!r}"
-                    )
-            elif change.kind is ChangeKind.ADD:
-                key = mapping_key(change.new)
-                if key not in present or not same(change.new, present[key]):
-                    problems.append(
-                        f"table mapping {format_mapping_key(key)} is missing after the write"
-                    )
-            elif (
-                change.kind is ChangeKind.REMOVE
-                and str(change.path[-1]) not in added
-                and mapping_key(change.old) in present
-            ):
-                problems.append(
-                    f"table mapping {format_mapping_key(mapping_key(change.old))} is still present"
-                )
-    elif action.kind == "Organization":
-        endpoints = {
-            str(e.get("id")): e
-            for e in live.get("privateEndpoints") or []
-            if isinstance(e, Mapping)
-        }
-        added = {str(c.path[-1]) for c in action.changes if c.kind is ChangeKind.ADD}
-        for change in action.changes:
-            ident = str(change.path[-1])
-            if change.kind is ChangeKind.SET and not same(
-                change.new, live.get(str(change.path[0]), MISSING)
-            ):
-                problems.append(
-                    f"{change.dotted} is {live.get(str(change.path[0]))!r} after the write"
-                )
-            elif change.kind is ChangeKind.ADD and (
-                ident not in endpoints or not same(change.new, endpoints[ident])
-            ):
-                problems.append(f"private endpoint {ident} is missing after the write")
-            elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
-                problems.append(f"private endpoint {ident} is still present after the write")
-    elif action.kind == "Dashboard" and action.operation != Op.DELETE:
-        for change in action.changes:
-            if change.kind is ChangeKind.SET and not same(
-                change.new, live.get(str(change.path[0]), MISSING)
-            ):
-                problems.append(f"{change.dotted} differs after the write")
-    return problems
 
 
 class Applier:
@@ -332,7 +253,7 @@ class Applier:
             return None
         if not isinstance(live, Mapping):
             return None
-        if _write_visible(action, request, live):
+        if write_visible(action, request, live):
             return live
         # Not applied: the request never took effect, so sending it once more is safe.
         try:
@@ -352,7 +273,7 @@ class Applier:
     async def _record_applied(self, action: Action, live: Any) -> None:
         # Every field the manifest manages (not only the changed ones), secrets included.
         managed = sorted(
-            {".".join(map(str, p)) for p in _leaf_paths(action.basis)}
+            {".".join(map(str, p)) for p in leaf_paths(action.basis)}
             | {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
         )
         if action.kind == "Pipe":
@@ -437,56 +358,6 @@ class Applier:
             self._writer.result()
 
 
-def _leaf_paths(value: Any, path: JsonPath = ()) -> list[JsonPath]:
-    if isinstance(value, Mapping) and value:
-        return [leaf for k, v in value.items() for leaf in _leaf_paths(v, (*path, k))]
-    return [path] if path else []
-
-
-def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Compute private endpoint add/remove bodies from the organization just read."""
-    wanted = [dict(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
-    current = [e for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)]
-    by_id = {str(e.get("id")): e for e in current}
-    want_ids = {str(e.get("id")) for e in wanted}
-    adds = [e for e in wanted if str(e.get("id")) not in by_id]
-    changed = [
-        e for e in wanted if str(e.get("id")) in by_id and not same(e, by_id[str(e.get("id"))])
-    ]
-    removes = [dict(e) for i, e in by_id.items() if i not in want_ids]
-    removes += [dict(by_id[str(e.get("id"))]) for e in changed]
-    bodies: list[dict[str, Any]] = []
-    if removes:
-        bodies.append({"privateEndpoints": {"remove": removes}})
-    if adds or changed:
-        bodies.append({"privateEndpoints": {"add": adds + changed}})
-    return bodies
-
-
-def _write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> bool:
-    body = request.body or {}
-    if action.kind == "Pipe":
-        postgres = (body.get("source") or {}).get("postgres") or {}
-        mappings = _value_at(live, ("source", "postgres", "tableMappings"))
-        present = {mapping_key(m) for m in mappings} if isinstance(mappings, list) else set()
-        adds = [mapping_key(m) for m in postgres.get("tableMappingsToAdd") or []]
-        removes = [mapping_key(m) for m in postgres.get("tableMappingsToRemove") or []]
-        if adds:
-            return all(k in present for k in adds)
-        return bool(removes) and all(k not in present for k in removes)
-    if action.kind == "Organization":
-        endpoints = {
-            str(e.get("id")) for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)
-        }
-        change = body.get("privateEndpoints") or {}
-        added = [str(e.get("id")) for e in change.get("add") or []]
-        removed = [str(e.get("id")) for e in change.get("remove") or []]
-        if added:
-            return all(i in endpoints for i in added)
-        return bool(removed) and all(i not in endpoints for i in removed)
-    return False
-
-
 def _ok(request: Request, record: RequestRecord) -> RequestResult:
     return RequestResult(
         request.method,
@@ -520,106 +391,3 @@ def _skipped(request: Request) -> RequestResult:
         Outcome.SKIPPED,
         "an earlier request of this resource failed",
     )
-
-
-# -- saved plans ----------------------------------------------------------------------------------
-
-
-async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
-    """Re-read each changing action's live object; return messages for those that moved."""
-    stale: dict[str, str] = {}
-    dashboards: list[dict[str, Any]] | None = None
-    if any(a.kind == "Dashboard" and a.has_changes and a.basis is not None for a in plan.actions):
-        dashboards = await read_dashboards(client)
-
-    async def check(action: Action) -> None:
-        if not action.has_changes or action.basis is None:
-            return
-        label = f"{action.kind.lower()} {action.name}"
-        try:
-            if action.kind == "Pipe":
-                t = action.target
-                live: Any = await client.get(
-                    PipeIds(t["organizationId"], t["serviceId"], t["pipeId"]).path, resource=label
-                )
-            elif action.kind == "Organization":
-                try:
-                    live = await client.get(
-                        f"/v1/organizations/{action.target['organizationId']}", resource=label
-                    )
-                except ApiError as exc:
-                    if exc.status in (404, 405):
-                        return
-                    raise
-            else:
-                live = next(
-                    (d for d in dashboards or [] if str(d.get("id")) == action.target.get("id")),
-                    None,
-                )
-                if live is None:
-                    stale[action.key] = (
-                        f"stale plan for {label}: the dashboard no longer exists; run plan again"
-                    )
-                    return
-        except ApiError as exc:
-            stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
-            return
-        now = project(live, action.basis)
-        if content_hash(now) == action.basis_hash:
-            return
-        moved = leaf_differences(action.basis, now)
-        detail = "; ".join(
-            f"{'.'.join(str(p) for p in path)} changed from {_plain(before)} to {_plain(after)}"
-            for path, before, after in moved[:5]
-        )
-        stale[action.key] = (
-            f"stale plan for {label}: {detail or 'live object changed'} since planning; run plan again"
-        )
-
-    await asyncio.gather(*(check(a) for a in plan.actions))
-    return stale
-
-
-def _plain(value: Any) -> str:
-    return "absent" if value is MISSING else repr(value) if isinstance(value, str) else str(value)
-
-
-def secrets_for_saved_plan(
-    plan: Plan, resolved: Mapping[str, Mapping[str, Any]], fingerprint_of: Callable[[Any], str]
-) -> dict[str, dict[JsonPath, Any]]:
-    """Match each saved sensitive change with the secret resolved now; refuse a changed secret."""
-    out: dict[str, dict[JsonPath, Any]] = {}
-    for action in plan.actions:
-        for change in action.changes:
-            if change.kind is not ChangeKind.SENSITIVE or not action.has_changes:
-                continue
-            spec = resolved.get(action.key)
-            if spec is None:
-                raise PlanError(
-                    f"{action.key}: the plan changes a secret but the manifest is no longer among {list(plan.manifest_paths)}"
-                )
-            value = _value_at(spec, change.path)
-            dotted = ".".join(str(p) for p in change.path)
-            expected = action.secrets.get(dotted)
-            if value is MISSING or expected is None or fingerprint_of(value) != expected:
-                raise PlanError(
-                    f"{action.key}: the secret at {dotted} differs from the one the plan was made with; run plan again"
-                )
-            out.setdefault(action.key, {})[change.path] = value
-    return out
-
-
-def changed_paths(changes: Sequence[FieldChange]) -> list[str]:
-    """Return the dotted paths of changes (for summaries)."""
-    return [c.dotted for c in changes]
-
-
-__all__ = [
-    "DASHBOARDS",
-    "Applier",
-    "ApplyReport",
-    "Outcome",
-    "find_stale",
-    "secrets_for_saved_plan",
-    "unconverged",
-]

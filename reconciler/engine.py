@@ -17,16 +17,8 @@ from reconciler.api import Client
 from reconciler.diff import SecretCheck
 from reconciler.errors import ConfigError, Location, ManifestError
 from reconciler.live import Fetcher, LiveState, find_dashboard
-from reconciler.plan import (
-    Action,
-    Observed,
-    Plan,
-    error_action,
-    plan_dashboard,
-    plan_organization,
-    plan_pipe,
-    plan_prune,
-)
+from reconciler.plan import Action, Observed, Plan, error_action
+from reconciler.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
 from reconciler.resources import Resource
 from reconciler.secrets import resolve_tree, secret_paths
 from reconciler.state import State

@@ -10,24 +10,13 @@ from typing import Any
 
 import pytest
 
-from reconciler.apply import unconverged
 from reconciler.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
 from reconciler.errors import Location
-from reconciler.plan import (
-    DASHBOARDS,
-    Action,
-    DashboardRecord,
-    Observed,
-    Op,
-    Plan,
-    error_action,
-    plan_dashboard,
-    plan_organization,
-    plan_pipe,
-    plan_prune,
-)
+from reconciler.plan import DASHBOARDS, Action, DashboardRecord, Observed, Op, Plan, error_action
+from reconciler.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
 from reconciler.resources import PathPart, Resource
 from reconciler.secrets import Secret, fingerprint, reveal
+from reconciler.verify import unconverged
 
 KEY = b"k" * 32
 NO_SECRETS = SecretCheck(KEY, {})

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from reconciler.apply import secrets_for_saved_plan
 from reconciler.diff import ChangeKind, SecretCheck
 from reconciler.errors import Location, PlanError
 from reconciler.plan import (
@@ -21,13 +20,11 @@ from reconciler.plan import (
     Observed,
     Plan,
     error_action,
-    plan_dashboard,
-    plan_organization,
-    plan_pipe,
-    plan_prune,
 )
 from reconciler.planfile import SENSITIVE_TEXT, dumps, load, plan_to_json
+from reconciler.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
 from reconciler.resources import FixedLocator, Resource
+from reconciler.savedplan import secrets_for_saved_plan
 from reconciler.secrets import REDACTED, Secret, fingerprint, redact
 
 SECRET_VALUE = "s3cr3t-VALUE-x9-never-print"

@@ -10,17 +10,8 @@ import pytest
 
 from reconciler.diff import MISSING, ChangeKind, FieldChange, SecretCheck
 from reconciler.errors import Location
-from reconciler.plan import (
-    Action,
-    DashboardRecord,
-    Observed,
-    Op,
-    Plan,
-    Request,
-    error_action,
-    plan_dashboard,
-    plan_pipe,
-)
+from reconciler.plan import Action, DashboardRecord, Observed, Op, Plan, Request, error_action
+from reconciler.planners import plan_dashboard, plan_pipe
 from reconciler.render import (
     MARKDOWN_LIMIT,
     describe_change,

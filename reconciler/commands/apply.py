@@ -65,12 +65,13 @@ def apply(**kw: Any) -> int:
 def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) -> int:
     from reconciler import planfile
     from reconciler.api import Client
-    from reconciler.apply import Applier, find_stale, secrets_for_saved_plan
+    from reconciler.apply import Applier
     from reconciler.commands.common import Progress, make_config, run
     from reconciler.engine import PlanOptions, compute_plan, resolve_pipe_secrets
     from reconciler.errors import ConfigError, ManifestError, ManifestErrors
     from reconciler.manifests import load_resources
     from reconciler.render import render_text
+    from reconciler.savedplan import find_stale, secrets_for_saved_plan
     from reconciler.secrets import fingerprint
     from reconciler.state import default_state_path, locked_state
 
