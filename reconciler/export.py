@@ -32,14 +32,9 @@ from reconciler.inventory import (
     source_kind,
 )
 from reconciler.resources import API_VERSION, JsonPath
-from reconciler.schema import load_schemas, schema_dir
+from reconciler.schema import KIND_FILES, load_schemas, schema_dir
 
 _MISSING = object()
-_SCHEMA_FILE = {
-    "Pipe": "pipe.schema.json",
-    "Organization": "organization.schema.json",
-    "Dashboard": "dashboard.schema.json",
-}
 _FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
 _SECRET_HINTS = {
     "kafka": [
@@ -162,7 +157,7 @@ def pipe_document(
     pipe: Mapping[str, Any], org: str, service_id: str, name: str, *, with_expectations: bool
 ) -> Document:
     """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields."""
-    schema = load_schemas()[_SCHEMA_FILE["Pipe"]]["$defs"]["spec"]
+    schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
     def keep(path: JsonPath) -> bool:
         if path[:2] == ("source", "validateSamples"):
@@ -170,7 +165,7 @@ def pipe_document(
         return with_expectations or is_writable_pipe_path(path)
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
-    fitted = fit(body, schema, _SCHEMA_FILE["Pipe"], (), keep)
+    fitted = fit(body, schema, KIND_FILES["Pipe"], (), keep)
     spec: dict[str, Any] = {
         "organizationId": org,
         "serviceId": service_id,
@@ -194,18 +189,18 @@ def pipe_document(
 
 def organization_document(org: Mapping[str, Any], name: str) -> Document:
     """Build the Organization manifest: id, name and the full private endpoint list."""
-    schema = load_schemas()[_SCHEMA_FILE["Organization"]]["properties"]["spec"]
+    schema = load_schemas()[KIND_FILES["Organization"]]["properties"]["spec"]
     body = {k: v for k, v in org.items() if k in ("name", "privateEndpoints")}
-    fitted = fit(body, schema, _SCHEMA_FILE["Organization"], (), lambda p: True)
+    fitted = fit(body, schema, KIND_FILES["Organization"], (), lambda p: True)
     spec = {"organizationId": str(org.get("id"))} | (fitted if isinstance(fitted, dict) else {})
     return Document("Organization", name, spec)
 
 
 def dashboard_document(dashboard: Mapping[str, Any], name: str) -> Document:
     """Build the Dashboard manifest: name, tiles and tags, without service-assigned ids."""
-    schema = load_schemas()[_SCHEMA_FILE["Dashboard"]]["properties"]["spec"]
+    schema = load_schemas()[KIND_FILES["Dashboard"]]["properties"]["spec"]
     body = {k: v for k, v in dashboard.items() if k in ("name", "tiles", "tags")}
-    fitted = fit(body, schema, _SCHEMA_FILE["Dashboard"], (), lambda p: True)
+    fitted = fit(body, schema, KIND_FILES["Dashboard"], (), lambda p: True)
     return Document("Dashboard", name, fitted if isinstance(fitted, dict) else {})
 
 
@@ -247,7 +242,7 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
 
 def modeline(kind: str, file: Path) -> str:
     """Return the editor modeline pointing at the kind's schema, relative to ``file``."""
-    target = schema_dir().resolve() / _SCHEMA_FILE[kind]
+    target = schema_dir().resolve() / KIND_FILES[kind]
     try:
         ref = Path(os.path.relpath(target, file.resolve().parent)).as_posix()
     except ValueError:  # another drive: fall back to the absolute path
