@@ -272,7 +272,8 @@ class Client:
 
     async def get(self, path: str, *, resource: str | None = None) -> Any:
         """GET a management path and return the envelope's ``result``."""
-        return await self.request(MANAGEMENT, "GET", path, resource=resource, idempotent=True)
+        result, _ = await self.call(MANAGEMENT, "GET", path, resource=resource, idempotent=True)
+        return result
 
     async def patch(
         self,
@@ -283,9 +284,10 @@ class Client:
         idempotent: bool = True,
     ) -> Any:
         """PATCH a management path; ``idempotent`` says whether a resend is harmless."""
-        return await self.request(
+        result, _ = await self.call(
             MANAGEMENT, "PATCH", path, body, resource=resource, idempotent=idempotent
         )
+        return result
 
     async def dashboards(
         self,
@@ -298,27 +300,12 @@ class Client:
     ) -> Any:
         """Call the dashboards interface and return the ``data`` member."""
         safe = method in ("GET", "PUT", "DELETE") if idempotent is None else idempotent
-        return await self.request(
+        result, _ = await self.call(
             DASHBOARDS, method, path, body, resource=resource, idempotent=safe
         )
+        return result
 
     # -- machinery -------------------------------------------------------------------------
-
-    async def request(
-        self,
-        interface: str,
-        method: str,
-        path: str,
-        body: Mapping[str, Any] | None = None,
-        *,
-        resource: str | None = None,
-        idempotent: bool,
-    ) -> Any:
-        """Send one logical request (with retries) and return the unwrapped payload."""
-        result, _ = await self.call(
-            interface, method, path, body, resource=resource, idempotent=idempotent
-        )
-        return result
 
     async def call(
         self,
