@@ -155,7 +155,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                     ):
                         click.echo("Apply cancelled; nothing was sent.")
                         return 1
-                progress = Progress("applying", total=len(the_plan.actions))
+                progress = Progress("applying", total=len(the_plan.actions), unit="action")
                 try:
                     applier = Applier(client, state, secrets=secrets, progress=progress)
                     report = await applier.apply(the_plan, stale=stale)

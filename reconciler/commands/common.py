@@ -140,13 +140,13 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 class Progress:
     """A tqdm counter on stderr, shown only when stderr is a TTY."""
 
-    def __init__(self, description: str, total: int | None = None) -> None:
+    def __init__(self, description: str, total: int | None = None, unit: str = "req") -> None:
         from tqdm import tqdm
 
         self._bar = tqdm(
             total=total,
             desc=description,
-            unit="req",
+            unit=unit,
             file=sys.stderr,
             disable=not sys.stderr.isatty(),
             leave=False,
