@@ -112,7 +112,6 @@ class Applier:
         self.state = state
         self.secrets = secrets or {}
         self.progress = progress or (lambda n: None)
-        self._dashboards_listable: bool | None = None
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
 

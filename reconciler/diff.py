@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -321,10 +321,3 @@ def leaf_differences(
     if before is MISSING or after is MISSING or not same(before, after) or not same(after, before):
         return [(path, before, after)]
     return []
-
-
-def select(
-    changes: Sequence[FieldChange], predicate: Callable[[FieldChange], bool]
-) -> list[FieldChange]:
-    """Return the changes matching ``predicate`` (small helper for readable call sites)."""
-    return [c for c in changes if predicate(c)]

@@ -13,7 +13,6 @@ from reconciler.resources import JsonPath
 
 # Keys of a Pipe spec that identify the pipe rather than describe it.
 PIPE_IDENTITY: frozenset[str] = frozenset({"organizationId", "serviceId", "service", "pipeId"})
-ORGANIZATION_IDENTITY: frozenset[str] = frozenset({"organizationId"})
 
 SOURCE_KINDS: tuple[str, ...] = ("kafka", "objectStorage", "kinesis", "postgres")
 
@@ -35,9 +34,6 @@ _TOP_WRITABLE: frozenset[str] = frozenset(
 # the set-like table mappings, which become add/remove).
 TABLE_MAPPINGS: JsonPath = ("source", "postgres", "tableMappings")
 TABLE_MAPPING_KEY: tuple[str, str, str] = ("sourceSchemaName", "sourceTable", "targetTable")
-
-# Fields that change on their own and must never count as drift.
-VOLATILE: frozenset[str] = frozenset({"updatedAt", "createdAt", "id", "serviceId"})
 
 
 def is_writable_pipe_path(path: JsonPath) -> bool:

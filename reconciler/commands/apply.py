@@ -141,10 +141,9 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                 if not the_plan.changed:
                     if text_out:
                         click.echo("Nothing to apply.")
-                    report_failed = bool(the_plan.failed)
-                    if not text_out:
+                    else:
                         click.echo(json.dumps(_results_json([], the_plan), indent=2))
-                    return 1 if report_failed else 0
+                    return 1 if the_plan.failed else 0
                 if not auto_approve:
                     if not sys.stdin.isatty():
                         raise ConfigError(
