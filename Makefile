@@ -13,11 +13,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m reconciler.demo
+	$(BIN)/python -m reconciler.cli.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench
 	$(BIN)/ruff format --check reconciler tests bench
+	$(BIN)/lint-imports
 
 types: $(STAMP)
 	$(BIN)/mypy

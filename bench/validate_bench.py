@@ -142,7 +142,7 @@ def time_process(directory: Path, runs: int = 3) -> float:
 
 def time_in_process(directory: Path, runs: int = 3) -> float:
     """Return the median time of ``load_resources`` on ``directory``."""
-    from reconciler.manifests import load_resources
+    from reconciler.load.manifests import load_resources
 
     times = []
     for _ in range(runs):

@@ -1,10 +1,21 @@
 """reconcile: keep a cloud database organization equal to YAML manifests.
 
-The package is layered in one direction: ``cli`` parses options and renders; ``manifests``
-loads and validates desired resources; ``api`` is the only HTTP client; ``live`` fetches live
-objects through it; ``diff`` and ``plan`` are pure; ``apply`` walks a plan's actions; ``state``
-keeps what the API cannot tell us (dashboard ids, secret fingerprints). The ``emulator``
-subpackage is a separate server implementation of the same API and shares no code with the rest.
+One folder per stage of the data flow, each importing only downwards (checked by
+import-linter, ``make lint``):
+
+- ``model``: shared vocabulary (resources, field rules, secret references, errors);
+- ``load``: manifests from YAML, validated against the JSON Schemas;
+- ``client``: the one HTTP client, its request budget, and the read layer;
+- ``state``: what the API cannot tell us, and where it is kept;
+- ``plan``: pure diff and planners, the immutable plan, rendering, the plan file;
+- ``apply``: walks a plan's actions and verifies every answer;
+- ``inventory``: read-only views (``get``, ``export``, ``check backups``);
+- ``cli``: click only — parse options, call one core function, render.
+
+The ``emulator`` package is a separate implementation of the server and shares no code with
+the rest.
 """
 
-__version__ = "0.1.0"
+from reconciler.model.version import __version__
+
+__all__ = ["__version__"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from reconciler.errors import ManifestErrors
-from reconciler.manifests import load_resources
+from reconciler.load.manifests import load_resources
+from reconciler.model.errors import ManifestErrors
 
 ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"
 SERVICE = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71"

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from reconciler.state import locked_state
+from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
@@ -299,7 +299,7 @@ def test_apply_should_take_over_lock_left_by_dead_process(
         [
             sys.executable,
             "-c",
-            f"from reconciler.state import locked_state\nfrom pathlib import Path\nimport os\nwith locked_state(Path({str(state)!r})):\n    os.kill(os.getpid(), 9)",
+            f"from reconciler.state.local import locked_state\nfrom pathlib import Path\nimport os\nwith locked_state(Path({str(state)!r})):\n    os.kill(os.getpid(), 9)",
         ],
     )
     holder.wait()

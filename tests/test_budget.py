@@ -1,4 +1,4 @@
-"""The request budget (``reconciler.budget``): ``Rate.parse`` and the sliding-window
+"""The request budget (``reconciler.client.budget``): ``Rate.parse`` and the sliding-window
 ``RequestBudget`` driven by a fake monotonic clock (``time.monotonic`` and ``asyncio.sleep``
 patched), so window arithmetic is checked exactly without waiting."""
 
@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from reconciler.budget import Rate, RequestBudget
+from reconciler.client.budget import Rate, RequestBudget
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr("reconciler.budget.time.monotonic", fake.monotonic)
+    monkeypatch.setattr("reconciler.client.budget.time.monotonic", fake.monotonic)
     real_sleep = asyncio.sleep
 
     async def patched_sleep(delay: float, result: object = None) -> object:
@@ -85,7 +85,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
         await fake.sleep(delay)
         return result
 
-    monkeypatch.setattr("reconciler.budget.asyncio.sleep", patched_sleep)
+    monkeypatch.setattr("reconciler.client.budget.asyncio.sleep", patched_sleep)
     return fake
 
 

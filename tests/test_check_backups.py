@@ -6,8 +6,8 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
-from reconciler.inventory import assess_backups
-from reconciler.inventory_views import offender_line
+from reconciler.inventory.reads import assess_backups
+from reconciler.inventory.views import offender_line
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, ORG_ID, STAGING
 from tests.test_inventory_get import ISO, api_paths, invoke

@@ -1,5 +1,5 @@
 """Pure diff rules: managed fields, number/bool/null semantics, arrays, table mappings, secrets,
-expectations, organizations and dashboards (``reconciler.diff``)."""
+expectations, organizations and dashboards (``reconciler.plan.diff``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from reconciler.diff import (
+from reconciler.model.errors import Location
+from reconciler.model.resources import FixedLocator, PathPart, Resource
+from reconciler.model.secrets import Secret, fingerprint
+from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
     FieldChange,
@@ -22,9 +25,6 @@ from reconciler.diff import (
     project,
     same,
 )
-from reconciler.errors import Location
-from reconciler.resources import FixedLocator, PathPart, Resource
-from reconciler.secrets import Secret, fingerprint
 
 KEY = b"k" * 32
 NO_SECRETS = SecretCheck(KEY, {})

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reconciler.export import slugify, unique_names
+from reconciler.inventory.export import slugify, unique_names
 from tests.conftest import Emulator
 from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE, STAGING
 from tests.test_inventory_get import invoke

@@ -6,14 +6,14 @@ from datetime import timedelta
 
 import pytest
 
-from reconciler.errors import ConfigError
-from reconciler.inventory import (
+from reconciler.inventory.reads import (
     human_duration,
     human_size,
     parse_duration,
     redact_secrets,
     utc_iso,
 )
+from reconciler.model.errors import ConfigError
 
 
 @pytest.mark.parametrize(

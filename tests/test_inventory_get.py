@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from reconciler.cli import cli
-from reconciler.errors import ReconcileError
+from reconciler.model.errors import ReconcileError
 from tests.conftest import Emulator
 from tests.seed_ids import (
     ANALYTICS,

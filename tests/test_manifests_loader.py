@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import Location, ManifestErrors
-from reconciler.manifests import find_manifest_files, load_resources
+from reconciler.load.manifests import find_manifest_files, load_resources
+from reconciler.model.errors import Location, ManifestErrors
 from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORG, ORGANIZATION, replace_line, write
 
 

@@ -1,4 +1,4 @@
-"""The fast YAML layer (``reconciler.yamlsource``): same data as ruamel's safe loader, JSON types.
+"""The fast YAML layer (``reconciler.load.yamlsource``): same data as ruamel's safe loader, JSON types.
 
 Checks the event-based builder against ``YAML(typ="safe", pure=False)`` on the example
 manifests and on scalar edge cases, that it really runs on the C parser, that timestamps
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from reconciler import yamlsource
-from reconciler.yamlsource import YamlSyntaxError, parse, position_index, resolve_plain
+from reconciler.load import yamlsource
+from reconciler.load.yamlsource import YamlSyntaxError, parse, position_index, resolve_plain
 
 REPO = Path(__file__).resolve().parent.parent
 

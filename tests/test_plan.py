@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from reconciler.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
-from reconciler.errors import Location
-from reconciler.plan import DASHBOARDS, Action, DashboardRecord, Observed, Op, Plan, error_action
-from reconciler.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.resources import PathPart, Resource
-from reconciler.secrets import Secret, fingerprint, reveal
-from reconciler.verify import unconverged
+from reconciler.apply.verify import unconverged
+from reconciler.client.live import Observed
+from reconciler.model.errors import Location
+from reconciler.model.resources import PathPart, Resource
+from reconciler.model.secrets import Secret, fingerprint, reveal
+from reconciler.plan.actions import DASHBOARDS, Action, Op, Plan, error_action
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
+from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.state.local import DashboardRecord
 
 KEY = b"k" * 32
 NO_SECRETS = SecretCheck(KEY, {})

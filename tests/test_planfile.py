@@ -1,4 +1,4 @@
-"""The plan as JSON (``reconciler.planfile``): versioned document, round trip through a saved
+"""The plan as JSON (``reconciler.plan.planfile``): versioned document, round trip through a saved
 file (equal actions except secrets), redaction, refusal of foreign or corrupt files, and
 ``apply``'s ``secrets_for_saved_plan`` that re-resolves secrets against saved fingerprints."""
 
@@ -11,21 +11,21 @@ from typing import Any
 
 import pytest
 
-from reconciler.diff import ChangeKind, SecretCheck
-from reconciler.errors import Location, PlanError
-from reconciler.plan import (
+from reconciler.apply.savedplan import secrets_for_saved_plan
+from reconciler.client.live import Observed
+from reconciler.model.errors import Location, PlanError
+from reconciler.model.resources import FixedLocator, Resource
+from reconciler.model.secrets import REDACTED, Secret, fingerprint, redact
+from reconciler.plan.actions import (
     PLAN_FORMAT_VERSION,
     Action,
-    DashboardRecord,
-    Observed,
     Plan,
     error_action,
 )
-from reconciler.planfile import SENSITIVE_TEXT, dumps, load, plan_to_json
-from reconciler.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.resources import FixedLocator, Resource
-from reconciler.savedplan import secrets_for_saved_plan
-from reconciler.secrets import REDACTED, Secret, fingerprint, redact
+from reconciler.plan.diff import ChangeKind, SecretCheck
+from reconciler.plan.planfile import SENSITIVE_TEXT, dumps, load, plan_to_json
+from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.state.local import DashboardRecord
 
 SECRET_VALUE = "s3cr3t-VALUE-x9-never-print"
 KEY = b"k" * 32

@@ -11,12 +11,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.diff import MISSING, ChangeKind, SecretCheck, mapping_key, same
-from reconciler.plan import Action, Observed, Op
-from reconciler.planners import plan_organization, plan_pipe
-from reconciler.resources import JsonPath, Resource
-from reconciler.secrets import SECRET_FIELDS, Secret, fingerprint, reveal
-from reconciler.verify import unconverged
+from reconciler.apply.verify import unconverged
+from reconciler.client.live import Observed
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import SECRET_FIELDS, Secret, fingerprint, reveal
+from reconciler.plan.actions import Action, Op
+from reconciler.plan.diff import MISSING, ChangeKind, SecretCheck, mapping_key, same
+from reconciler.plan.planners import plan_organization, plan_pipe
 
 KEY = b"k" * 32
 IDS = {"organizationId": "org-1", "serviceId": "svc-1", "pipeId": "pipe-1"}

@@ -1,6 +1,6 @@
 """Text and markdown renderers: per-field lines, locations, summary, colour only when asked,
 secrets never shown, markdown bounded to 60,000 characters with a note when details are
-elided (``reconciler.render``)."""
+elided (``reconciler.plan.render``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
-from reconciler.diff import MISSING, ChangeKind, FieldChange, SecretCheck
-from reconciler.errors import Location
-from reconciler.plan import Action, DashboardRecord, Observed, Op, Plan, Request, error_action
-from reconciler.planners import plan_dashboard, plan_pipe
-from reconciler.render import (
+from reconciler.client.live import Observed
+from reconciler.model.errors import Location
+from reconciler.model.resources import FixedLocator, Resource
+from reconciler.model.secrets import Secret
+from reconciler.plan.actions import Action, Op, Plan, Request, error_action
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck
+from reconciler.plan.planners import plan_dashboard, plan_pipe
+from reconciler.plan.render import (
     MARKDOWN_LIMIT,
     describe_change,
     render_markdown,
@@ -20,8 +23,7 @@ from reconciler.render import (
     summary_line,
     table,
 )
-from reconciler.resources import FixedLocator, Resource
-from reconciler.secrets import Secret
+from reconciler.state.local import DashboardRecord
 
 SECRET_VALUE = "hunter2-Zq9-DISTINCTIVE"
 KEY = b"k" * 32

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from bench.manifests_gen import write_manifests
-from reconciler.state import load_state
-from reconciler.yamlsource import YamlSyntaxError, parse, parse_located, position_index
+from reconciler.load.yamlsource import YamlSyntaxError, parse, parse_located, position_index
+from reconciler.state.local import load_state
 from tests.cli_helpers import run_cli, writes
 from tests.conftest import Emulator
 

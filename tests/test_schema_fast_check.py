@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.schema import describe, kind_schema, message_for
-from reconciler.yamlsource import parse
+from reconciler.load.schema import describe, kind_schema, message_for
+from reconciler.load.yamlsource import parse
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = [

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from reconciler.schema import KIND_FILES, kind_schema, load_schemas
+from reconciler.load.schema import KIND_FILES, kind_schema, load_schemas
 
 
 def _walk(node: Any, where: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""Secrets (``reconciler.secrets``): ``Secret`` never shows its value, references resolved from
+"""Secrets (``reconciler.model.secrets``): ``Secret`` never shows its value, references resolved from
 the environment or a file next to the manifest (errors located), ``reveal``/``redact`` over
 trees, and HMAC fingerprints that never contain the secret."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import Location, ManifestError
-from reconciler.resources import FixedLocator, Resource
-from reconciler.secrets import (
+from reconciler.model.errors import Location, ManifestError
+from reconciler.model.resources import FixedLocator, Resource
+from reconciler.model.secrets import (
     REDACTED,
     Secret,
     fingerprint,

@@ -1,4 +1,4 @@
-"""The state file (``reconciler.state``): records, atomic save (no temp file left, old file
+"""The state file (``reconciler.state.local``): records, atomic save (no temp file left, old file
 intact when writing fails, mode 0600), clean errors for corrupt or newer-format files that are
 never overwritten, and the lock: a message naming the holder's pid, a dead holder never
 blocking."""
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import StateError
-from reconciler.plan import DashboardRecord
-from reconciler.state import (
+from reconciler.model.errors import StateError
+from reconciler.state.local import (
     STATE_FORMAT_VERSION,
+    DashboardRecord,
     State,
     default_state_path,
     load_state,
@@ -102,7 +102,7 @@ def test_state_save_failing_midway_keeps_the_old_file(
     def broken_replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("reconciler.state.os.replace", broken_replace)
+    monkeypatch.setattr("reconciler.state.local.os.replace", broken_replace)
     state.record("Pipe/p", secrets={"a": "new"})
     with pytest.raises(OSError, match="No space left"):
         state.save()
@@ -185,7 +185,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from reconciler.state import locked_state
+    from reconciler.state.local import locked_state
     with locked_state(Path(sys.argv[1])):
         print("locked", flush=True)
         time.sleep(60)

@@ -1,0 +1,392 @@
+"""Applying a plan: send each action's requests, verify convergence, record state.
+
+``apply`` walks the same actions the renderers show. Every action ends with one result —
+applied, unchanged, failed (with the API error), skipped (an earlier request of the same
+action failed), stale (a saved plan whose live basis moved) or uncertain (a create whose
+answer was lost and cannot be checked). After each write the response is checked against the
+desired values; a mismatch is "not converged". State is saved after every action, so a run
+killed halfway loses nothing it applied, and running apply again finishes the job.
+
+Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
+repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
+was lost is resolved by re-reading the live object, never by a blind resend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
+from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
+from reconciler.client.live import read_dashboards
+from reconciler.model.errors import ApiError
+from reconciler.model.resources import JsonPath
+from reconciler.plan.actions import DEFERRED_ENDPOINTS, Action, Op, Plan, Request
+from reconciler.plan.diff import (
+    ChangeKind,
+)
+from reconciler.state.local import State
+
+
+class Outcome:
+    """How an action ended."""
+
+    APPLIED = "applied"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    STALE = "stale"
+    NOT_CONVERGED = "not-converged"
+    UNCERTAIN = "uncertain"
+
+
+FAILURES = frozenset(
+    {Outcome.FAILED, Outcome.SKIPPED, Outcome.STALE, Outcome.NOT_CONVERGED, Outcome.UNCERTAIN}
+)
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """What happened to one request."""
+
+    method: str
+    path: str
+    purpose: str
+    status: int | None
+    request_id: str | None
+    outcome: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What happened to one action."""
+
+    key: str
+    operation: str
+    outcome: str
+    messages: tuple[str, ...] = ()
+    requests: tuple[RequestResult, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Tell whether this action leaves work undone."""
+        return self.outcome in FAILURES
+
+
+@dataclass
+class ApplyReport:
+    """Every action's result, in plan order."""
+
+    results: list[ActionResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[ActionResult]:
+        """Return the results that leave work undone."""
+        return [r for r in self.results if r.failed]
+
+    def counts(self) -> dict[str, int]:
+        """Count results by outcome."""
+        out: dict[str, int] = {}
+        for result in self.results:
+            out[result.outcome] = out.get(result.outcome, 0) + 1
+        return out
+
+
+class Applier:
+    """Carries out a plan's actions through a client, recording state as it goes."""
+
+    def __init__(
+        self,
+        client: Client,
+        state: State,
+        *,
+        secrets: Mapping[str, Mapping[JsonPath, Any]] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.secrets = secrets or {}
+        self.progress = progress or (lambda n: None)
+        self._dirty = False
+        self._writer: asyncio.Task[None] | None = None
+
+    async def apply(self, plan: Plan, *, stale: Mapping[str, str] | None = None) -> ApplyReport:
+        """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message."""
+        stale = stale or {}
+
+        async def one(action: Action) -> ActionResult:
+            try:
+                if action.key in stale:
+                    return ActionResult(
+                        action.key, action.operation, Outcome.STALE, (stale[action.key],)
+                    )
+                return await self._apply_action(action)
+            finally:
+                self.progress(1)
+
+        try:
+            results = await asyncio.gather(*(one(a) for a in plan.actions))
+        finally:
+            await self.flush()
+        return ApplyReport(list(results))
+
+    async def _apply_action(self, action: Action) -> ActionResult:
+        if action.errors:
+            return ActionResult(action.key, action.operation, Outcome.FAILED, action.errors)
+        if not action.has_changes:
+            await self._record_unchanged(action)
+            return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
+        done: list[RequestResult] = []
+        last: Any = None
+        for index, request in enumerate(action.requests):
+            if request.purpose == DEFERRED_ENDPOINTS:
+                bodies = deferred_endpoint_bodies(action, last if isinstance(last, Mapping) else {})
+                for patch_body in bodies:
+                    try:
+                        last, record = await self.client.call(
+                            request.interface,
+                            "PATCH",
+                            request.path,
+                            patch_body,
+                            resource=f"{action.kind.lower()} {action.name}",
+                            idempotent=False,
+                        )
+                        done.append(_ok(request, record))
+                    except ApiError as exc:
+                        done.append(_failed(request, exc, Outcome.FAILED))
+                        return ActionResult(
+                            action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
+                        )
+                continue
+            body = self._with_secrets(action, request)
+            try:
+                last, record = await self.client.call(
+                    request.interface,
+                    request.method,
+                    request.path,
+                    body,
+                    resource=f"{action.kind.lower()} {action.name}",
+                    idempotent=request.idempotent,
+                )
+                done.append(_ok(request, record))
+            except OutcomeUnknown as exc:
+                resolved = await self._resolve_unknown(action, request, exc)
+                if resolved is None:
+                    done.append(_failed(request, exc, Outcome.UNCERTAIN))
+                    done.extend(_skipped(r) for r in action.requests[index + 1 :])
+                    await self._persist(urgent=True)
+                    return ActionResult(
+                        action.key, action.operation, Outcome.UNCERTAIN, (str(exc),), tuple(done)
+                    )
+                last = resolved
+                done.append(
+                    RequestResult(
+                        request.method,
+                        request.path,
+                        request.purpose,
+                        None,
+                        None,
+                        Outcome.APPLIED,
+                        "answer lost; confirmed by re-reading",
+                    )
+                )
+            except ApiError as exc:
+                done.append(_failed(request, exc, Outcome.FAILED))
+                done.extend(_skipped(r) for r in action.requests[index + 1 :])
+                return ActionResult(
+                    action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
+                )
+        await self._record_applied(action, last)
+        problems = unconverged(action, last) if isinstance(last, Mapping) else []
+        if problems:
+            return ActionResult(
+                action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
+            )
+        return ActionResult(
+            action.key, action.operation, Outcome.APPLIED, action.warnings, tuple(done)
+        )
+
+    def _with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:
+        if request.body is None:
+            return None
+        values = self.secrets.get(action.key)
+        if not values:
+            return request.body
+        body: dict[str, Any] = copy.deepcopy(dict(request.body))
+        for path, value in values.items():
+            node: Any = body
+            for part in path[:-1]:
+                if not isinstance(node, dict) or part not in node:
+                    node = None
+                    break
+                node = node[part]
+            if isinstance(node, dict) and path[-1] in node:
+                node[str(path[-1])] = value
+        return body
+
+    async def _resolve_unknown(self, action: Action, request: Request, exc: OutcomeUnknown) -> Any:
+        """Re-read after a lost answer; return the live object if the write took effect."""
+        try:
+            if action.kind == "Dashboard" and request.method == "POST":
+                listed = await read_dashboards(self.client)
+                if listed is None:
+                    self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
+                    return None
+                known = {r.id for r in self.state.dashboards().values()}
+                for item in listed:
+                    if (
+                        item.get("name") == (request.body or {}).get("name")
+                        and str(item.get("id")) not in known
+                    ):
+                        return item
+                return None
+            live = await self.client.get(
+                request.path, resource=f"{action.kind.lower()} {action.name}"
+            )
+        except ApiError:
+            return None
+        if not isinstance(live, Mapping):
+            return None
+        if write_visible(action, request, live):
+            return live
+        # Not applied: the request never took effect, so sending it once more is safe.
+        try:
+            result, _ = await self.client.call(
+                request.interface,
+                request.method,
+                request.path,
+                self._with_secrets(action, request),
+                idempotent=False,
+            )
+        except ApiError:
+            return None
+        return result
+
+    # -- state ---------------------------------------------------------------------------------
+
+    async def _record_applied(self, action: Action, live: Any) -> None:
+        # Every field the manifest manages (not only the changed ones), secrets included.
+        managed = sorted(
+            {".".join(map(str, p)) for p in leaf_paths(action.basis)}
+            | {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
+        )
+        if action.kind == "Pipe":
+            self.state.record(
+                action.key,
+                secrets=dict(action.secrets) or None,
+                managed=managed or None,
+                target=dict(action.target),
+            )
+        elif action.kind == "Organization" and isinstance(live, Mapping):
+            observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
+            self.state.record(action.key, observed=observed, target=dict(action.target))
+        elif action.kind == "Dashboard":
+            if action.operation == Op.DELETE:
+                self.state.forget(action.key)
+            elif isinstance(live, Mapping):
+                created = action.operation in (Op.CREATE, Op.REPLACE)
+                previous = self.state.dashboard(action.name)
+                self.state.record(
+                    action.key,
+                    id=str(live.get("id")),
+                    contentHash=action.content_hash,
+                    createdByUs=created or bool(previous and previous.created_by_us),
+                    uncertain=None,
+                    replaced=[
+                        *(self.state.resources.get(action.key, {}).get("replaced") or []),
+                        previous.id,
+                    ]
+                    if action.operation == Op.REPLACE and previous and previous.id
+                    else None,
+                )
+        await self._persist(urgent=action.kind == "Dashboard")
+
+    async def _record_unchanged(self, action: Action) -> None:
+        if (
+            action.kind == "Dashboard"
+            and action.target.get("id")
+            and self.state.dashboard(action.name) is None
+        ):
+            # Adopted by name: remember the id so renames on the server do not lose it.
+            self.state.record(
+                action.key,
+                id=action.target["id"],
+                contentHash=action.content_hash,
+                createdByUs=False,
+            )
+            await self._persist(urgent=True)
+        elif (
+            action.kind == "Organization"
+            and isinstance(action.basis, Mapping)
+            and action.basis
+            and self.state.organization_values(action.key) != dict(action.basis)
+        ):
+            self.state.record(action.key, observed=dict(action.basis), target=dict(action.target))
+            await self._persist(urgent=False)
+
+    async def _persist(self, *, urgent: bool) -> None:
+        """Save the state off the event loop, coalescing saves that pile up meanwhile.
+
+        A dashboard's record is urgent (awaited before the action reports done): losing it
+        could mean creating the dashboard twice. A pipe's or organization's record only holds
+        fingerprints and paths, which the next run recomputes, so other actions go on while
+        it is written; ``apply`` waits for the last write before it returns.
+        """
+        self._dirty = True
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_loop())
+        if urgent:
+            await asyncio.shield(self._writer)
+
+    async def _write_loop(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            data = self.state.serialize()  # a snapshot taken on the loop, between actions
+            await asyncio.to_thread(self.state.write, data)
+
+    async def flush(self) -> None:
+        """Wait until every recorded change is on disk."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+        if self._writer is not None:
+            self._writer.result()
+
+
+def _ok(request: Request, record: RequestRecord) -> RequestResult:
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        record.status,
+        record.request_id,
+        Outcome.APPLIED,
+    )
+
+
+def _failed(request: Request, exc: ApiError, outcome: str) -> RequestResult:
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        exc.status,
+        exc.request_id,
+        outcome,
+        exc.message,
+    )
+
+
+def _skipped(request: Request) -> RequestResult:
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        None,
+        None,
+        Outcome.SKIPPED,
+        "an earlier request of this resource failed",
+    )

@@ -1,0 +1,105 @@
+"""Saved plans: checking that a plan made earlier still holds before applying it.
+
+``apply --plan FILE`` re-reads every live object a changing action was computed from and
+refuses the ones whose managed fields moved since planning, naming the field and both values.
+Secrets are not stored in plan files: they are resolved again from the manifests and must
+match the fingerprints the plan recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from reconciler.apply.verify import value_at
+from reconciler.client.api import Client
+from reconciler.client.live import PipeIds, read_dashboards
+from reconciler.model.errors import ApiError, PlanError
+from reconciler.model.resources import JsonPath
+from reconciler.plan.actions import Action, Plan
+from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+
+
+async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
+    """Re-read each changing action's live object; return messages for those that moved."""
+    stale: dict[str, str] = {}
+    dashboards: list[dict[str, Any]] | None = None
+    if any(a.kind == "Dashboard" and a.has_changes and a.basis is not None for a in plan.actions):
+        dashboards = await read_dashboards(client)
+
+    async def check(action: Action) -> None:
+        if not action.has_changes or action.basis is None:
+            return
+        label = f"{action.kind.lower()} {action.name}"
+        try:
+            if action.kind == "Pipe":
+                t = action.target
+                live: Any = await client.get(
+                    PipeIds(t["organizationId"], t["serviceId"], t["pipeId"]).path, resource=label
+                )
+            elif action.kind == "Organization":
+                try:
+                    live = await client.get(
+                        f"/v1/organizations/{action.target['organizationId']}", resource=label
+                    )
+                except ApiError as exc:
+                    if exc.status in (404, 405):
+                        return
+                    raise
+            else:
+                live = next(
+                    (d for d in dashboards or [] if str(d.get("id")) == action.target.get("id")),
+                    None,
+                )
+                if live is None:
+                    stale[action.key] = (
+                        f"stale plan for {label}: the dashboard no longer exists; run plan again"
+                    )
+                    return
+        except ApiError as exc:
+            stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
+            return
+        now = project(live, action.basis)
+        if content_hash(now) == action.basis_hash:
+            return
+        moved = leaf_differences(action.basis, now)
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in path)} changed from {_plain(before)} to {_plain(after)}"
+            for path, before, after in moved[:5]
+        )
+        stale[action.key] = (
+            f"stale plan for {label}: {detail or 'live object changed'} since planning; run plan again"
+        )
+
+    await asyncio.gather(*(check(a) for a in plan.actions))
+    return stale
+
+
+def _plain(value: Any) -> str:
+    return "absent" if value is MISSING else repr(value) if isinstance(value, str) else str(value)
+
+
+def secrets_for_saved_plan(
+    plan: Plan, resolved: Mapping[str, Mapping[str, Any]], fingerprint_of: Callable[[Any], str]
+) -> dict[str, dict[JsonPath, Any]]:
+    """Match each saved sensitive change with the secret resolved now; refuse a changed secret."""
+    out: dict[str, dict[JsonPath, Any]] = {}
+    for action in plan.actions:
+        for change in action.changes:
+            if change.kind is not ChangeKind.SENSITIVE or not action.has_changes:
+                continue
+            spec = resolved.get(action.key)
+            if spec is None:
+                raise PlanError(
+                    f"{action.key}: the plan changes a secret but the manifest is no longer among {list(plan.manifest_paths)}"
+                )
+            value = value_at(spec, change.path)
+            dotted = ".".join(str(p) for p in change.path)
+            expected = action.secrets.get(dotted)
+            if value is MISSING or expected is None or fingerprint_of(value) != expected:
+                raise PlanError(
+                    f"{action.key}: the secret at {dotted} differs from the one the plan was made with; run plan again"
+                )
+            out.setdefault(action.key, {})[change.path] = value
+    return out

@@ -1,0 +1,140 @@
+"""Checking writes: did the live object take the change, and what to send when it cannot be read.
+
+After a write, ``unconverged`` compares the answer (the object after the update) with the
+planned changes; anything not shown is reported as "not converged". When the answer to a
+non-idempotent write was lost, ``write_visible`` tells from a re-read whether it took effect
+(so it is never blindly resent). ``deferred_endpoint_bodies`` computes an organization's
+private endpoint add/remove from the organization just read, for servers that cannot read it
+at plan time. All pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.model.resources import JsonPath
+from reconciler.plan.actions import Action, Op, Request
+from reconciler.plan.diff import MISSING, ChangeKind, format_mapping_key, mapping_key, same
+
+
+def value_at(obj: Any, path: JsonPath) -> Any:
+    node = obj
+    for part in path:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
+            return MISSING
+    return node
+
+
+def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
+    """List the planned changes that ``live`` (the object after the writes) does not show."""
+    problems: list[str] = []
+    if action.kind == "Pipe":
+        mappings = value_at(live, ("source", "postgres", "tableMappings"))
+        present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
+        added = {
+            format_mapping_key(mapping_key(c.new))
+            for c in action.changes
+            if c.kind is ChangeKind.ADD
+        }
+        for change in action.changes:
+            if change.kind is ChangeKind.SET:
+                have = value_at(live, change.path)
+                if not same(change.new, have):
+                    problems.append(
+                        f"{change.dotted} is {have!r} after the write, expected {change.new!r}"
+                    )
+            elif change.kind is ChangeKind.ADD:
+                key = mapping_key(change.new)
+                if key not in present or not same(change.new, present[key]):
+                    problems.append(
+                        f"table mapping {format_mapping_key(key)} is missing after the write"
+                    )
+            elif (
+                change.kind is ChangeKind.REMOVE
+                and str(change.path[-1]) not in added
+                and mapping_key(change.old) in present
+            ):
+                problems.append(
+                    f"table mapping {format_mapping_key(mapping_key(change.old))} is still present"
+                )
+    elif action.kind == "Organization":
+        endpoints = {
+            str(e.get("id")): e
+            for e in live.get("privateEndpoints") or []
+            if isinstance(e, Mapping)
+        }
+        added = {str(c.path[-1]) for c in action.changes if c.kind is ChangeKind.ADD}
+        for change in action.changes:
+            ident = str(change.path[-1])
+            if change.kind is ChangeKind.SET and not same(
+                change.new, live.get(str(change.path[0]), MISSING)
+            ):
+                problems.append(
+                    f"{change.dotted} is {live.get(str(change.path[0]))!r} after the write"
+                )
+            elif change.kind is ChangeKind.ADD and (
+                ident not in endpoints or not same(change.new, endpoints[ident])
+            ):
+                problems.append(f"private endpoint {ident} is missing after the write")
+            elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
+                problems.append(f"private endpoint {ident} is still present after the write")
+    elif action.kind == "Dashboard" and action.operation != Op.DELETE:
+        for change in action.changes:
+            if change.kind is ChangeKind.SET and not same(
+                change.new, live.get(str(change.path[0]), MISSING)
+            ):
+                problems.append(f"{change.dotted} differs after the write")
+    return problems
+
+
+def leaf_paths(value: Any, path: JsonPath = ()) -> list[JsonPath]:
+    if isinstance(value, Mapping) and value:
+        return [leaf for k, v in value.items() for leaf in leaf_paths(v, (*path, k))]
+    return [path] if path else []
+
+
+def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Compute private endpoint add/remove bodies from the organization just read."""
+    wanted = [dict(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
+    current = [e for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)]
+    by_id = {str(e.get("id")): e for e in current}
+    want_ids = {str(e.get("id")) for e in wanted}
+    adds = [e for e in wanted if str(e.get("id")) not in by_id]
+    changed = [
+        e for e in wanted if str(e.get("id")) in by_id and not same(e, by_id[str(e.get("id"))])
+    ]
+    removes = [dict(e) for i, e in by_id.items() if i not in want_ids]
+    removes += [dict(by_id[str(e.get("id"))]) for e in changed]
+    bodies: list[dict[str, Any]] = []
+    if removes:
+        bodies.append({"privateEndpoints": {"remove": removes}})
+    if adds or changed:
+        bodies.append({"privateEndpoints": {"add": adds + changed}})
+    return bodies
+
+
+def write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> bool:
+    body = request.body or {}
+    if action.kind == "Pipe":
+        postgres = (body.get("source") or {}).get("postgres") or {}
+        mappings = value_at(live, ("source", "postgres", "tableMappings"))
+        present = {mapping_key(m) for m in mappings} if isinstance(mappings, list) else set()
+        adds = [mapping_key(m) for m in postgres.get("tableMappingsToAdd") or []]
+        removes = [mapping_key(m) for m in postgres.get("tableMappingsToRemove") or []]
+        if adds:
+            return all(k in present for k in adds)
+        return bool(removes) and all(k not in present for k in removes)
+    if action.kind == "Organization":
+        endpoints = {
+            str(e.get("id")) for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)
+        }
+        change = body.get("privateEndpoints") or {}
+        added = [str(e.get("id")) for e in change.get("add") or []]
+        removed = [str(e.get("id")) for e in change.get("remove") or []]
+        if added:
+            return all(i in endpoints for i in added)
+        return bool(removed) and all(i not in endpoints for i in removed)
+    return False

@@ -1,0 +1,59 @@
+"""The ``reconcile`` command line.
+
+Only click lives here and in ``reconciler.cli.commands``: each command parses its options, calls
+one core function, renders the result and returns an exit code. Errors are mapped to exit
+codes in one place (``main``): every ``ReconcileError`` prints its message on stderr and exits
+1; ``--debug`` adds the traceback. Heavy modules are imported inside commands so that
+``reconcile validate`` starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from reconciler.cli.commands import register
+from reconciler.model.errors import ReconcileError
+from reconciler.model.version import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.version_option(__version__, prog_name="reconcile")
+def cli(debug: bool) -> None:
+    """Keep pipes, organization settings and dashboards equal to YAML manifests.
+
+    \b
+    Exit codes: 0 success / no changes, 1 error,
+    2 with --detailed-exitcode: success and the plan has changes.
+    """
+
+
+register(cli)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI and map errors to exit codes (the only place that does)."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
+    except ReconcileError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(1 if exc.exit_code == 2 else exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,161 @@
+"""Options and helpers shared by the commands: API connection flags, colour, progress.
+
+Flags mirror the environment variables the client reads (``RECONCILE_*``); a flag wins over
+its variable. Colour is used only on a TTY and never when ``NO_COLOR`` is set. Progress goes
+to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import click
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def api_options(func: F) -> F:
+    """Add the connection flags (URLs, credentials, rate, parallelism) to a command."""
+    options = [
+        click.option(
+            "--base-url",
+            envvar="RECONCILE_BASE_URL",
+            help="Management API base URL [env RECONCILE_BASE_URL].",
+        ),
+        click.option(
+            "--key-id", envvar="RECONCILE_KEY_ID", help="API key id [env RECONCILE_KEY_ID]."
+        ),
+        click.option(
+            "--key-secret",
+            envvar="RECONCILE_KEY_SECRET",
+            help="API key secret; prefer the env var [env RECONCILE_KEY_SECRET].",
+        ),
+        click.option(
+            "--dashboards-url",
+            envvar="RECONCILE_DASHBOARDS_URL",
+            help="Dashboards API base URL (default: the base URL) [env RECONCILE_DASHBOARDS_URL].",
+        ),
+        click.option(
+            "--dashboards-token",
+            envvar="RECONCILE_DASHBOARDS_TOKEN",
+            help="Dashboards bearer token [env RECONCILE_DASHBOARDS_TOKEN].",
+        ),
+        click.option(
+            "--insecure", is_flag=True, help="Allow plain http:// to a host that is not loopback."
+        ),
+        click.option(
+            "--rate",
+            default="10/10",
+            show_default=True,
+            help="Management request budget N/SECONDS ('none' for no limit).",
+        ),
+        click.option(
+            "--dashboards-rate",
+            default="100/60",
+            show_default=True,
+            help="Dashboards request budget N/SECONDS.",
+        ),
+        click.option(
+            "--parallelism",
+            default=8,
+            show_default=True,
+            type=click.IntRange(1, 256),
+            help="Concurrent requests at most.",
+        ),
+        click.option(
+            "--timeout",
+            default=30.0,
+            show_default=True,
+            type=float,
+            help="Seconds to wait for one response.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def organization_option(func: F) -> F:
+    """Add ``--organization`` (default organization for manifests that omit it)."""
+    return click.option(
+        "--organization",
+        envvar="RECONCILE_ORGANIZATION_ID",
+        help="Organization id for manifests that omit spec.organizationId [env RECONCILE_ORGANIZATION_ID].",
+    )(func)
+
+
+def make_config(kw: dict[str, Any]) -> Any:
+    """Build an ``ApiConfig`` from the connection flags in ``kw`` (removing them)."""
+    from reconciler.client.api import ApiConfig
+    from reconciler.client.budget import Rate
+    from reconciler.model.errors import ConfigError
+
+    try:
+        rate = Rate.parse(kw.pop("rate"))
+        dashboards_rate = Rate.parse(kw.pop("dashboards_rate"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    missing = [
+        name
+        for name, flag in (("RECONCILE_KEY_ID", "key_id"), ("RECONCILE_KEY_SECRET", "key_secret"))
+        if not kw.get(flag)
+    ]
+    if missing:
+        raise ConfigError(
+            f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
+        )
+    return ApiConfig.from_env(
+        {},
+        base_url=kw.pop("base_url") or "",
+        key_id=kw.pop("key_id"),
+        key_secret=kw.pop("key_secret"),
+        dashboards_url=kw.pop("dashboards_url") or "",
+        dashboards_token=kw.pop("dashboards_token") or "",
+        insecure=kw.pop("insecure"),
+        rate=rate,
+        dashboards_rate=dashboards_rate,
+        parallelism=kw.pop("parallelism"),
+        timeout=kw.pop("timeout"),
+    )
+
+
+def use_color(stream: Any = None) -> bool:
+    """Tell whether to colour output: a TTY, and NO_COLOR unset."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    target = stream or sys.stdout
+    return bool(getattr(target, "isatty", lambda: False)())
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion."""
+    return asyncio.run(coro)
+
+
+class Progress:
+    """A tqdm counter on stderr, shown only when stderr is a TTY."""
+
+    def __init__(self, description: str, total: int | None = None, unit: str = "req") -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(
+            total=total,
+            desc=description,
+            unit=unit,
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+            leave=False,
+            dynamic_ncols=True,
+        )
+
+    def __call__(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        self._bar.close()

@@ -1,0 +1,402 @@
+"""``reconcile get``, ``reconcile export`` and ``reconcile check``: read-only inventory commands.
+
+``get`` shows live objects (services, backups, a reverse private endpoint, pipes, the
+organization, dashboards) as aligned tables, or as JSON/YAML for scripts; secrets are never
+shown. ``export`` turns live objects into manifests that validate and plan to no changes.
+``check backups`` is a cron-friendly freshness check: exit 0 when every selected service has
+a recent ``done`` backup, 1 (a finding, after the table) when any is stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import click
+
+from reconciler.cli.common import api_options
+
+OUTPUTS = click.Choice(["table", "json", "yaml"])
+
+
+def _org_option(func: Any) -> Any:
+    return click.option(
+        "--organization",
+        envvar="RECONCILE_ORGANIZATION_ID",
+        metavar="ID",
+        help="Organization id [env RECONCILE_ORGANIZATION_ID].",
+    )(func)
+
+
+def _output_option(func: Any) -> Any:
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=OUTPUTS,
+        default="table",
+        show_default=True,
+        help="Table for people, JSON or YAML for scripts.",
+    )(func)
+
+
+def _service_option(func: Any) -> Any:
+    return click.option("--service", required=True, metavar="NAME|ID", help="Service name or id.")(
+        func
+    )
+
+
+def _reading(
+    kw: dict[str, Any], fetch: Callable[[Any, str], Awaitable[Any]], *, need_org: bool = True
+) -> Any:
+    """Build the client from the flags in ``kw`` and run ``fetch(client, org)``."""
+    from reconciler.cli.common import make_config, run
+    from reconciler.client.api import Client
+    from reconciler.model.errors import ConfigError
+
+    org = kw.pop("organization", None) or ""
+    if need_org and not org:
+        raise ConfigError("no organization: pass --organization or set RECONCILE_ORGANIZATION_ID")
+    config = make_config(kw)
+
+    async def go() -> Any:
+        async with Client(config) as client:
+            return await fetch(client, org)
+
+    return run(go())
+
+
+def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
+    from reconciler.inventory.reads import redact_secrets
+    from reconciler.inventory.views import dump
+
+    if output == "table":
+        click.echo(table(), nl=False)
+    else:
+        click.echo(dump(redact_secrets(value), output), nl=False)
+
+
+# -- get ------------------------------------------------------------------------------------
+
+
+@click.group("get")
+def get() -> None:
+    """Show live objects (read-only): services, backups, endpoint, pipe, pipes, organization, dashboards."""
+
+
+@get.command("services")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="tag:Key[=Value]",
+    help="Keep services with this tag (repeatable; all must match).",
+)
+@_output_option
+@_org_option
+@api_options
+def services(**kw: Any) -> int:
+    """List the organization's services."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+    from reconciler.plan.render import table
+
+    output, filters = kw.pop("output"), kw.pop("filters")
+    found = _reading(kw, lambda client, org: inv.list_services(client, org, filters))
+    _emit(found, output, lambda: table(views.service_rows(found), views.SERVICE_HEADERS))
+    return 0
+
+
+@get.command("backups")
+@_service_option
+@click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
+@_output_option
+@_org_option
+@api_options
+def backups(**kw: Any) -> int:
+    """List a service's backups, newest first."""
+    from datetime import UTC, datetime
+
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+    from reconciler.plan.render import table
+
+    output, ref, since = kw.pop("output"), kw.pop("service"), kw.pop("since")
+    window = inv.parse_duration(since) if since else None
+
+    async def fetch(client: Any, org: str) -> list[dict[str, Any]]:
+        service = await inv.resolve_service(client, org, ref)
+        return await inv.list_backups(client, org, str(service["id"]))
+
+    found = _reading(kw, fetch)
+    if window is not None:
+        limit = datetime.now(UTC) - window
+        found = [b for b in found if (t := inv.parse_time(b.get("startedAt"))) and t >= limit]
+    _emit(found, output, lambda: table(views.backup_rows(found), views.BACKUP_HEADERS))
+    return 0
+
+
+@get.command("endpoint")
+@click.argument("endpoint_id", metavar="ID")
+@_service_option
+@_output_option
+@_org_option
+@api_options
+def endpoint(**kw: Any) -> int:
+    """Show one reverse private endpoint of a service."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+
+    output, ref, endpoint_id = kw.pop("output"), kw.pop("service"), kw.pop("endpoint_id")
+
+    async def fetch(client: Any, org: str) -> dict[str, Any]:
+        service = await inv.resolve_service(client, org, ref)
+        return await inv.get_endpoint(client, org, str(service["id"]), endpoint_id)
+
+    found = _reading(kw, fetch)
+    _emit(found, output, lambda: views.details_text(views.endpoint_details(found)))
+    return 0
+
+
+@get.command("pipe")
+@click.argument("pipe_ref", metavar="NAME|ID")
+@_service_option
+@_output_option
+@_org_option
+@api_options
+def pipe(**kw: Any) -> int:
+    """Show one pipe (a NAME is resolved through the service's pipe list)."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+
+    output, ref, pipe_ref = kw.pop("output"), kw.pop("service"), kw.pop("pipe_ref")
+
+    async def fetch(client: Any, org: str) -> dict[str, Any]:
+        service = await inv.resolve_service(client, org, ref)
+        return await inv.get_pipe(client, org, str(service["id"]), pipe_ref)
+
+    found = _reading(kw, fetch)
+    _emit(found, output, lambda: views.details_text(views.pipe_details(found)))
+    return 0
+
+
+@get.command("pipes")
+@_service_option
+@_output_option
+@_org_option
+@api_options
+def pipes(**kw: Any) -> int:
+    """List every pipe of a service (needs the server's pipe list)."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+    from reconciler.model.errors import ConfigError
+    from reconciler.plan.render import table
+
+    output, ref = kw.pop("output"), kw.pop("service")
+
+    async def fetch(client: Any, org: str) -> list[dict[str, Any]]:
+        service = await inv.resolve_service(client, org, ref)
+        listed = await inv.list_pipes(client, org, str(service["id"]))
+        if listed is None:
+            raise ConfigError(
+                "the server does not list the pipes of a service (GET …/pipes answered 404): "
+                "show one pipe by id with `reconcile get pipe ID --service …`"
+            )
+        return listed
+
+    found = _reading(kw, fetch)
+    _emit(found, output, lambda: table(views.pipe_rows(found), views.PIPE_HEADERS))
+    return 0
+
+
+@get.command("organization")
+@_output_option
+@_org_option
+@api_options
+def organization(**kw: Any) -> int:
+    """Show the organization (needs the server's organization GET)."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+
+    output = kw.pop("output")
+    found = _reading(kw, inv.get_organization)
+    _emit(found, output, lambda: views.details_text(views.organization_details(found)))
+    return 0
+
+
+@get.command("dashboards")
+@_output_option
+@_org_option
+@api_options
+def dashboards(**kw: Any) -> int:
+    """List the dashboards (needs the server's dashboard list)."""
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+    from reconciler.plan.render import table
+
+    output = kw.pop("output")
+    # Dashboards belong to the token's organization: no organization id is needed.
+    found = _reading(kw, lambda client, org: inv.get_dashboards(client), need_org=False)
+    _emit(found, output, lambda: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS))
+    return 0
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+@click.command("export")
+@click.option("--service", metavar="NAME|ID", help="Export the pipes of this service.")
+@click.option(
+    "--pipe",
+    "pipe_ids",
+    multiple=True,
+    metavar="ID",
+    help="Only these pipes (repeatable; default: every pipe of the service).",
+)
+@click.option(
+    "--organization-manifest",
+    "--org",
+    "with_organization",
+    is_flag=True,
+    help="Export the organization (name, private endpoints).",
+)
+@click.option("--dashboards", "with_dashboards", is_flag=True, help="Export the dashboards.")
+@click.option(
+    "--with-expectations",
+    is_flag=True,
+    help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
+)
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+@click.option(
+    "--output-dir",
+    "-o",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to write manifests into.",
+)
+@_org_option
+@api_options
+def export(**kw: Any) -> int:
+    """Write manifests for live objects that validate and plan to no changes."""
+    from pathlib import Path
+
+    from reconciler.inventory import export as ex
+    from reconciler.model.errors import ConfigError
+
+    out_dir = Path(kw.pop("out_dir"))
+    options = ex.ExportOptions(
+        service=kw.pop("service"),
+        pipe_ids=tuple(kw.pop("pipe_ids")),
+        organization=kw.pop("with_organization"),
+        dashboards=kw.pop("with_dashboards"),
+        with_expectations=kw.pop("with_expectations"),
+    )
+    force = kw.pop("force")
+    if not (options.service or options.organization or options.dashboards):
+        raise ConfigError(
+            "nothing to export: give --service, --organization-manifest or --dashboards"
+        )
+    if options.pipe_ids and not options.service:
+        raise ConfigError("--pipe needs --service")
+    documents = _reading(
+        kw,
+        lambda client, org: ex.collect(client, org, options),
+        need_org=bool(options.service or options.organization),
+    )
+    written = ex.write_documents(documents, out_dir, force=force)
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(
+        f"Exported {len(written)} manifest{'s' if len(written) != 1 else ''} to {out_dir}; "
+        f"check with: reconcile plan {out_dir} --detailed-exitcode"
+    )
+    return 0
+
+
+# -- check ----------------------------------------------------------------------------------
+
+
+@click.group("check")
+def check() -> None:
+    """Health checks for cron: exit 0 when healthy, 1 when a finding is reported."""
+
+
+@check.command("backups")
+@click.option(
+    "--max-age", required=True, metavar="DURATION", help="Newest done backup at most this old."
+)
+@click.option(
+    "--service",
+    "service_refs",
+    multiple=True,
+    metavar="NAME|ID",
+    help="Services to check (repeatable; default: every service).",
+)
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@_org_option
+@api_options
+def check_backups(**kw: Any) -> int:
+    """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
+    import asyncio
+    import json
+    from datetime import UTC, datetime
+
+    from reconciler.inventory import reads as inv
+    from reconciler.inventory import views
+    from reconciler.plan.render import table
+
+    output, refs = kw.pop("output"), list(kw.pop("service_refs"))
+    max_age_text = kw.pop("max_age")
+    max_age = inv.parse_duration(max_age_text)
+
+    async def fetch(client: Any, org: str) -> list[inv.BackupFreshness]:
+        listed: list[dict[str, Any]] = []
+        if not refs or any(not inv.is_uuid(r) for r in refs):
+            listed = await inv.list_services(client, org)
+        selected = (
+            [
+                inv.pick_service(listed, r, org) if not inv.is_uuid(r) else {"id": r, "name": r}
+                for r in refs
+            ]
+            if refs
+            else listed
+        )
+        lists = await asyncio.gather(
+            *(inv.list_backups(client, org, str(s["id"])) for s in selected)
+        )
+        now = datetime.now(UTC)
+        return [
+            inv.assess_backups(s, b, max_age, now) for s, b in zip(selected, lists, strict=True)
+        ]
+
+    results = _reading(kw, fetch)
+    stale = [r for r in results if not r.ok]
+    if output == "json":
+        body = {
+            "ok": not stale,
+            "maxAgeSeconds": int(max_age.total_seconds()),
+            "services": [r.to_dict() for r in results],
+        }
+        click.echo(json.dumps(body, indent=2))
+    else:
+        click.echo(table(views.freshness_rows(results), views.FRESHNESS_HEADERS), nl=False)
+        if stale:
+            limit = max_age_text
+            click.echo(
+                f"\n{len(stale)} of {len(results)} services have no done backup newer than {limit}:"
+            )
+            for item in stale:
+                click.echo(f"  STALE {views.offender_line(item)}")
+        else:
+            click.echo(
+                f"\nAll {len(results)} services have a done backup newer than {max_age_text}."
+            )
+    return 1 if stale else 0

@@ -1,0 +1,65 @@
+"""``reconcile validate``: check manifests locally, report every problem at once, send nothing."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--organization",
+    envvar="RECONCILE_ORGANIZATION_ID",
+    metavar="ID",
+    help="Default organizationId for manifests that omit it [env: RECONCILE_ORGANIZATION_ID].",
+)
+def validate(paths: tuple[str, ...], output: str, organization: str | None) -> int:
+    """Validate manifests (files or directories) without contacting any server.
+
+    Prints every error as FILE:LINE:COL: PATH: MESSAGE. Exit 0 when all are valid, 1 otherwise.
+    """
+    from reconciler.load.manifests import load_resources
+    from reconciler.model.errors import ManifestErrors
+
+    try:
+        resources = load_resources(paths, default_organization=organization)
+    except ManifestErrors as exc:
+        errors = exc.errors
+        if output == "json":
+            body = {"valid": False, "errors": [e.to_dict() for e in errors], "resources": []}
+            click.echo(json.dumps(body, indent=2))
+        else:
+            for error in errors:
+                click.echo(str(error))
+            files = len({e.location.file for e in errors})
+            plural = "s" if len(errors) != 1 else ""
+            click.echo(f"{len(errors)} error{plural} in {files} file{'s' if files != 1 else ''}")
+        return 1
+    if output == "json":
+        body = {
+            "valid": True,
+            "errors": [],
+            "resources": [
+                {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index}
+                for r in resources
+            ],
+        }
+        click.echo(json.dumps(body, indent=2))
+        return 0
+    from reconciler.model.resources import KINDS
+
+    counts = {kind: sum(1 for r in resources if r.kind == kind) for kind in KINDS}
+    detail = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+    noun = "manifest" if len(resources) == 1 else "manifests"
+    click.echo(f"{len(resources)} {noun} valid ({detail})")
+    return 0

@@ -1,0 +1,367 @@
+"""Fetching live state with as few requests as possible.
+
+Request count is the cost of a plan (the service allows 10 management requests per 10 s),
+so the fetcher reads in bulk and only what the manifests need: the services list once per
+organization and only when a pipe names its service; pipes through one list call per service
+when the server has it (probing once, then falling back to one GET per pipe on 404/405);
+the organization through its GET when available; dashboards through their list; each reverse
+private endpoint once however many pipes name it. All reads run concurrently under the
+client's budget and concurrency cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.client.api import Client
+from reconciler.model.errors import ApiError
+from reconciler.model.resources import Resource
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What fetching found for one desired resource."""
+
+    live: Mapping[str, Any] | None = None
+    error: str | None = None
+    path: str = ""
+    endpoint_status: Mapping[str, str | None] = field(default_factory=dict)
+    note: str | None = None
+    unknown: bool = False
+
+
+@dataclass
+class Capabilities:
+    """Which optional endpoints (the real service's extensions) the server answered."""
+
+    pipes_list: bool | None = None
+    organization_get: bool | None = None
+    dashboards_list: bool | None = None
+
+
+@dataclass(frozen=True)
+class PipeIds:
+    """Where a pipe lives: its organization, service and own id."""
+
+    organization_id: str
+    service_id: str
+    pipe_id: str
+
+    @property
+    def path(self) -> str:
+        """Return the pipe's API path."""
+        return f"/v1/organizations/{self.organization_id}/services/{self.service_id}/pipes/{self.pipe_id}"
+
+    def as_dict(self) -> dict[str, str]:
+        """Return the ids as the plan's ``target`` mapping."""
+        return {
+            "organizationId": self.organization_id,
+            "serviceId": self.service_id,
+            "pipeId": self.pipe_id,
+        }
+
+
+@dataclass
+class LiveState:
+    """Everything fetched for one plan."""
+
+    pipes: dict[str, Observed] = field(default_factory=dict)
+    pipe_ids: dict[str, PipeIds] = field(default_factory=dict)
+    organizations: dict[str, Observed] = field(default_factory=dict)
+    dashboards: list[dict[str, Any]] | None = None
+    dashboards_error: str | None = None
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    notes: list[str] = field(default_factory=list)
+
+
+def _unsupported(exc: ApiError) -> bool:
+    return exc.status in (404, 405)
+
+
+def organization_path(org_id: str) -> str:
+    """Return an organization's API path."""
+    return f"/v1/organizations/{org_id}"
+
+
+class Fetcher:
+    """Reads the live objects a set of desired resources needs."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        organization_fallback: Callable[[str], Mapping[str, Any] | None] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.organization_fallback = organization_fallback
+        self.progress = progress or (lambda n: None)
+        self.live = LiveState()
+
+    async def fetch(
+        self, resources: Sequence[Resource], *, need_dashboards: bool = False
+    ) -> LiveState:
+        """Fetch live state for ``resources`` (and the dashboard list when asked)."""
+        pipes = [r for r in resources if r.kind == "Pipe"]
+        orgs = [r for r in resources if r.kind == "Organization"]
+        dashboards = [r for r in resources if r.kind == "Dashboard"]
+        await asyncio.gather(
+            self._fetch_pipes(pipes),
+            self._fetch_organizations(orgs),
+            self._fetch_dashboards() if (dashboards or need_dashboards) else _nothing(),
+        )
+        return self.live
+
+    # -- pipes -------------------------------------------------------------------------------
+
+    async def _fetch_pipes(self, pipes: Sequence[Resource]) -> None:
+        if not pipes:
+            return
+        await self._resolve_services(pipes)
+        by_service: dict[tuple[str, str], list[Resource]] = {}
+        for resource in pipes:
+            ids = self.live.pipe_ids.get(resource.key)
+            if ids is not None:
+                by_service.setdefault((ids.organization_id, ids.service_id), []).append(resource)
+        groups = list(by_service.items())
+        if groups:
+            first, rest = groups[0], groups[1:]
+            await self._fetch_service_pipes(*first)
+            await asyncio.gather(
+                *(self._fetch_service_pipes(key, members) for key, members in rest)
+            )
+        await self._check_endpoints(pipes)
+
+    async def _resolve_services(self, pipes: Sequence[Resource]) -> None:
+        need_names: dict[str, list[Resource]] = {}
+        for resource in pipes:
+            spec = resource.spec
+            org = str(spec.get("organizationId", ""))
+            if "serviceId" in spec:
+                self.live.pipe_ids[resource.key] = PipeIds(
+                    org, str(spec["serviceId"]), str(spec["pipeId"])
+                )
+            else:
+                need_names.setdefault(org, []).append(resource)
+
+        async def resolve(org: str, members: list[Resource]) -> None:
+            try:
+                services = await self.client.get(
+                    f"/v1/organizations/{org}/services", resource=f"services of organization {org}"
+                )
+            except ApiError as exc:
+                for resource in members:
+                    self.live.pipes[resource.key] = Observed(error=str(exc))
+                return
+            self.progress(1)
+            names: dict[str, list[str]] = {}
+            for service in services if isinstance(services, list) else []:
+                if isinstance(service, Mapping):
+                    names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
+            for resource in members:
+                name = str(resource.spec.get("service"))
+                found = names.get(name, [])
+                if len(found) == 1:
+                    self.live.pipe_ids[resource.key] = PipeIds(
+                        org, found[0], str(resource.spec["pipeId"])
+                    )
+                elif not found:
+                    known = ", ".join(sorted(names)) or "none"
+                    self.live.pipes[resource.key] = Observed(
+                        error=f"service {name!r} not found in organization {org} (services: {known})"
+                    )
+                else:
+                    self.live.pipes[resource.key] = Observed(
+                        error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
+                    )
+
+        await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
+
+    async def _fetch_service_pipes(self, key: tuple[str, str], members: list[Resource]) -> None:
+        org, service = key
+        if self.live.capabilities.pipes_list is not False:
+            path = f"/v1/organizations/{org}/services/{service}/pipes"
+            try:
+                listed = await self.client.get(path, resource=f"pipes of service {service}")
+            except ApiError as exc:
+                if not _unsupported(exc) or self.live.capabilities.pipes_list:
+                    for resource in members:
+                        self.live.pipes[resource.key] = Observed(
+                            error=str(exc), path=self.live.pipe_ids[resource.key].path
+                        )
+                    return
+                self.live.capabilities.pipes_list = False
+                self.live.notes.append(
+                    "the server has no pipe list endpoint: pipes are read one GET each"
+                )
+            else:
+                self.live.capabilities.pipes_list = True
+                self.progress(1)
+                by_id = (
+                    {str(p.get("id")): p for p in listed if isinstance(p, Mapping)}
+                    if isinstance(listed, list)
+                    else {}
+                )
+                for resource in members:
+                    ids = self.live.pipe_ids[resource.key]
+                    pipe = by_id.get(ids.pipe_id)
+                    if pipe is None:
+                        self.live.pipes[resource.key] = Observed(
+                            error=f"pipe {ids.pipe_id} not found in service {service}",
+                            path=ids.path,
+                        )
+                    else:
+                        self.live.pipes[resource.key] = Observed(live=pipe, path=ids.path)
+                return
+        await asyncio.gather(*(self._get_pipe(resource) for resource in members))
+
+    async def _get_pipe(self, resource: Resource) -> None:
+        ids = self.live.pipe_ids[resource.key]
+        try:
+            pipe = await self.client.get(ids.path, resource=f"pipe {resource.name}")
+        except ApiError as exc:
+            self.live.pipes[resource.key] = Observed(error=str(exc), path=ids.path)
+            return
+        self.progress(1)
+        self.live.pipes[resource.key] = Observed(live=pipe, path=ids.path)
+
+    async def _check_endpoints(self, pipes: Sequence[Resource]) -> None:
+        wanted: dict[tuple[str, str, str], list[Resource]] = {}
+        for resource in pipes:
+            ids = self.live.pipe_ids.get(resource.key)
+            observed = self.live.pipes.get(resource.key)
+            if ids is None or observed is None or observed.live is None:
+                continue
+            kafka = (resource.spec.get("source") or {}).get("kafka") or {}
+            for endpoint_id in kafka.get("reversePrivateEndpointIds") or []:
+                wanted.setdefault(
+                    (ids.organization_id, ids.service_id, str(endpoint_id)), []
+                ).append(resource)
+        results: dict[tuple[str, str, str], str | None] = {}
+
+        async def check(key: tuple[str, str, str]) -> None:
+            org, service, endpoint_id = key
+            path = f"/v1/organizations/{org}/services/{service}/pipesReversePrivateEndpoints/{endpoint_id}"
+            try:
+                endpoint = await self.client.get(
+                    path, resource=f"reverse private endpoint {endpoint_id}"
+                )
+            except ApiError as exc:
+                if exc.status == 404:
+                    results[key] = None
+                    return
+                results[key] = f"unknown ({exc})"
+                return
+            self.progress(1)
+            results[key] = str(endpoint.get("status")) if isinstance(endpoint, Mapping) else None
+
+        await asyncio.gather(*(check(key) for key in wanted))
+        per_pipe: dict[str, dict[str, str | None]] = {}
+        for key, members in wanted.items():
+            for resource in members:
+                per_pipe.setdefault(resource.key, {})[key[2]] = results.get(key)
+        for resource_key, statuses in per_pipe.items():
+            old = self.live.pipes[resource_key]
+            self.live.pipes[resource_key] = Observed(
+                live=old.live, error=old.error, path=old.path, endpoint_status=statuses
+            )
+
+    # -- organizations -----------------------------------------------------------------------
+
+    async def _fetch_organizations(self, orgs: Sequence[Resource]) -> None:
+        async def one(resource: Resource) -> None:
+            org = str(resource.spec.get("organizationId"))
+            path = organization_path(org)
+            if self.live.capabilities.organization_get is not False:
+                try:
+                    live = await self.client.get(path, resource=f"organization {resource.name}")
+                except ApiError as exc:
+                    if not _unsupported(exc):
+                        self.live.organizations[resource.key] = Observed(error=str(exc), path=path)
+                        return
+                    self.live.capabilities.organization_get = False
+                else:
+                    self.live.capabilities.organization_get = True
+                    self.progress(1)
+                    self.live.organizations[resource.key] = Observed(live=live, path=path)
+                    return
+            recorded = (
+                self.organization_fallback(resource.key) if self.organization_fallback else None
+            )
+            note = (
+                "the server cannot read an organization: compared with the values recorded at the last apply"
+                if recorded is not None
+                else "the server cannot read an organization and nothing is recorded yet: apply reads it through its first PATCH and computes the private endpoint changes from the answer"
+            )
+            self.live.organizations[resource.key] = Observed(
+                live=recorded or {}, path=path, note=note, unknown=recorded is None
+            )
+
+        await asyncio.gather(*(one(r) for r in orgs))
+
+    # -- dashboards --------------------------------------------------------------------------
+
+    async def _fetch_dashboards(self) -> None:
+        if not self.client.config.dashboards_token:
+            self.live.dashboards_error = (
+                "no dashboards token: set RECONCILE_DASHBOARDS_TOKEN or pass --dashboards-token"
+            )
+            return
+        try:
+            listed = await self.client.dashboards(
+                "GET", "/api/v2/dashboards", resource="dashboards list"
+            )
+        except ApiError as exc:
+            if not _unsupported(exc):
+                # Reported on each dashboard; pipes and organizations are still planned.
+                self.live.dashboards_error = str(exc)
+                return
+            self.live.capabilities.dashboards_list = False
+            self.live.notes.append(
+                "the server has no dashboard list: dashboards are tracked through the state file"
+            )
+            return
+        self.progress(1)
+        self.live.capabilities.dashboards_list = True
+        self.live.dashboards = (
+            [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
+        )
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def read_pipe(client: Client, ids: PipeIds, name: str) -> dict[str, Any]:
+    """Re-read one pipe (apply uses it for stale checks and verification)."""
+    result = await client.get(ids.path, resource=f"pipe {name}")
+    return dict(result) if isinstance(result, Mapping) else {}
+
+
+async def read_dashboards(client: Client) -> list[dict[str, Any]] | None:
+    """Return the live dashboards, or None when the server cannot list them."""
+    try:
+        listed = await client.dashboards("GET", "/api/v2/dashboards", resource="dashboards list")
+    except ApiError as exc:
+        if _unsupported(exc):
+            return None
+        raise
+    return [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
+
+
+def find_dashboard(
+    dashboards: Iterable[Mapping[str, Any]], name: str, recorded_id: str | None
+) -> Mapping[str, Any] | None:
+    """Find a live dashboard by the id state recorded, else adopt the one with the same name."""
+    items = list(dashboards)
+    if recorded_id:
+        for item in items:
+            if str(item.get("id")) == recorded_id:
+                return item
+    for item in items:
+        if item.get("name") == name:
+            return item
+    return None

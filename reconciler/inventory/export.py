@@ -1,0 +1,302 @@
+"""Turn live objects into manifests: ``reconcile export``.
+
+An exported manifest states exactly what the API would let the tool change (every writable
+field the live object has, filtered through the manifest schema so it always validates), so
+planning it against the same live state gives **no changes**. Write-only fields (credentials,
+access keys, connection strings) are never returned by the API: they are left out, with a
+YAML comment showing where and how to add them as secret references. Read-only fields are
+written as expectations only when asked (``with_expectations``). Dashboards lose their
+service-assigned ids. Files start with the schema modeline for editors, are never overwritten
+without ``force``, and are all checked before any is written.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reconciler.client.api import Client
+from reconciler.inventory.reads import (
+    get_dashboards,
+    get_organization,
+    get_pipe,
+    list_pipes,
+    resolve_service,
+    source_kind,
+)
+from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
+from reconciler.model.errors import ConfigError
+from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.resources import API_VERSION, JsonPath
+
+_MISSING = object()
+_FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
+_SECRET_HINTS = {
+    "kafka": [
+        "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
+    ],
+    "postgres": [
+        "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
+    ],
+    "kinesis": [
+        "accessKey: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}"
+    ],
+    "objectStorage": [
+        "accessKey: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}",
+        "connectionString: {{fromEnv: {p}_CONNECTION_STRING}}   # blob storage instead of accessKey",
+    ],
+}
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What to export."""
+
+    service: str | None = None
+    pipe_ids: tuple[str, ...] = ()
+    organization: bool = False
+    dashboards: bool = False
+    with_expectations: bool = False
+
+
+@dataclass
+class Document:
+    """One manifest to write: kind, ``metadata.name``, spec and the comments to attach."""
+
+    kind: str
+    name: str
+    spec: dict[str, Any]
+    secret_hints: list[str] = field(default_factory=list)
+    source_kind: str | None = None
+
+    def relative_path(self) -> Path:
+        """Return where the manifest goes inside the export directory."""
+        if self.kind == "Organization":
+            return Path("organization.yaml")
+        return Path(_FOLDER[self.kind]) / f"{self.name}.yaml"
+
+
+# -- names ----------------------------------------------------------------------------------
+
+
+def slugify(text: str, fallback: str = "resource") -> str:
+    """Return a valid ``metadata.name`` for a live name (lower-case, ``-`` separated)."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
+    slug = re.sub(r"-{2,}", "-", slug).strip("-._")[:253].strip("-._")
+    return slug or fallback
+
+
+def unique_names(names: Sequence[str], fallback: str) -> list[str]:
+    """Slugify every name, suffixing ``-2``, ``-3`` … where two would clash."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        base = slugify(name, fallback)
+        candidate, n = base, 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{base[: 250 - len(str(n))]}-{n}"
+        seen.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def env_prefix(name: str) -> str:
+    """Return an environment-variable prefix for a resource: ``events-archive`` → ``EVENTS_ARCHIVE``."""
+    prefix = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
+    return prefix if prefix and not prefix[0].isdigit() else f"PIPE_{prefix}".rstrip("_")
+
+
+# -- schema-guided filtering ----------------------------------------------------------------
+
+
+def _resolve(node: Mapping[str, Any], doc: str) -> tuple[Mapping[str, Any], str]:
+    while "$ref" in node:
+        target, _, pointer = str(node["$ref"]).partition("#")
+        doc = target or doc
+        found: Any = load_schemas()[doc]
+        for part in [p for p in pointer.split("/") if p]:
+            found = found[part]
+        node = found
+    return node, doc
+
+
+def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any) -> Any:
+    """Keep the parts of ``value`` the schema ``node`` allows and ``keep(path)`` accepts."""
+    node, doc = _resolve(node, doc)
+    if value is None:
+        return _MISSING
+    props = node.get("properties")
+    if isinstance(value, Mapping) and isinstance(props, Mapping):
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            if key not in props or is_secret_path((*path, key)):
+                continue
+            kept = fit(sub, props[key], doc, (*path, key), keep)
+            if kept is not _MISSING:
+                out[str(key)] = kept
+        return out if out or not value else _MISSING
+    if not keep(path):
+        return _MISSING
+    items = node.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        fitted = [fit(v, items, doc, (), lambda p: True) for v in value]
+        return [v for v in fitted if v is not _MISSING]
+    return value
+
+
+# -- live objects → specs -------------------------------------------------------------------
+
+
+def pipe_document(
+    pipe: Mapping[str, Any], org: str, service_id: str, name: str, *, with_expectations: bool
+) -> Document:
+    """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields."""
+    schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
+
+    def keep(path: JsonPath) -> bool:
+        if path[:2] == ("source", "validateSamples"):
+            return False
+        return with_expectations or is_writable_pipe_path(path)
+
+    body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
+    fitted = fit(body, schema, KIND_FILES["Pipe"], (), keep)
+    spec: dict[str, Any] = {
+        "organizationId": org,
+        "serviceId": service_id,
+        "pipeId": str(pipe["id"]),
+    }
+    spec.update(fitted if isinstance(fitted, dict) else {})
+    kind = source_kind(pipe)
+    hints: list[str] = []
+    if kind in _SECRET_HINTS:
+        source = dict(spec.get("source") or {})
+        source.setdefault(kind, {})
+        spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
+        prefix = env_prefix(str(pipe.get("name") or name))
+        hints = [h.format(p=prefix) for h in _SECRET_HINTS[kind]]
+        order = ["organizationId", "serviceId", "pipeId", "name", "state", "scaling", "source"]
+        spec = {k: spec[k] for k in order if k in spec} | {
+            k: v for k, v in spec.items() if k not in order
+        }
+    return Document("Pipe", name, spec, hints, kind if kind in _SECRET_HINTS else None)
+
+
+def organization_document(org: Mapping[str, Any], name: str) -> Document:
+    """Build the Organization manifest: id, name and the full private endpoint list."""
+    schema = load_schemas()[KIND_FILES["Organization"]]["properties"]["spec"]
+    body = {k: v for k, v in org.items() if k in ("name", "privateEndpoints")}
+    fitted = fit(body, schema, KIND_FILES["Organization"], (), lambda p: True)
+    spec = {"organizationId": str(org.get("id"))} | (fitted if isinstance(fitted, dict) else {})
+    return Document("Organization", name, spec)
+
+
+def dashboard_document(dashboard: Mapping[str, Any], name: str) -> Document:
+    """Build the Dashboard manifest: name, tiles and tags, without service-assigned ids."""
+    schema = load_schemas()[KIND_FILES["Dashboard"]]["properties"]["spec"]
+    body = {k: v for k, v in dashboard.items() if k in ("name", "tiles", "tags")}
+    fitted = fit(body, schema, KIND_FILES["Dashboard"], (), lambda p: True)
+    return Document("Dashboard", name, fitted if isinstance(fitted, dict) else {})
+
+
+async def collect(client: Client, org: str, options: ExportOptions) -> list[Document]:
+    """Read what ``options`` selects and return the manifests to write."""
+    documents: list[Document] = []
+    if options.service:
+        service = await resolve_service(client, org, options.service)
+        service_id = str(service["id"])
+        if options.pipe_ids:
+            pipes = [await get_pipe(client, org, service_id, p) for p in options.pipe_ids]
+        else:
+            listed = await list_pipes(client, org, service_id)
+            if listed is None:
+                raise ConfigError(
+                    "the server does not list the pipes of a service (GET …/pipes answered 404): "
+                    "name the pipes to export with --pipe ID"
+                )
+            pipes = listed
+        names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
+        documents += [
+            pipe_document(p, org, service_id, n, with_expectations=options.with_expectations)
+            for p, n in zip(pipes, names, strict=True)
+        ]
+    if options.organization:
+        live = await get_organization(client, org)
+        documents.append(
+            organization_document(live, slugify(str(live.get("name")), "organization"))
+        )
+    if options.dashboards:
+        boards = await get_dashboards(client)
+        names = unique_names([str(d.get("name")) for d in boards], "dashboard")
+        documents += [dashboard_document(d, n) for d, n in zip(boards, names, strict=True)]
+    return documents
+
+
+# -- YAML and files -------------------------------------------------------------------------
+
+
+def modeline(kind: str, file: Path) -> str:
+    """Return the editor modeline pointing at the kind's schema, relative to ``file``."""
+    target = schema_dir().resolve() / KIND_FILES[kind]
+    try:
+        ref = Path(os.path.relpath(target, file.resolve().parent)).as_posix()
+    except ValueError:  # another drive: fall back to the absolute path
+        ref = target.as_posix()
+    return f"yaml-language-server: $schema={ref}"
+
+
+def render_document(document: Document, file: Path) -> str:
+    """Return the manifest text of one document, modeline and secret comments included."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    spec = CommentedMap(document.spec)
+    kind = document.source_kind
+    if kind and document.secret_hints:
+        source = CommentedMap(spec["source"])
+        body = CommentedMap(source[kind])
+        source[kind] = body
+        spec["source"] = source
+        text = "\n".join(
+            [
+                "Write-only (never returned by the API), so left out and not managed. To manage it,",
+                "add it here with secret references (never literal values), e.g.:",
+                *document.secret_hints,
+            ]
+        )
+        if body:
+            body.yaml_set_comment_before_after_key(next(iter(body)), before=text, indent=6)
+        else:
+            source.yaml_set_comment_before_after_key(kind, before=text, indent=4)
+    doc = CommentedMap(
+        apiVersion=API_VERSION, kind=document.kind, metadata={"name": document.name}, spec=spec
+    )
+    doc.yaml_set_start_comment(modeline(document.kind, file))
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def write_documents(documents: Sequence[Document], out_dir: Path, *, force: bool) -> list[Path]:
+    """Write every document under ``out_dir``; refuse (writing nothing) to overwrite unless ``force``."""
+    paths = [out_dir / d.relative_path() for d in documents]
+    existing = [p for p in paths if p.exists()]
+    if existing and not force:
+        listed = ", ".join(str(p) for p in existing)
+        raise ConfigError(
+            f"refusing to overwrite existing file{'s' if len(existing) > 1 else ''} {listed}: "
+            "pass --force to replace (nothing was written)"
+        )
+    texts = [render_document(d, p) for d, p in zip(documents, paths, strict=True)]
+    for path, text in zip(paths, texts, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return paths

@@ -1,0 +1,300 @@
+"""Read-only views of the live organization: fetching, name resolution and formatting.
+
+The ``get`` and ``check`` commands call these functions and print what they return. Reads go
+through the shared ``Client`` (its request budget, retries and error mapping), with as few
+requests as possible: a service or pipe NAME costs one list request, a uuid none. Optional
+endpoints the real service has but the spec lacks (organization GET, pipe list, dashboard
+list) are tried once; a 404/405 becomes a ``ConfigError`` that says what to do instead.
+Formatting helpers turn sizes, durations and times into the forms people read (``1.2 GiB``,
+``3m 12s``, ``2026-11-21T22:00:00Z``); secrets are replaced by ``(sensitive)`` before any
+object leaves this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from reconciler.client.api import Client
+from reconciler.client.live import PipeIds, organization_path, read_dashboards
+from reconciler.model.errors import ApiError, ConfigError
+from reconciler.model.fields import SOURCE_KINDS
+from reconciler.model.secrets import REDACTED
+
+SECRET_KEYS = frozenset(
+    {"connectionString", "credentials", "accessKey", "password", "secretKey", "accessKeyId"}
+)
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
+_UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+# -- formatting -----------------------------------------------------------------------------
+
+
+def is_uuid(text: str) -> bool:
+    """Tell whether ``text`` is a uuid (used directly) rather than a name (resolved)."""
+    return bool(_UUID.match(text))
+
+
+def human_size(size: Any) -> str:
+    """Format a byte count in binary units: ``1.2 GiB``."""
+    if not isinstance(size, int | float) or isinstance(size, bool):
+        return "-"
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def human_duration(seconds: Any) -> str:
+    """Format seconds as the two largest units: ``3m 12s``, ``4d 2h``."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        return "-"
+    total = int(abs(seconds))
+    parts: list[str] = []
+    for unit in ("d", "h", "m", "s"):
+        size = _UNIT_SECONDS[unit]
+        if total >= size or (unit == "s" and not parts):
+            parts.append(f"{total // size}{unit}")
+            total %= size
+    return ("-" if seconds < 0 else "") + " ".join(parts[:2])
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse ``26h``, ``3d``, ``90m``, ``1h30m``, ``45s`` or ``2w`` into a timedelta."""
+    cleaned = text.strip().lower().replace(" ", "")
+    pos, seconds = 0, 0.0
+    for match in _DURATION_PART.finditer(cleaned):
+        if match.start() != pos:
+            break
+        seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if not cleaned or pos != len(cleaned):
+        raise ConfigError(f"invalid duration {text!r}: use e.g. 90m, 26h, 3d or 1h30m")
+    return timedelta(seconds=seconds)
+
+
+def parse_time(value: Any) -> datetime | None:
+    """Parse an ISO 8601 time from the API (None when absent or unreadable)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def utc_iso(value: Any) -> str:
+    """Format a time as UTC ISO 8601 to the second: ``2026-11-21T22:00:00Z``."""
+    moment = value if isinstance(value, datetime) else parse_time(value)
+    if moment is None:
+        return "-" if not value else str(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def redact_secrets(value: Any) -> Any:
+    """Return a copy with every secret-bearing member replaced by ``(sensitive)``."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): (REDACTED if k in SECRET_KEYS and v not in (None, "") else redact_secrets(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_secrets(v) for v in value]
+    return value
+
+
+def source_kind(pipe: Mapping[str, Any]) -> str:
+    """Return the pipe's source kind (kafka, objectStorage, kinesis, postgres) or ``?``."""
+    source = pipe.get("source")
+    if isinstance(source, Mapping):
+        for kind in SOURCE_KINDS:
+            if isinstance(source.get(kind), Mapping):
+                return kind
+    return "?"
+
+
+# -- fetching -------------------------------------------------------------------------------
+
+
+def _unsupported(exc: ApiError) -> bool:
+    return exc.status in (404, 405)
+
+
+def _as_list(value: Any) -> list[dict[str, Any]]:
+    return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+async def list_services(
+    client: Client, org: str, filters: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Return the organization's services (filtered server-side by ``tag:Key[=Value]``)."""
+    query = f"?{urlencode([('filter', f) for f in filters])}" if filters else ""
+    result = await client.get(
+        f"{organization_path(org)}/services{query}", resource=f"services of organization {org}"
+    )
+    return _as_list(result)
+
+
+async def resolve_service(client: Client, org: str, ref: str) -> dict[str, Any]:
+    """Return the service named or identified by ``ref`` (a uuid costs no request)."""
+    if is_uuid(ref):
+        return {"id": ref, "name": ref}
+    return pick_service(await list_services(client, org), ref, org)
+
+
+def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> dict[str, Any]:
+    """Find one service by id or name in a services list, or explain why not."""
+    found = [dict(s) for s in services if ref in (s.get("id"), s.get("name"))]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        known = ", ".join(sorted(str(s.get("name")) for s in services)) or "none"
+        raise ConfigError(f"service {ref!r} not found in organization {org} (services: {known})")
+    raise ConfigError(f"service name {ref!r} is ambiguous ({len(found)} services); use its id")
+
+
+async def list_backups(client: Client, org: str, service_id: str) -> list[dict[str, Any]]:
+    """Return a service's backups, newest first."""
+    result = await client.get(
+        f"{organization_path(org)}/services/{service_id}/backups",
+        resource=f"backups of service {service_id}",
+    )
+    items = _as_list(result)
+    return sorted(items, key=lambda b: utc_iso(b.get("startedAt")), reverse=True)
+
+
+async def get_endpoint(
+    client: Client, org: str, service_id: str, endpoint_id: str
+) -> dict[str, Any]:
+    """Return one reverse private endpoint."""
+    path = (
+        f"{organization_path(org)}/services/{service_id}/pipesReversePrivateEndpoints/{endpoint_id}"
+    )
+    result = await client.get(path, resource=f"reverse private endpoint {endpoint_id}")
+    return dict(result) if isinstance(result, Mapping) else {}
+
+
+async def list_pipes(client: Client, org: str, service_id: str) -> list[dict[str, Any]] | None:
+    """Return every pipe of a service, or None when the server has no pipe list."""
+    path = f"{organization_path(org)}/services/{service_id}/pipes"
+    try:
+        result = await client.get(path, resource=f"pipes of service {service_id}")
+    except ApiError as exc:
+        if _unsupported(exc):
+            return None
+        raise
+    return _as_list(result)
+
+
+async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[str, Any]:
+    """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
+    if is_uuid(ref):
+        result = await client.get(PipeIds(org, service_id, ref).path, resource=f"pipe {ref}")
+        return dict(result) if isinstance(result, Mapping) else {}
+    pipes = await list_pipes(client, org, service_id)
+    if pipes is None:
+        raise ConfigError(
+            f"cannot resolve pipe name {ref!r}: the server does not list the pipes of a service "
+            "(GET …/pipes answered 404); give the pipe by id"
+        )
+    found = [p for p in pipes if p.get("name") == ref]
+    if len(found) != 1:
+        known = ", ".join(sorted(str(p.get("name")) for p in pipes)) or "none"
+        what = "not found" if not found else f"ambiguous ({len(found)} pipes); use its id"
+        raise ConfigError(f"pipe {ref!r} {what} in service {service_id} (pipes: {known})")
+    return found[0]
+
+
+async def get_organization(client: Client, org: str) -> dict[str, Any]:
+    """Return the organization; a server without its GET is a ``ConfigError``."""
+    try:
+        result = await client.get(organization_path(org), resource=f"organization {org}")
+    except ApiError as exc:
+        if _unsupported(exc):
+            raise ConfigError(
+                f"the server cannot read an organization (GET /v1/organizations/{org} answered "
+                f"{exc.status}): only the real service's extension offers it"
+            ) from None
+        raise
+    return dict(result) if isinstance(result, Mapping) else {}
+
+
+async def get_dashboards(client: Client) -> list[dict[str, Any]]:
+    """Return the live dashboards; a server without the list is a ``ConfigError``."""
+    found = await read_dashboards(client)
+    if found is None:
+        raise ConfigError(
+            "the server cannot list dashboards (GET /api/v2/dashboards answered 404): "
+            "only the real service's extension offers it"
+        )
+    return found
+
+
+# -- backup freshness -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BackupFreshness:
+    """How one service's backups compare with the age limit."""
+
+    service_id: str
+    service: str
+    ok: bool
+    last_good: datetime | None
+    age: timedelta | None
+    last_error: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-friendly description."""
+        error = self.last_error
+        return {
+            "service": self.service,
+            "serviceId": self.service_id,
+            "ok": self.ok,
+            "lastGoodBackup": utc_iso(self.last_good) if self.last_good else None,
+            "ageSeconds": int(self.age.total_seconds()) if self.age is not None else None,
+            "lastError": None
+            if error is None
+            else {
+                "id": error.get("id"),
+                "backupName": error.get("backupName"),
+                "startedAt": utc_iso(error.get("startedAt")),
+                "finishedAt": utc_iso(error.get("finishedAt")),
+            },
+        }
+
+
+def backup_time(backup: Mapping[str, Any]) -> datetime | None:
+    """Return when a backup completed (its start when the finish is unknown)."""
+    return parse_time(backup.get("finishedAt")) or parse_time(backup.get("startedAt"))
+
+
+def assess_backups(
+    service: Mapping[str, Any],
+    backups: Sequence[Mapping[str, Any]],
+    max_age: timedelta,
+    now: datetime,
+) -> BackupFreshness:
+    """Tell whether a service has a ``done`` backup newer than ``max_age`` at ``now``."""
+    done = [(t, b) for b in backups if b.get("status") == "done" and (t := backup_time(b))]
+    errors = [(t, b) for b in backups if b.get("status") == "error" and (t := backup_time(b))]
+    last_good = max((t for t, _ in done), default=None)
+    last_error = max(errors, key=lambda pair: pair[0])[1] if errors else None
+    age = now - last_good if last_good else None
+    return BackupFreshness(
+        service_id=str(service.get("id")),
+        service=str(service.get("name") or service.get("id")),
+        ok=age is not None and age <= max_age,
+        last_good=last_good,
+        age=age,
+        last_error=dict(last_error) if last_error else None,
+    )

@@ -1,0 +1,248 @@
+"""Tables and documents for the read-only commands: rows, detail lists, JSON/YAML dumps.
+
+Pure functions from live objects (already fetched and redacted by ``reconciler.inventory.reads``) to
+strings and rows for ``render.table``; the commands only echo what these return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from reconciler.inventory.reads import (
+    BackupFreshness,
+    backup_time,
+    human_duration,
+    human_size,
+    source_kind,
+    utc_iso,
+)
+
+
+def source_summary(pipe: Mapping[str, Any]) -> str:
+    """Describe where a pipe reads from in a few words."""
+    kind = source_kind(pipe)
+    body: Mapping[str, Any] = (pipe.get("source") or {}).get(kind) or {}
+    if kind == "kafka":
+        return f"kafka {body.get('topics', '?')} @ {body.get('brokers', '?')}"
+    if kind == "objectStorage":
+        return f"objectStorage {body.get('url') or body.get('path') or '?'}"
+    if kind == "kinesis":
+        return f"kinesis {body.get('streamName', '?')} ({body.get('region', '?')})"
+    if kind == "postgres":
+        tables = len(body.get("tableMappings") or [])
+        return f"postgres {body.get('host', '?')}:{body.get('port', '?')}/{body.get('database', '?')} ({tables} tables)"
+    return "?"
+
+
+def destination_summary(pipe: Mapping[str, Any]) -> str:
+    """Return ``database.table`` of a pipe's destination."""
+    dest = pipe.get("destination") or {}
+    return f"{dest.get('database', '?')}.{dest.get('table', '?')}"
+
+
+def scaling_summary(pipe: Mapping[str, Any]) -> str:
+    """Describe a pipe's scaling: ``2 × (500m CPU, 2 GiB)``, concurrency too."""
+    s = pipe.get("scaling") or {}
+    if not s:
+        return "-"
+    memory = human_size(float(s.get("replicaMemoryGb", 0)) * 1024**3)
+    return (
+        f"{s.get('replicas', '?')} × ({s.get('replicaCpuMillicores', '?')}m CPU, {memory}), "
+        f"concurrency {s.get('concurrency', '?')}"
+    )
+
+
+def tags_text(service: Mapping[str, Any]) -> str:
+    """Render service tags as ``Key=Value,Key``."""
+    tags = service.get("tags") or []
+    return (
+        ",".join(
+            f"{t.get('key')}={t['value']}" if t.get("value") is not None else str(t.get("key"))
+            for t in tags
+            if isinstance(t, Mapping)
+        )
+        or "-"
+    )
+
+
+def offender_line(item: BackupFreshness) -> str:
+    """Describe one stale service for people: last good backup, its age, last error."""
+    if item.last_good is None:
+        text = f"{item.service}: no successful backup"
+    else:
+        text = f"{item.service}: last good backup {utc_iso(item.last_good)} ({human_duration(_secs(item.age))} ago)"
+    if item.last_error:
+        text += f"; last error {describe_backup(item.last_error)}"
+    return text
+
+
+def describe_backup(backup: Mapping[str, Any]) -> str:
+    """Name a backup by its time and name: ``2026-11-21T19:17:34Z (backup-20261121-1910)``."""
+    return f"{utc_iso(backup_time(backup))} ({backup.get('backupName') or backup.get('id')})"
+
+
+def _secs(delta: timedelta | None) -> float | None:
+    return delta.total_seconds() if delta is not None else None
+
+
+# -- views: rows for ``render.table`` ---------------------------------------------------------
+
+SERVICE_HEADERS = ("NAME", "ID", "STATE", "TAGS", "VERSION", "REPLICAS", "MEMORY", "CREATED")
+BACKUP_HEADERS = ("STARTED", "STATUS", "SIZE", "DURATION", "NAME", "ID")
+PIPE_HEADERS = ("NAME", "ID", "STATE", "SOURCE", "DESTINATION", "UPDATED")
+DASHBOARD_HEADERS = ("NAME", "ID", "TILES", "TAGS")
+FRESHNESS_HEADERS = ("SERVICE", "STATUS", "LAST GOOD BACKUP", "AGE", "LAST ERROR")
+
+
+def service_rows(services: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Return one row per service."""
+    return [
+        [
+            str(s.get("name")),
+            str(s.get("id")),
+            str(s.get("state", "-")),
+            tags_text(s),
+            str(s.get("engineVersion", "-")),
+            str(s.get("numReplicas", "-")),
+            f"{s.get('minTotalMemoryGb', '?')}-{s.get('maxTotalMemoryGb', '?')} GB",
+            utc_iso(s.get("createdAt")),
+        ]
+        for s in services
+    ]
+
+
+def backup_rows(backups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Return one row per backup."""
+    return [
+        [
+            utc_iso(b.get("startedAt")),
+            str(b.get("status", "-")),
+            human_size(b.get("sizeInBytes")),
+            human_duration(b.get("durationInSeconds")),
+            str(b.get("backupName", "-")),
+            str(b.get("id")),
+        ]
+        for b in backups
+    ]
+
+
+def pipe_rows(pipes: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Return one row per pipe."""
+    return [
+        [
+            str(p.get("name")),
+            str(p.get("id")),
+            str(p.get("state", "-")),
+            source_summary(p),
+            destination_summary(p),
+            utc_iso(p.get("updatedAt")),
+        ]
+        for p in pipes
+    ]
+
+
+def dashboard_rows(dashboards: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Return one row per dashboard."""
+    return [
+        [
+            str(d.get("name")),
+            str(d.get("id")),
+            str(len(d.get("tiles") or [])),
+            ",".join(str(t) for t in d.get("tags") or []) or "-",
+        ]
+        for d in dashboards
+    ]
+
+
+def freshness_rows(items: Sequence[BackupFreshness]) -> list[list[str]]:
+    """Return one row per checked service."""
+    return [
+        [
+            i.service,
+            "OK" if i.ok else "STALE",
+            utc_iso(i.last_good) if i.last_good else "none",
+            human_duration(_secs(i.age)),
+            describe_backup(i.last_error) if i.last_error else "-",
+        ]
+        for i in items
+    ]
+
+
+def pipe_details(pipe: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return (label, value) pairs describing one pipe."""
+    mappings = pipe.get("fieldMappings") or []
+    return [
+        ("Name", str(pipe.get("name"))),
+        ("ID", str(pipe.get("id"))),
+        ("Service", str(pipe.get("serviceId"))),
+        ("State", str(pipe.get("state", "-"))),
+        ("Source", source_summary(pipe)),
+        ("Destination", destination_summary(pipe)),
+        ("Columns", str(len((pipe.get("destination") or {}).get("columns") or []))),
+        ("Field mappings", str(len(mappings))),
+        ("Scaling", scaling_summary(pipe)),
+        ("Created", utc_iso(pipe.get("createdAt"))),
+        ("Updated", utc_iso(pipe.get("updatedAt"))),
+    ]
+
+
+def endpoint_details(endpoint: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return (label, value) pairs describing one reverse private endpoint."""
+    return [
+        ("ID", str(endpoint.get("id"))),
+        ("Service", str(endpoint.get("serviceId"))),
+        ("Description", str(endpoint.get("description") or "-")),
+        ("Type", str(endpoint.get("type") or "-")),
+        ("Status", str(endpoint.get("status") or "-")),
+        ("Endpoint ID", str(endpoint.get("endpointId") or "-")),
+        ("Service name", str(endpoint.get("vpcEndpointServiceName") or "-")),
+        ("DNS names", ", ".join(endpoint.get("dnsNames") or []) or "-"),
+        ("Private DNS names", ", ".join(endpoint.get("privateDnsNames") or []) or "-"),
+    ]
+
+
+def organization_details(org: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return (label, value) pairs describing the organization."""
+    endpoints = [
+        f"{e.get('id')} ({e.get('description') or '-'})"
+        for e in org.get("privateEndpoints") or []
+        if isinstance(e, Mapping)
+    ]
+    byoc = [
+        f"{b.get('id')} ({b.get('accountName')})"
+        for b in org.get("byocConfig") or []
+        if isinstance(b, Mapping)
+    ]
+    return [
+        ("Name", str(org.get("name"))),
+        ("ID", str(org.get("id"))),
+        ("Created", utc_iso(org.get("createdAt"))),
+        ("Private endpoints", ", ".join(endpoints) or "-"),
+        ("BYOC", ", ".join(byoc) or "-"),
+    ]
+
+
+def details_text(pairs: Sequence[tuple[str, str]]) -> str:
+    """Render (label, value) pairs as aligned ``Label:  value`` lines."""
+    width = max((len(label) for label, _ in pairs), default=0) + 1
+    return "".join(f"{(label + ':').ljust(width)}  {value}\n" for label, value in pairs)
+
+
+def dump(value: Any, fmt: str) -> str:
+    """Serialise objects for scripts as JSON or YAML (secrets already redacted)."""
+    import json
+
+    if fmt == "json":
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    out = io.StringIO()
+    yaml.dump(value, out)
+    return out.getvalue()

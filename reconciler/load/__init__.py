@@ -1,0 +1,4 @@
+"""Load stage: YAML source with positions, JSON Schemas, manifests into ``Resource`` objects.
+
+May import ``reconciler.model`` only.
+"""

@@ -1,0 +1,317 @@
+"""JSON Schemas of the manifest kinds: loading, fast checking, and human error messages.
+
+The schemas in ``schemas/`` (Draft 2020-12, also used by editors) are the single source of
+truth. jsonschema is the authority on what is valid and produces the errors; but it costs
+about half a millisecond per pipe document, so each kind's schema is also compiled here into
+plain Python closures that answer "valid or not" for the keywords the schemas use (anything
+else makes the compiler step aside for jsonschema). Only a document the fast check rejects
+goes through ``Draft202012Validator.iter_errors``, whose errors are turned into messages a
+person understands (unknown field with a suggestion, expected type, allowed values, the
+closest alternative of a ``oneOf``). The same compiler yields a normaliser that turns
+integral floats into ints wherever the schema says ``integer``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
+from reconciler.model.resources import JsonPath
+
+KIND_FILES: dict[str, str] = {
+    "Pipe": "pipe.schema.json",
+    "Organization": "organization.schema.json",
+    "Dashboard": "dashboard.schema.json",
+}
+COMMON_FILE = "common.schema.json"
+# Subtrees whose values are never echoed in a message (they may hold a literal secret).
+SECRET_KEYS = frozenset({"credentials", "accessKey", "connectionString"})
+SECRET_TITLE = "Secret reference"
+SECRET_MESSAGE = "is a secret: write {fromEnv: NAME} or {fromFile: PATH}, never the value"
+
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
+)
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "a boolean (true or false)",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+_PATTERN_NAMES = {
+    "uuid": "is not a valid UUID (expected the form 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61)",
+    "resourceName": (
+        "is not a valid name: use lower-case letters, digits, '.', '_' and '-', starting and"
+        " ending with a letter or digit, at most 253 characters"
+    ),
+}
+_ENV_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
+_TIMESTAMP_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"
+
+
+def schema_dir() -> Path:
+    """Return the directory holding the schema files (packaged copy first, then the repo)."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "_schemas"
+    if (packaged / COMMON_FILE).is_file():
+        return packaged
+    return package.parent / "schemas"
+
+
+@cache
+def load_schemas() -> dict[str, dict[str, Any]]:
+    """Return every schema document by file name (which is also its ``$id``)."""
+    directory = schema_dir()
+    names = [COMMON_FILE, *KIND_FILES.values()]
+    return {name: json.loads((directory / name).read_text(encoding="utf-8")) for name in names}
+
+
+@cache
+def json_validator(kind: str) -> Any:
+    """Return the jsonschema ``Draft202012Validator`` of ``kind`` (imported only when needed)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = load_schemas()
+    registry: Registry[Any] = Registry().with_resources(
+        (name, Resource.from_contents(doc)) for name, doc in schemas.items()
+    )
+    return Draft202012Validator(schemas[KIND_FILES[kind]], registry=registry)
+
+
+@dataclass(frozen=True)
+class KindSchema:
+    """Everything needed to validate one kind: the schema, the fast check, the normaliser.
+
+    jsonschema itself (about 0.1 s to import) is loaded only when a document fails the fast
+    check, or when the schema uses a keyword the compiler does not implement.
+    """
+
+    kind: str
+    schema: dict[str, Any]
+    fast_check: Check
+    normalise: Fix
+
+    @property
+    def validator(self) -> Any:
+        """Return the jsonschema validator of this kind (the authority on errors)."""
+        return json_validator(self.kind)
+
+    def errors(self, doc: Any) -> list[tuple[JsonPath, str]]:
+        """Return ``(path, message)`` for every problem in ``doc`` (empty when valid)."""
+        if self.fast_check(doc):
+            return []
+        return explain(self.validator.iter_errors(doc))
+
+
+@cache
+def kind_schema(kind: str) -> KindSchema:
+    """Return the compiled schema of ``kind`` (built once per process)."""
+    schemas = load_schemas()
+    file = KIND_FILES[kind]
+    schema = schemas[file]
+    compiler = Compiler(schemas)
+    try:
+        fast = compiler.check(schema, file)
+    except Unsupported:
+        fast = json_validator(kind).is_valid
+    fix = compiler.fix(schema, file) or (lambda x: x)
+    return KindSchema(kind, schema, fast, fix)
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _secret(path: JsonPath) -> bool:
+    """Tell whether a value at ``path`` may be a secret (a reference's own fields are not)."""
+    if path and path[-1] in ("fromEnv", "fromFile"):
+        return False
+    return any(part in SECRET_KEYS for part in path)
+
+
+def describe(value: Any, hide: bool = False) -> str:
+    """Describe a value's type (and, unless ``hide``, the value) for a message."""
+    if isinstance(value, bool):
+        kind, text = "boolean", "true" if value else "false"
+    elif isinstance(value, int | float):
+        kind, text = ("integer" if isinstance(value, int) else "number"), repr(value)
+    elif isinstance(value, str):
+        kind, text = "string", repr(value)
+    elif value is None:
+        return "null"
+    elif isinstance(value, dict):
+        return "a mapping"
+    elif isinstance(value, list):
+        return "a list"
+    else:
+        return type(value).__name__
+    return f"a {kind}" if hide else f"{kind} {text}"
+
+
+def _show(value: Any, hide: bool) -> str:
+    if hide:
+        return "the value"
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return repr(value)
+    return describe(value)
+
+
+def suggest(word: str, choices: Any) -> str:
+    """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def explain(errors: Any) -> list[tuple[JsonPath, str]]:
+    """Turn jsonschema errors into ``(path, message)`` pairs a person understands."""
+    out: list[tuple[JsonPath, str]] = []
+    seen: set[tuple[JsonPath, str]] = set()
+    for error in errors:
+        for item in _explain_one(error):
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out
+
+
+def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
+    path: JsonPath = tuple(error.absolute_path)
+    hide = _secret(path)
+    keyword = error.validator
+    value = error.validator_value
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if keyword == "additionalProperties":
+        known = schema.get("properties", {})
+        return [
+            (
+                (*path, str(key)),
+                f"unknown field '{key}'"
+                + (
+                    suggest(key, known)
+                    or (" (ids are assigned by the service)" if key == "id" else "")
+                    or (f" (allowed: {', '.join(known)})" if known else "")
+                ),
+            )
+            for key in instance
+            if key not in known
+        ]
+    if keyword == "required":
+        missing = [name for name in value if name not in instance]
+        names = ", ".join(f"'{m}'" for m in missing)
+        return [(path, f"missing required field{'s' if len(missing) > 1 else ''} {names}")]
+    if keyword in ("oneOf", "anyOf"):
+        return [(path, _explain_alternatives(error, schema, hide))]
+    return [(path, message_for(keyword, value, instance, hide))]
+
+
+def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
+    """Return the message for one failed keyword (``value`` is the keyword's schema value)."""
+    shown = _show(instance, hide)
+    if keyword == "type":
+        names = [value] if isinstance(value, str) else list(value)
+        expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
+        return f"expected {expected}, got {describe(instance, hide)}"
+    if keyword == "enum":
+        allowed = ", ".join(str(v) for v in value)
+        hint = "" if hide else suggest(instance, value)
+        return f"{shown} is not one of the allowed values: {allowed}{hint}"
+    if keyword == "const":
+        return f"must be {value!r}, got {shown}"
+    if keyword == "maximum":
+        return f"{shown} is greater than the maximum of {value}"
+    if keyword == "minimum":
+        return f"{shown} is less than the minimum of {value}"
+    if keyword == "exclusiveMaximum":
+        return f"{shown} must be less than {value}"
+    if keyword == "exclusiveMinimum":
+        return f"{shown} must be greater than {value}"
+    if keyword == "minLength":
+        if value == 1:
+            return "must not be empty"
+        return f"is too short: {len(instance)} characters, at least {value}"
+    if keyword == "maxLength":
+        return f"is too long: {len(instance)} characters, at most {value}"
+    if keyword == "pattern":
+        return f"{shown} {_pattern_message(value)}"
+    if keyword == "minItems":
+        return f"needs at least {value} item{'s' if value != 1 else ''}"
+    if keyword == "maxItems":
+        return f"has {len(instance)} items, at most {value} allowed"
+    if keyword == "minProperties":
+        return f"needs at least {value} field{'s' if value != 1 else ''}"
+    if keyword == "maxProperties":
+        return f"has {len(instance)} fields, at most {value} allowed"
+    return "is not valid here" if hide else f"{shown} is not valid here ({keyword})"
+
+
+def _pattern_message(pattern: str) -> str:
+    defs = load_schemas()[COMMON_FILE]["$defs"]
+    for name, text in _PATTERN_NAMES.items():
+        if defs[name].get("pattern") == pattern:
+            return text
+    if pattern == _ENV_PATTERN:
+        return "is not a valid environment variable name (letters, digits and '_')"
+    if pattern == _TIMESTAMP_PATTERN:
+        return "does not have the form YYYY-MM-DDTHH:MM"
+    return f"does not match the pattern {pattern}"
+
+
+def _explain_alternatives(error: Any, schema: dict[str, Any], hide: bool) -> str:
+    """Say why a ``oneOf``/``anyOf`` failed: which alternative was closest, and why."""
+    branches: list[Any] = list(error.validator_value)
+    instance = error.instance
+    # "exactly one of these keys": branches that only require one property each
+    if all(
+        isinstance(b, dict) and set(b) <= {"title", "description", "required"} for b in branches
+    ):
+        keys = [name for b in branches for name in b.get("required", [])]
+        present = [k for k in keys if isinstance(instance, dict) and k in instance]
+        listed = ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
+        if not present:
+            return f"needs exactly one of {listed}, found none"
+        return f"needs exactly one of {listed}, found {' and '.join(present)}"
+    if schema.get("title") == SECRET_TITLE and not isinstance(instance, dict):
+        return SECRET_MESSAGE
+    titles = [str(b.get("title", f"#{i + 1}")) for i, b in enumerate(branches)]
+    by_branch: dict[int, list[Any]] = {i: [] for i in range(len(branches))}
+    for sub in error.context or ():
+        by_branch[sub.relative_schema_path[0]].append(sub)
+    failing = {i: errs for i, errs in by_branch.items() if errs}
+    if len(failing) < len(branches):
+        matched = [titles[i] for i in by_branch if not by_branch[i]]
+        return (
+            f"matches more than one alternative ({', '.join(matched)}); it must match exactly one"
+        )
+
+    def score(i: int) -> tuple[float, int]:
+        errs = failing[i]
+        wrong_type = any(e.validator == "type" and not e.relative_path for e in errs)
+        props = branches[i].get("properties", {}) if isinstance(branches[i], dict) else {}
+        keys = list(instance) if isinstance(instance, dict) else []
+        likeness = max(
+            (difflib.SequenceMatcher(None, str(k), p).ratio() for k in keys for p in props),
+            default=0.0,
+        )
+        depth = max(len(e.relative_path) for e in errs)
+        return (len(errs) + 10 * wrong_type - likeness, -depth)
+
+    best = min(failing, key=score)
+    reasons = []
+    for sub in failing[best]:
+        for sub_path, message in _explain_one(sub):
+            rel = sub_path[len(error.absolute_path) :]
+            prefix = ".".join(str(p) for p in rel)
+            reasons.append(
+                f"{prefix}: {message}" if prefix and not message.startswith("unknown") else message
+            )
+    alternatives = " or ".join(titles)
+    return f"matches none of {alternatives}; closest is {titles[best]}: {'; '.join(reasons)}"

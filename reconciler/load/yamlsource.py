@@ -1,0 +1,371 @@
+"""Fast YAML parsing into plain JSON data, with positions on demand.
+
+Manifests are parsed with libyaml through ruamel's C extension (``CParser``), and the
+events are turned into plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``
+here, with a small YAML 1.2 core-schema resolver: ruamel's own constructor and resolver are
+pure Python and cost four times the parse itself. Timestamps stay strings (JSON has no date
+type), mapping keys are always the key's text, anchors, aliases and ``<<`` merge keys work,
+and a duplicate key in a mapping is an error. Positions are not recorded on the fast path:
+a ``SourceFile`` re-reads its own events once, on the first ``locate`` call, and caches a
+``{json path: (line, col)}`` index per document, so only files that need a message pay for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+
+from reconciler.model.errors import Location
+from reconciler.model.resources import JsonPath, PathPart
+
+try:  # the C extension: the point of this module
+    from _ruamel_yaml import CParser
+except ImportError:  # pragma: no cover - ruamel.yaml.clib is a declared dependency
+    CParser = None
+
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_INT_OCT = re.compile(r"^0o[0-7]+$")
+_INT_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+_TAG = "tag:yaml.org,2002:"
+
+
+class YamlSyntaxError(Exception):
+    """A file that is not well-formed YAML (or not UTF-8), at a 1-based line and column."""
+
+    def __init__(self, line: int, col: int, message: str, key_path: JsonPath = ()) -> None:
+        self.line = line
+        self.col = col
+        self.message = message
+        self.key_path = key_path
+        self.document = 0
+        super().__init__(f"{line}:{col}: {message}")
+
+
+def resolve_plain(value: str) -> Any:
+    """Return the JSON value of an untagged plain scalar (YAML 1.2 core schema)."""
+    if not value or value[0] in "~nNtTfF":
+        if _NULL.match(value):
+            return None
+        b = _BOOL.get(value)
+        if b is not None:
+            return b
+        return value
+    c = value[0]
+    if c.isdigit() or c in "+-.":
+        if _INT.match(value):
+            return int(value)
+        if _FLOAT.match(value):
+            return float(value)
+        if _INT_OCT.match(value):
+            return int(value[2:], 8)
+        if _INT_HEX.match(value):
+            return int(value[2:], 16)
+        if _INF.match(value):
+            return float("-inf") if value[0] == "-" else float("inf")
+        if _NAN.match(value):
+            return float("nan")
+    return value
+
+
+def _tagged(tag: str, value: str, line: int, col: int) -> Any:
+    """Return the value of a scalar with an explicit tag (``!!str``, ``!!int``, …)."""
+    name = tag[len(_TAG) :] if tag.startswith(_TAG) else None
+    if name == "str" or tag == "!":
+        return value
+    resolved = resolve_plain(value)
+    expected: dict[str | None, Callable[[Any], bool]] = {
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "bool": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+    }
+    check = expected.get(name)
+    if check is None:
+        raise YamlSyntaxError(line, col, f"unsupported tag {tag} (use plain YAML values)")
+    if not check(resolved):
+        raise YamlSyntaxError(line, col, f"{value!r} is not a valid !!{name}")
+    return float(resolved) if name == "float" else resolved
+
+
+def _decode_check(data: bytes) -> str:
+    """Return ``data`` as text, or raise ``YamlSyntaxError`` at the first invalid byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[start : exc.start].decode("utf-8", errors="replace")) + 1
+        raise YamlSyntaxError(
+            line, col, f"invalid UTF-8 (byte 0x{data[exc.start]:02x}): manifests must be UTF-8"
+        ) from None
+
+
+def _syntax_error(exc: YAMLError, text: str) -> YamlSyntaxError:
+    """Turn a libyaml error into a ``YamlSyntaxError`` with a readable message."""
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else 1
+    col = mark.column + 1 if mark is not None else 1
+    lines = text.splitlines()
+    if 0 < line <= len(lines):
+        row = lines[line - 1]
+        indent = row[: len(row) - len(row.lstrip(" \t"))]
+        if "\t" in indent or (col - 1 < len(row) and row[col - 1] == "\t"):
+            tab = indent.find("\t") + 1 if "\t" in indent else col
+            return YamlSyntaxError(line, tab, "tab character in indentation: indent with spaces")
+    if isinstance(exc, MarkedYAMLError):
+        problem = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        message = f"YAML syntax error: {problem}{context}"
+    else:
+        message = f"YAML syntax error: {exc}"
+    return YamlSyntaxError(line, col, message)
+
+
+class _Builder:
+    """Turns the event stream of one file into documents (and optionally positions)."""
+
+    def __init__(self, data: bytes, positions: bool, strict: bool | None = None) -> None:
+        if CParser is None:  # pragma: no cover
+            raise RuntimeError("ruamel.yaml.clib (the C extension) is not installed")
+        self.parser = CParser(data)
+        self.positions = positions
+        # Duplicate keys are errors unless only positions are wanted (then the first wins).
+        self.strict = not positions if strict is None else strict
+        self.index: dict[JsonPath, tuple[int, int]] = {}
+        self.indexes: list[dict[JsonPath, tuple[int, int]]] = []
+        self.anchors: dict[str, Any] = {}
+
+    def _mark(self, event: Any, path: JsonPath) -> None:
+        if path not in self.index:
+            mark = event.start_mark
+            self.index[path] = (mark.line + 1, mark.column + 1)
+
+    def node(self, event: Any, path: JsonPath) -> Any:
+        """Build the value that starts with ``event`` (its end event is consumed)."""
+        kind = type(event)
+        if kind is ScalarEvent:
+            if event.tag is not None and event.tag != "!":
+                mark = event.start_mark
+                value = _tagged(event.tag, event.value, mark.line + 1, mark.column + 1)
+            elif event.style or event.tag == "!":
+                value = event.value
+            else:
+                value = resolve_plain(event.value)
+        elif kind is MappingStartEvent:
+            value = self.mapping(event, path)
+        elif kind is SequenceStartEvent:
+            value = self.sequence(event, path)
+        elif kind is AliasEvent:
+            if event.anchor not in self.anchors:
+                mark = event.start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1, mark.column + 1, f"unknown alias *{event.anchor}"
+                )
+            return self.anchors[event.anchor]
+        else:  # pragma: no cover - libyaml guarantees the grammar
+            mark = event.start_mark
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, "unexpected YAML event")
+        if event.anchor is not None:
+            self.anchors[event.anchor] = value
+        return value
+
+    def mapping(self, start: Any, path: JsonPath) -> dict[str, Any]:
+        """Build a mapping; duplicate keys are errors, ``<<`` merges."""
+        if start.tag not in (None, "!", _TAG + "map"):
+            mark = start.start_mark
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
+        out: dict[str, Any] = {}
+        if start.anchor is not None:
+            self.anchors[start.anchor] = out
+        merges: list[Any] = []
+        get_event = self.parser.get_event
+        positions = self.positions
+        strict = self.strict
+        while True:
+            key_event = get_event()
+            if type(key_event) is MappingEndEvent:
+                break
+            if type(key_event) is not ScalarEvent:
+                mark = key_event.start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1, mark.column + 1, "mapping keys must be plain strings"
+                )
+            key = key_event.value
+            if key == "<<" and not key_event.style:
+                merges.append((key_event, self.node(get_event(), path)))
+                continue
+            child = (*path, key)
+            if positions:
+                self._mark(key_event, child)
+            if strict and key in out:
+                mark = key_event.start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1, mark.column + 1, f"duplicate key '{key}'", child
+                )
+            out[key] = self.node(get_event(), child)
+        for key_event, merged in merges:
+            sources = merged if isinstance(merged, list) else [merged]
+            for source in sources:
+                if not isinstance(source, dict):
+                    mark = key_event.start_mark
+                    raise YamlSyntaxError(
+                        mark.line + 1, mark.column + 1, "a << merge key needs a mapping"
+                    )
+                for k, v in source.items():
+                    out.setdefault(k, v)
+        return out
+
+    def sequence(self, start: Any, path: JsonPath) -> list[Any]:
+        """Build a sequence."""
+        if start.tag not in (None, "!", _TAG + "seq"):
+            mark = start.start_mark
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
+        out: list[Any] = []
+        if start.anchor is not None:
+            self.anchors[start.anchor] = out
+        get_event = self.parser.get_event
+        while True:
+            event = get_event()
+            if type(event) is SequenceEndEvent:
+                break
+            child = (*path, len(out))
+            if self.positions:
+                self._mark(event, child)
+            out.append(self.node(event, child))
+        return out
+
+    def documents(self) -> list[tuple[Any, tuple[int, int]]]:
+        """Return every document as ``(value, (line, col) of its root)``."""
+        get_event = self.parser.get_event
+        docs: list[tuple[Any, tuple[int, int]]] = []
+        try:
+            event = get_event()
+            assert type(event) is StreamStartEvent
+            while True:
+                event = get_event()
+                if type(event) is StreamEndEvent:
+                    break
+                assert type(event) is DocumentStartEvent
+                self.anchors = {}
+                root = get_event()
+                mark = root.start_mark
+                if self.positions:
+                    self.index = {}
+                    self.indexes.append(self.index)
+                    self._mark(root, ())
+                docs.append((self.node(root, ()), (mark.line + 1, mark.column + 1)))
+                assert type(get_event()) is DocumentEndEvent
+        except YamlSyntaxError as exc:
+            exc.document = len(docs)
+            raise
+        finally:
+            self.parser.dispose()
+        return docs
+
+
+def parse(data: bytes) -> list[Any]:
+    """Parse every document of ``data`` into plain JSON data (raise ``YamlSyntaxError``)."""
+    text = _decode_check(data)
+    try:
+        return [doc for doc, _ in _Builder(data, positions=False).documents()]
+    except YAMLError as exc:
+        raise _syntax_error(exc, text) from None
+
+
+def parse_located(data: bytes) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+    """Parse like ``parse`` and also return each document's position index, in one pass."""
+    text = _decode_check(data)
+    builder = _Builder(data, positions=True, strict=True)
+    try:
+        docs = [doc for doc, _ in builder.documents()]
+    except YAMLError as exc:
+        raise _syntax_error(exc, text) from None
+    return docs, builder.indexes
+
+
+def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:
+    """Return, per document, the 1-based (line, col) of every key and list item by path."""
+    builder = _Builder(data, positions=True)
+    out: list[dict[JsonPath, tuple[int, int]]] = []
+    try:
+        get_event = builder.parser.get_event
+        get_event()
+        while True:
+            event = get_event()
+            if type(event) is StreamEndEvent:
+                break
+            builder.index = {}
+            builder.anchors = {}
+            root = get_event()
+            builder._mark(root, ())
+            builder.node(root, ())
+            get_event()
+            out.append(builder.index)
+    except (YAMLError, YamlSyntaxError, AssertionError):
+        out.append(builder.index)  # a broken file: keep what was read before the error
+    finally:
+        builder.parser.dispose()
+    return out
+
+
+@dataclass
+class SourceFile:
+    """One manifest file: its name as shown to the user, its bytes, and a lazy position index."""
+
+    name: str
+    data: bytes
+    _index: list[dict[JsonPath, tuple[int, int]]] | None = None
+
+    def positions(self, document: int) -> dict[JsonPath, tuple[int, int]]:
+        """Return the position index of one document (parsing the file again on first use)."""
+        if self._index is None:
+            self._index = position_index(self.data)
+        if 0 <= document < len(self._index):
+            return self._index[document]
+        return {}
+
+    def locate(self, document: int, path: Sequence[PathPart]) -> Location:
+        """Return where ``path`` (or its nearest present parent) is in one document."""
+        index = self.positions(document)
+        key = tuple(path)
+        while True:
+            found = index.get(key)
+            if found is not None:
+                return Location(self.name, found[0], found[1])
+            if not key:
+                return Location(self.name, 1, 1)
+            key = key[:-1]
+
+
+@dataclass(frozen=True)
+class DocumentLocator:
+    """The ``Locator`` of one document: asks its ``SourceFile``, which parses lazily."""
+
+    source: SourceFile
+    document: int
+
+    def locate(self, path: Sequence[PathPart]) -> Location:
+        """Return the location of ``path`` (or of its nearest present parent)."""
+        return self.source.locate(self.document, path)

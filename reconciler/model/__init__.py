@@ -1,0 +1,4 @@
+"""Shared vocabulary: resources and locations, field rules, secret references, errors, version.
+
+Imports nothing from the rest of ``reconciler``; every other package may import it.
+"""

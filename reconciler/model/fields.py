@@ -1,0 +1,83 @@
+"""What the API lets us change: the field catalogue of each resource kind.
+
+A manifest may state any field of the update body (writable) and some read-only fields as
+*expectations*. The plan needs to know which is which, which lists are replaced whole and
+which are set-like, and which subtrees are write-only secrets. This catalogue is the one
+place that knows; it mirrors API-SPEC.md's "Pipe update body" and DESIGN.md's list of
+read-only fields.
+"""
+
+from __future__ import annotations
+
+from reconciler.model.resources import JsonPath
+
+# Keys of a Pipe spec that identify the pipe rather than describe it.
+PIPE_IDENTITY: frozenset[str] = frozenset({"organizationId", "serviceId", "service", "pipeId"})
+
+SOURCE_KINDS: tuple[str, ...] = ("kafka", "objectStorage", "kinesis", "postgres")
+
+# Writable fields under source.<kind> (from the update body).
+_SOURCE_WRITABLE: dict[str, frozenset[str]] = {
+    "kafka": frozenset({"iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}),
+    "objectStorage": frozenset(
+        {"iamRole", "connectionString", "path", "azureContainerName", "accessKey"}
+    ),
+    "kinesis": frozenset({"iamRole", "accessKey"}),
+    "postgres": frozenset({"host", "port", "database", "credentials", "settings", "tableMappings"}),
+}
+_POSTGRES_SETTINGS_WRITABLE: frozenset[str] = frozenset({"syncIntervalSeconds", "pullBatchSize"})
+_TOP_WRITABLE: frozenset[str] = frozenset(
+    {"name", "fieldMappings", "settings", "source", "destination"}
+)
+
+# Arrays replaced whole when they differ (every other array is also replaced whole, except
+# the set-like table mappings, which become add/remove).
+TABLE_MAPPINGS: JsonPath = ("source", "postgres", "tableMappings")
+TABLE_MAPPING_KEY: tuple[str, str, str] = ("sourceSchemaName", "sourceTable", "targetTable")
+
+
+def is_writable_pipe_path(path: JsonPath) -> bool:
+    """Tell whether a spec path of a Pipe (identity removed) is writable through PATCH."""
+    if not path:
+        return False
+    head = path[0]
+    if head not in _TOP_WRITABLE:
+        return False
+    if head == "source":
+        if len(path) < 2:
+            return True
+        kind = path[1]
+        if kind == "validateSamples":
+            return True
+        if kind not in _SOURCE_WRITABLE:
+            return False
+        if len(path) < 3:
+            return True
+        field = path[2]
+        if field not in _SOURCE_WRITABLE[str(kind)]:
+            return False
+        if kind == "postgres" and field == "settings" and len(path) >= 4:
+            return path[3] in _POSTGRES_SETTINGS_WRITABLE
+        return True
+    if head == "destination":
+        return len(path) < 2 or path[1] == "columns"
+    return True
+
+
+def is_secret_path(path: JsonPath) -> bool:
+    """Tell whether a spec path is (inside) a write-only secret subtree."""
+    if len(path) < 3 or path[0] != "source":
+        return False
+    kind, field = path[1], path[2]
+    if kind in ("kafka", "postgres"):
+        return field == "credentials"
+    if kind == "objectStorage":
+        return field in ("accessKey", "connectionString")
+    if kind == "kinesis":
+        return field == "accessKey"
+    return False
+
+
+def is_validate_only(path: JsonPath) -> bool:
+    """Tell whether a path is a request-only flag that is never read back (validateSamples)."""
+    return path[:2] == ("source", "validateSamples")

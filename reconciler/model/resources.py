@@ -1,0 +1,77 @@
+"""Desired resources: what the manifests say, as typed domain objects.
+
+A ``Resource`` is one manifest document after validation: its kind, its ``metadata.name``,
+its ``spec`` as plain JSON data (secret fields still hold ``{fromEnv: …}`` / ``{fromFile: …}``
+references), and a locator that turns a JSON path inside the document into ``file:line:col``.
+The locator may be lazy: the loader parses with the fast C loader and only pays for positions
+when a message needs one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reconciler.model.errors import Location
+
+KINDS: tuple[str, ...] = ("Pipe", "Organization", "Dashboard")
+API_VERSION = "reconcile/v1"
+
+PathPart = str | int
+JsonPath = tuple[PathPart, ...]
+
+
+class Locator(Protocol):
+    """Finds where a JSON path of one document sits in its file."""
+
+    def locate(self, path: Sequence[PathPart]) -> Location:
+        """Return the location of ``path`` (or of its nearest present parent)."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedLocator:
+    """A locator that answers one location for every path (for generated resources)."""
+
+    location: Location
+
+    def locate(self, path: Sequence[PathPart]) -> Location:
+        """Return the fixed location."""
+        return self.location
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One desired resource from one manifest document."""
+
+    kind: str
+    name: str
+    spec: Mapping[str, Any]
+    file: str
+    index: int = 0
+    locator: Locator = field(default=FixedLocator(Location("<memory>")), compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        """Return ``Kind/name``, the resource's unique address in plans and state."""
+        return f"{self.kind}/{self.name}"
+
+    def locate(self, *path: PathPart) -> Location:
+        """Return file:line:col of a field given as a path under the document root."""
+        return self.locator.locate(path)
+
+    def locate_spec(self, *path: PathPart) -> Location:
+        """Return file:line:col of a field given as a path under ``spec``."""
+        return self.locator.locate(("spec", *path))
+
+
+def format_path(path: Sequence[PathPart]) -> str:
+    """Render a JSON path as ``spec.source.kafka.topics[0]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out

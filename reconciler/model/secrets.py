@@ -1,0 +1,139 @@
+"""Secret references and resolved secrets.
+
+Secrets never appear literally in a manifest: a secret field holds ``{fromEnv: NAME}`` or
+``{fromFile: PATH}`` (relative to the manifest's directory). They are resolved at plan/apply
+time into ``Secret`` objects whose ``repr``/``str`` never show the value, and compared with the
+state file through an HMAC fingerprint, so neither plans, state nor logs ever hold a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from reconciler.model.errors import ManifestError
+from reconciler.model.resources import JsonPath, Resource, format_path
+
+# Write-only subtrees of a pipe's source, per source kind: the API accepts them and never
+# returns them. ``connectionString`` is returned masked by the service, so it is treated alike.
+SECRET_FIELDS: dict[str, tuple[str, ...]] = {
+    "kafka": ("credentials",),
+    "objectStorage": ("accessKey", "connectionString"),
+    "kinesis": ("accessKey",),
+    "postgres": ("credentials",),
+}
+
+REDACTED = "(sensitive)"
+
+
+class Secret:
+    """A resolved secret value that refuses to show itself."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """Return the secret itself; only the request body builder calls this."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret(***)"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and hmac.compare_digest(self._value, other._value)
+
+    def __hash__(self) -> int:
+        return hash(("Secret", len(self._value)))
+
+
+def is_reference(value: Any) -> bool:
+    """Tell whether ``value`` is a ``{fromEnv}``/``{fromFile}`` reference."""
+    return (
+        isinstance(value, Mapping)
+        and len(value) == 1
+        and ("fromEnv" in value or "fromFile" in value)
+    )
+
+
+def secret_paths(resource: Resource) -> Iterator[JsonPath]:
+    """Yield the spec paths of every secret subtree a pipe resource states."""
+    if resource.kind != "Pipe":
+        return
+    source = resource.spec.get("source")
+    if not isinstance(source, Mapping):
+        return
+    for kind, fields in SECRET_FIELDS.items():
+        sub = source.get(kind)
+        if not isinstance(sub, Mapping):
+            continue
+        for name in fields:
+            if name in sub:
+                yield ("source", kind, name)
+
+
+def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> Secret:
+    where = resource.locate_spec(*path)
+    field = format_path(("spec", *path))
+    if "fromEnv" in ref:
+        name = str(ref["fromEnv"])
+        value = os.environ.get(name)
+        if value is None:
+            raise ManifestError(where, field, f"environment variable {name} is not set")
+        return Secret(value)
+    base = Path(resource.file).parent
+    target = base / str(ref["fromFile"])
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise ManifestError(where, field, f"cannot read secret file {target}: {reason}") from None
+    return Secret(text.rstrip("\r\n"))
+
+
+def resolve_tree(resource: Resource, path: JsonPath, value: Any) -> Any:
+    """Replace every reference inside ``value`` by a ``Secret`` (raising ``ManifestError``)."""
+    if is_reference(value):
+        return _resolve_ref(resource, path, value)
+    if isinstance(value, Mapping):
+        return {k: resolve_tree(resource, (*path, k), v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_tree(resource, (*path, i), v) for i, v in enumerate(value)]
+    return value
+
+
+def reveal(value: Any) -> Any:
+    """Return ``value`` with every ``Secret`` replaced by its plain text (for the wire only)."""
+    if isinstance(value, Secret):
+        return value.reveal()
+    if isinstance(value, Mapping):
+        return {k: reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [reveal(v) for v in value]
+    return value
+
+
+def redact(value: Any) -> Any:
+    """Return ``value`` with every ``Secret`` replaced by a fixed marker (for output)."""
+    if isinstance(value, Secret):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def fingerprint(key: bytes, value: Any) -> str:
+    """Return the HMAC-SHA256 of a resolved secret subtree, as ``hmac-sha256:<hex>``."""
+    canonical = json.dumps(reveal(value), sort_keys=True, separators=(",", ":"))
+    digest = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{digest}"

@@ -1,0 +1,130 @@
+"""The plan as data: Actions holding the exact requests apply will send.
+
+A ``Plan`` is immutable data, in the spirit of a build plan: one ``Action`` per resource,
+each with the manifest location that caused it, its field changes (for people), the exact
+method, path and minimal JSON body of every request (for apply and for machines), the live
+values it was computed from (so a saved plan can be checked for staleness), and its errors
+and warnings. Renderers and ``apply`` walk the same actions. ``planners`` builds them;
+``planfile`` serialises them to a versioned, redacted JSON document.
+
+This module imports neither httpx nor click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.model.errors import Location
+from reconciler.plan.diff import FieldChange
+
+PLAN_FORMAT_VERSION = 1
+
+MANAGEMENT = "management"
+DASHBOARDS = "dashboards"
+
+# Purpose of the organization request whose body apply computes from the answer to the one
+# before it (a server that cannot read organizations, with nothing recorded in state).
+DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
+
+
+class Op:
+    """Operations an action can carry out."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"
+    DELETE = "delete"
+    NOOP = "noop"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request apply will send, exactly."""
+
+    method: str
+    path: str
+    body: Mapping[str, Any] | None
+    interface: str = MANAGEMENT
+    idempotent: bool = True
+    purpose: str = "update"
+
+
+@dataclass(frozen=True)
+class Action:
+    """Everything the plan says about one resource."""
+
+    kind: str
+    name: str
+    operation: str
+    location: Location
+    changes: tuple[FieldChange, ...] = ()
+    requests: tuple[Request, ...] = ()
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    target: Mapping[str, str] = field(default_factory=dict)
+    basis: Any = None
+    basis_hash: str | None = None
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    content_hash: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Return ``Kind/name``."""
+        return f"{self.kind}/{self.name}"
+
+    @property
+    def has_changes(self) -> bool:
+        """Tell whether applying this action would write anything."""
+        return bool(self.requests) and self.operation not in (Op.NOOP, Op.ERROR)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An immutable plan: actions in apply order plus how it was computed."""
+
+    actions: tuple[Action, ...]
+    requests_made: Mapping[str, int] = field(default_factory=dict)
+    manifest_paths: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> tuple[Action, ...]:
+        """Return the actions that write."""
+        return tuple(a for a in self.actions if a.has_changes)
+
+    @property
+    def failed(self) -> tuple[Action, ...]:
+        """Return the actions that cannot be planned."""
+        return tuple(a for a in self.actions if a.errors)
+
+    def summary(self) -> dict[str, int]:
+        """Count actions by outcome."""
+        counts = {
+            "create": 0,
+            "update": 0,
+            "replace": 0,
+            "delete": 0,
+            "unchanged": 0,
+            "warnings": 0,
+            "errors": 0,
+        }
+        for action in self.actions:
+            if action.errors:
+                counts["errors"] += 1
+            elif action.operation in (Op.CREATE, Op.UPDATE, Op.REPLACE, Op.DELETE):
+                counts[action.operation] += 1
+            else:
+                counts["unchanged"] += 1
+                if action.warnings:
+                    counts["warnings"] += 1
+        return counts
+
+
+def error_action(
+    kind: str, name: str, location: Location, message: str, target: Mapping[str, str] | None = None
+) -> Action:
+    """Return an action that only reports ``message`` as an error."""
+    return Action(kind, name, Op.ERROR, location, errors=(message,), target=dict(target or {}))

@@ -1,0 +1,168 @@
+"""Orchestration: from desired resources and a client to a plan.
+
+This is the one impure step between the pure pieces: it fetches live state through the API
+client, resolves secret references, reads the state file's records and hands everything to
+the pure planner, resource by resource. An error on one resource (an API failure, a missing
+secret) becomes an error action for that resource; the others are still planned.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.client.api import Client
+from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
+from reconciler.model.errors import ConfigError, Location, ManifestError
+from reconciler.model.resources import Resource
+from reconciler.model.secrets import resolve_tree, secret_paths
+from reconciler.plan.actions import Action, Plan, error_action
+from reconciler.plan.diff import SecretCheck
+from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.state.local import State
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Choices that change what a plan contains."""
+
+    targets: tuple[str, ...] = ()
+    replace: bool = False
+    prune: bool = False
+
+
+def matches_target(key: str, targets: Sequence[str]) -> bool:
+    """Tell whether ``Kind/name`` matches any ``--target`` glob (kind case-insensitive)."""
+    if not targets:
+        return True
+    kind, _, name = key.partition("/")
+    for target in targets:
+        t_kind, sep, t_name = target.partition("/")
+        if not sep:
+            t_kind, t_name = "*", target
+        if fnmatch.fnmatchcase(kind.lower(), t_kind.lower()) and fnmatch.fnmatchcase(name, t_name):
+            return True
+    return False
+
+
+def select_targets(resources: Sequence[Resource], targets: Sequence[str]) -> list[Resource]:
+    """Return the resources a plan covers; a target matching nothing is an error."""
+    if not targets:
+        return list(resources)
+    chosen = [r for r in resources if matches_target(r.key, targets)]
+    for target in targets:
+        if not any(matches_target(r.key, [target]) for r in resources):
+            known = ", ".join(r.key for r in resources[:10])
+            raise ConfigError(
+                f"--target {target} matches no resource (resources: {known}{', …' if len(resources) > 10 else ''})"
+            )
+    return chosen
+
+
+def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
+    """Return the pipe's spec with every secret reference resolved to a ``Secret``."""
+    spec: dict[str, Any] = dict(resource.spec)
+    for path in secret_paths(resource):
+        source = dict(spec["source"])
+        kind = dict(source[path[1]])
+        kind[str(path[2])] = resolve_tree(resource, path, kind[str(path[2])])
+        source[path[1]] = kind
+        spec["source"] = source
+    return spec
+
+
+async def compute_plan(
+    client: Client,
+    resources: Sequence[Resource],
+    state: State,
+    options: PlanOptions,
+    *,
+    manifest_paths: Sequence[str] = (),
+    progress: Callable[[int], None] | None = None,
+) -> Plan:
+    """Fetch live state and plan every selected resource."""
+    selected = select_targets(resources, options.targets)
+    need_dashboards = options.prune and bool(state.dashboards())
+    fetcher = Fetcher(client, organization_fallback=state.organization_values, progress=progress)
+    live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
+    actions = [plan_resource(resource, live, state, options) for resource in selected]
+    if options.prune:
+        actions.extend(_prune_actions(selected, live, state, options))
+    return Plan(
+        actions=tuple(actions),
+        requests_made=dict(client.stats.requests),
+        manifest_paths=tuple(manifest_paths),
+        notes=tuple(live.notes),
+    )
+
+
+def plan_resource(
+    resource: Resource, live: LiveState, state: State, options: PlanOptions
+) -> Action:
+    """Plan one resource from what was fetched."""
+    where = resource.locate("metadata", "name")
+    if resource.kind == "Pipe":
+        ids = live.pipe_ids.get(resource.key)
+        observed = live.pipes.get(resource.key) or Observed(error="pipe was not fetched")
+        target = ids.as_dict() if ids else {}
+        if ids is None:
+            return error_action(
+                "Pipe", resource.name, where, observed.error or "pipe could not be located", target
+            )
+        try:
+            spec = resolve_pipe_secrets(resource)
+        except ManifestError as exc:
+            return error_action("Pipe", resource.name, where, str(exc), target)
+        check = SecretCheck(state.key, state.fingerprints(resource.key))
+        return plan_pipe(resource, spec, observed, check, ids=target)
+    if resource.kind == "Organization":
+        observed = live.organizations.get(resource.key) or Observed(
+            error="organization was not fetched"
+        )
+        return plan_organization(resource, observed, str(resource.spec.get("organizationId")))
+    if resource.kind == "Dashboard":
+        if live.dashboards_error is not None:
+            return error_action("Dashboard", resource.name, where, live.dashboards_error)
+        record = state.dashboard(resource.name)
+        can_read = live.capabilities.dashboards_list is True
+        found: Mapping[str, Any] | None = None
+        if can_read and live.dashboards is not None:
+            # Adopt by the dashboard's own name (spec.name); metadata.name is only a slug.
+            name = str(resource.spec.get("name") or resource.name)
+            found = find_dashboard(live.dashboards, name, record.id if record else None)
+        return plan_dashboard(
+            resource, found, record, can_read=can_read, can_update=can_read, replace=options.replace
+        )
+    return error_action(resource.kind, resource.name, where, f"unknown kind {resource.kind}")
+
+
+def _prune_actions(
+    selected: Sequence[Resource], live: LiveState, state: State, options: PlanOptions
+) -> list[Action]:
+    if live.dashboards_error is not None:
+        return []
+    desired = {r.name for r in selected if r.kind == "Dashboard"}
+    out: list[Action] = []
+    for name, record in sorted(state.dashboards().items()):
+        if (
+            name in desired
+            or not record.created_by_us
+            or not matches_target(f"Dashboard/{name}", options.targets)
+        ):
+            continue
+        exists = live.dashboards is None or any(
+            str(d.get("id")) == record.id for d in live.dashboards
+        )
+        if not exists:
+            continue
+        out.append(
+            plan_prune(
+                name,
+                record,
+                can_delete=live.capabilities.dashboards_list is True,
+                location=Location(str(state.path)),
+            )
+        )
+    return out

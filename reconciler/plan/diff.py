@@ -1,0 +1,323 @@
+"""Pure comparison of desired resources with live objects: field changes.
+
+Only *managed* fields are compared: the leaves a manifest states. Objects are walked leaf by
+leaf; arrays are compared whole (their items on the keys the desired items state, so that
+server-assigned ids inside items are not drift); the two set-like lists — postgres table
+mappings and organization private endpoints — are compared as sets keyed by identity and
+become add/remove changes. Numbers compare by value (5000 equals 5000.0) but never equal a
+boolean. Write-only secrets are compared through fingerprints recorded in state. Read-only
+fields stated in a manifest are expectations: a mismatch is a change the API cannot make.
+
+The walk is written here rather than delegated to deepdiff: managed-field semantics need a
+projection of the live object first, the set-like lists and secret fingerprints sit outside
+its model, and on a typical pipe it measured 26 times slower (990 µs against 38 µs per pipe,
+which is 10 s against 0.4 s at 10,000 pipes).
+
+This module imports neither httpx nor click: it turns data into data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from reconciler.model.errors import Location
+from reconciler.model.fields import (
+    PIPE_IDENTITY,
+    TABLE_MAPPING_KEY,
+    TABLE_MAPPINGS,
+    is_secret_path,
+    is_validate_only,
+    is_writable_pipe_path,
+)
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import Secret, fingerprint
+
+
+class _Missing:
+    """The absence of a value (distinct from JSON null)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+class ChangeKind(StrEnum):
+    """What a field change means for the request that carries it."""
+
+    SET = "set"
+    SENSITIVE = "sensitive"
+    EXPECTATION = "expectation"
+    ADD = "add"
+    REMOVE = "remove"
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One managed field whose live value differs from the manifest's."""
+
+    path: JsonPath
+    old: Any
+    new: Any
+    kind: ChangeKind
+    location: Location
+
+    @property
+    def dotted(self) -> str:
+        """Return the path as ``settings.engine_max_threads``."""
+        out = ""
+        for part in self.path:
+            if isinstance(part, int) or not part.replace("_", "").isalnum():
+                out += f"[{part}]"
+            else:
+                out += f".{part}" if out else part
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# value comparison
+
+
+def same(desired: Any, live: Any) -> bool:
+    """Compare a desired value with a live one: numbers by value, dict items on stated keys."""
+    if isinstance(desired, bool) or isinstance(live, bool):
+        return isinstance(desired, bool) and isinstance(live, bool) and desired == live
+    if isinstance(desired, int | float) and isinstance(live, int | float):
+        return float(desired) == float(live)
+    if isinstance(desired, Mapping):
+        if not isinstance(live, Mapping):
+            return False
+        return all(k in live and same(v, live[k]) for k, v in desired.items())
+    if isinstance(desired, list):
+        if not isinstance(live, list) or len(desired) != len(live):
+            return False
+        return all(same(d, v) for d, v in zip(desired, live, strict=True))
+    return bool(desired == live) and type(desired) is type(live)
+
+
+def canonical(value: Any) -> Any:
+    """Return a JSON value with integral floats as ints, so hashes ignore 5000 vs 5000.0."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    if isinstance(value, Secret):
+        raise TypeError("a secret cannot be made canonical")
+    return value
+
+
+def content_hash(value: Any) -> str:
+    """Return ``sha256:<hex>`` of a JSON value's canonical form."""
+    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def project(live: Any, shape: Any) -> Any:
+    """Return the part of ``live`` that ``shape`` (a desired value) manages."""
+    if isinstance(shape, Mapping) and isinstance(live, Mapping):
+        return {k: project(live[k], v) for k, v in shape.items() if k in live}
+    return live
+
+
+# ---------------------------------------------------------------------------------------------
+# pipes
+
+
+def pipe_managed(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the managed part of a Pipe spec (its identity removed)."""
+    return {k: v for k, v in spec.items() if k not in PIPE_IDENTITY}
+
+
+def mapping_key(item: Mapping[str, Any]) -> tuple[str, str, str]:
+    """Return a table mapping's identity (sourceSchemaName, sourceTable, targetTable)."""
+    a, b, c = (str(item.get(k, "")) for k in TABLE_MAPPING_KEY)
+    return (a, b, c)
+
+
+def format_mapping_key(key: tuple[str, str, str]) -> str:
+    """Render a mapping identity as ``public.customers → customers``."""
+    return f"{key[0]}.{key[1]} → {key[2]}"
+
+
+@dataclass(frozen=True)
+class SecretCheck:
+    """How to compare write-only secrets: the state's key and recorded fingerprints."""
+
+    key: bytes | None
+    recorded: Mapping[str, str]
+
+
+def secret_field_name(path: JsonPath) -> str:
+    """Return the state key of a secret subtree: its dotted spec path."""
+    return ".".join(str(p) for p in path)
+
+
+def diff_pipe(
+    resource: Resource,
+    spec: Mapping[str, Any],
+    live: Mapping[str, Any],
+    secrets: SecretCheck,
+) -> list[FieldChange]:
+    """Return the field changes that make ``live`` match the pipe ``spec`` (secrets resolved)."""
+    changes: list[FieldChange] = []
+
+    def loc(path: JsonPath) -> Location:
+        return resource.locate_spec(*path)
+
+    def walk(desired: Mapping[str, Any], current: Any, path: JsonPath) -> None:
+        current_map = current if isinstance(current, Mapping) else {}
+        for key, want in desired.items():
+            here = (*path, key)
+            if is_validate_only(here):
+                continue
+            if is_secret_path(here):
+                recorded = secrets.recorded.get(secret_field_name(here))
+                now = fingerprint(secrets.key, want) if secrets.key is not None else None
+                if recorded is None or now != recorded:
+                    changes.append(
+                        FieldChange(here, MISSING, want, ChangeKind.SENSITIVE, loc(here))
+                    )
+                continue
+            have = current_map.get(key, MISSING)
+            if here == TABLE_MAPPINGS:
+                changes.extend(_diff_mappings(resource, want, have))
+                continue
+            if isinstance(want, Mapping) and (isinstance(have, Mapping) or have is MISSING):
+                walk(want, have, here)
+                continue
+            if not same(want, have):
+                kind = ChangeKind.SET if is_writable_pipe_path(here) else ChangeKind.EXPECTATION
+                changes.append(FieldChange(here, have, want, kind, loc(here)))
+
+    walk(pipe_managed(spec), live, ())
+    return changes
+
+
+def _diff_mappings(resource: Resource, desired: Any, live: Any) -> list[FieldChange]:
+    return diff_keyed_set(
+        resource, TABLE_MAPPINGS, desired, live, lambda m: format_mapping_key(mapping_key(m))
+    )
+
+
+def diff_keyed_set(
+    resource: Resource,
+    at: JsonPath,
+    desired: Any,
+    live: Any,
+    identity: Callable[[Mapping[str, Any]], str],
+) -> list[FieldChange]:
+    """Compare a set-like list by item identity: removals first, then additions.
+
+    An item whose other fields changed is removed and added again, because the service's
+    set-like lists (table mappings, private endpoints) only offer add and remove.
+    """
+    wanted = [m for m in desired if isinstance(m, Mapping)] if isinstance(desired, list) else []
+    current = [m for m in live if isinstance(m, Mapping)] if isinstance(live, list) else []
+    live_by_key = {identity(m): m for m in current}
+    want_keys: set[str] = set()
+    removes: list[FieldChange] = []
+    adds: list[FieldChange] = []
+    for index, item in enumerate(wanted):
+        key = identity(item)
+        want_keys.add(key)
+        where = resource.locate_spec(*at, index)
+        have = live_by_key.get(key)
+        if have is None:
+            adds.append(FieldChange((*at, key), MISSING, dict(item), ChangeKind.ADD, where))
+        elif not same(item, have):
+            removes.append(FieldChange((*at, key), dict(have), MISSING, ChangeKind.REMOVE, where))
+            adds.append(FieldChange((*at, key), dict(have), dict(item), ChangeKind.ADD, where))
+    for key, have in live_by_key.items():
+        if key not in want_keys:
+            where = resource.locate_spec(*at)
+            removes.append(FieldChange((*at, key), dict(have), MISSING, ChangeKind.REMOVE, where))
+    return removes + adds
+
+
+# ---------------------------------------------------------------------------------------------
+# organizations and dashboards
+
+
+def diff_organization(resource: Resource, live: Mapping[str, Any]) -> list[FieldChange]:
+    """Return the changes that make a live organization match its manifest."""
+    spec = resource.spec
+    changes: list[FieldChange] = []
+    if "name" in spec and not same(spec["name"], live.get("name", MISSING)):
+        changes.append(
+            FieldChange(
+                ("name",),
+                live.get("name", MISSING),
+                spec["name"],
+                ChangeKind.SET,
+                resource.locate_spec("name"),
+            )
+        )
+    if "privateEndpoints" in spec:
+        changes.extend(
+            diff_keyed_set(
+                resource,
+                ("privateEndpoints",),
+                spec["privateEndpoints"],
+                live.get("privateEndpoints"),
+                lambda e: str(e.get("id")),
+            )
+        )
+    return changes
+
+
+DASHBOARD_FIELDS: tuple[str, ...] = ("name", "tiles", "tags")
+
+
+def dashboard_content(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the dashboard body a manifest describes (name, tiles, tags as stated)."""
+    return {k: spec[k] for k in DASHBOARD_FIELDS if k in spec}
+
+
+def diff_dashboard(resource: Resource, live: Mapping[str, Any]) -> list[FieldChange]:
+    """Return the changes that make a live dashboard match its manifest (ids ignored)."""
+    changes: list[FieldChange] = []
+    for key, want in dashboard_content(resource.spec).items():
+        have = live.get(key, MISSING)
+        if not same(want, have):
+            changes.append(
+                FieldChange((key,), have, want, ChangeKind.SET, resource.locate_spec(key))
+            )
+    return changes
+
+
+def leaf_differences(
+    before: Any, after: Any, path: JsonPath = ()
+) -> list[tuple[JsonPath, Any, Any]]:
+    """List the leaves where two JSON trees differ (for stale-plan messages)."""
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        out: list[tuple[JsonPath, Any, Any]] = []
+        for key in sorted(set(before) | set(after), key=str):
+            out.extend(
+                leaf_differences(before.get(key, MISSING), after.get(key, MISSING), (*path, key))
+            )
+        return out
+    if before is MISSING and after is MISSING:
+        return []
+    if before is MISSING or after is MISSING or not same(before, after) or not same(after, before):
+        return [(path, before, after)]
+    return []

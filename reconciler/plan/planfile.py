@@ -1,0 +1,169 @@
+"""The plan as a JSON document: what ``--output json`` prints and ``--out FILE`` saves.
+
+The document is versioned (``formatVersion``) and redacted: a secret never appears, only the
+marker ``(sensitive)`` in request bodies and the secret's HMAC fingerprint, which ``apply
+--plan`` checks after resolving the secret again from the manifests. Absent values are
+omitted (``old`` missing means the field was absent), so ``null`` always means JSON null.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reconciler.model.errors import Location, PlanError
+from reconciler.model.secrets import REDACTED, redact
+from reconciler.model.version import __version__
+from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Plan, Request
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+
+SENSITIVE_TEXT = "(sensitive value changed)"
+
+
+def _location(loc: Location) -> dict[str, Any]:
+    return {"file": loc.file, "line": loc.line, "col": loc.col}
+
+
+def change_to_json(change: FieldChange) -> dict[str, Any]:
+    """Serialise one field change (secrets redacted, absent values omitted)."""
+    out: dict[str, Any] = {
+        "path": change.dotted,
+        "pathParts": list(change.path),
+        "kind": change.kind.value,
+        "location": _location(change.location),
+    }
+    if change.kind is ChangeKind.SENSITIVE:
+        out["new"] = SENSITIVE_TEXT
+        return out
+    if change.old is not MISSING:
+        out["old"] = redact(change.old)
+    if change.new is not MISSING:
+        out["new"] = redact(change.new)
+    return out
+
+
+def request_to_json(request: Request) -> dict[str, Any]:
+    """Serialise one request (secrets in the body replaced by a marker)."""
+    return {
+        "method": request.method,
+        "path": request.path,
+        "interface": request.interface,
+        "idempotent": request.idempotent,
+        "purpose": request.purpose,
+        "body": redact(request.body) if request.body is not None else None,
+    }
+
+
+def action_to_json(action: Action) -> dict[str, Any]:
+    """Serialise one action."""
+    return {
+        "resource": action.key,
+        "kind": action.kind,
+        "name": action.name,
+        "operation": action.operation,
+        "location": _location(action.location),
+        "target": dict(action.target),
+        "changes": [change_to_json(c) for c in action.changes],
+        "requests": [request_to_json(r) for r in action.requests],
+        "errors": list(action.errors),
+        "warnings": list(action.warnings),
+        "basis": action.basis,
+        "basisHash": action.basis_hash,
+        "secrets": dict(action.secrets),
+        "contentHash": action.content_hash,
+    }
+
+
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    """Return the versioned, redacted JSON document of a plan."""
+    return {
+        "formatVersion": PLAN_FORMAT_VERSION,
+        "reconcileVersion": __version__,
+        "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
+        "manifestPaths": list(plan.manifest_paths),
+        "summary": plan.summary(),
+        "requestsMade": dict(plan.requests_made),
+        "notes": list(plan.notes),
+        "actions": [action_to_json(a) for a in plan.actions],
+    }
+
+
+def dumps(plan: Plan) -> str:
+    """Return the plan document as indented JSON text."""
+    return json.dumps(plan_to_json(plan), indent=2, ensure_ascii=False) + "\n"
+
+
+# -- reading a saved plan ---------------------------------------------------------------------
+
+
+def _load_location(raw: Any) -> Location:
+    if isinstance(raw, Mapping):
+        return Location(str(raw.get("file", "")), int(raw.get("line", 0)), int(raw.get("col", 0)))
+    return Location(str(raw or ""))
+
+
+def _load_change(raw: Mapping[str, Any]) -> FieldChange:
+    kind = ChangeKind(str(raw["kind"]))
+    return FieldChange(
+        path=tuple(raw.get("pathParts") or []),
+        old=raw.get("old", MISSING),
+        new=REDACTED if kind is ChangeKind.SENSITIVE else raw.get("new", MISSING),
+        kind=kind,
+        location=_load_location(raw.get("location")),
+    )
+
+
+def _load_action(raw: Mapping[str, Any]) -> Action:
+    return Action(
+        kind=str(raw["kind"]),
+        name=str(raw["name"]),
+        operation=str(raw["operation"]),
+        location=_load_location(raw.get("location")),
+        changes=tuple(_load_change(c) for c in raw.get("changes", [])),
+        requests=tuple(
+            Request(
+                method=str(r["method"]),
+                path=str(r["path"]),
+                body=r.get("body"),
+                interface=str(r.get("interface", "management")),
+                idempotent=bool(r.get("idempotent", True)),
+                purpose=str(r.get("purpose", "update")),
+            )
+            for r in raw.get("requests", [])
+        ),
+        errors=tuple(str(e) for e in raw.get("errors", [])),
+        warnings=tuple(str(w) for w in raw.get("warnings", [])),
+        target={str(k): str(v) for k, v in (raw.get("target") or {}).items()},
+        basis=raw.get("basis"),
+        basis_hash=raw.get("basisHash"),
+        secrets={str(k): str(v) for k, v in (raw.get("secrets") or {}).items()},
+        content_hash=raw.get("contentHash"),
+    )
+
+
+def load(path: Path) -> Plan:
+    """Read a plan saved with ``--out``; refuse other formats with a clear error."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PlanError(f"cannot read plan file {path}: {exc}") from None
+    if not isinstance(raw, dict) or "actions" not in raw:
+        raise PlanError(f"{path} is not a reconcile plan file")
+    version = raw.get("formatVersion")
+    if version != PLAN_FORMAT_VERSION:
+        raise PlanError(
+            f"plan file {path} has format {version}; this reconcile reads format {PLAN_FORMAT_VERSION}"
+        )
+    try:
+        actions = tuple(_load_action(a) for a in raw["actions"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise PlanError(f"plan file {path} is corrupt: {exc}") from None
+    return Plan(
+        actions=actions,
+        requests_made={str(k): int(v) for k, v in (raw.get("requestsMade") or {}).items()},
+        manifest_paths=tuple(str(p) for p in raw.get("manifestPaths", [])),
+        notes=tuple(str(n) for n in raw.get("notes", [])),
+    )

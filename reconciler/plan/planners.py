@@ -1,0 +1,449 @@
+"""Pure planning: field changes become Actions with minimal request bodies.
+
+One planner per kind. A pipe's changes become one merge-style PATCH (two when a table is
+removed and added again, removals first, because the service refuses both in one request);
+an organization's become a PATCH with ``privateEndpoints.add/remove``; a dashboard becomes a
+create, an in-place update, a replacement or a warning, depending on what the server can do
+and what the state file remembers. Problems the service would refuse (read-only fields,
+table-mapping edits on a running pipe, endpoints that are not Ready) become errors of the
+action, never requests.
+
+This module imports neither httpx nor click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace as evolve
+from typing import Any
+
+from reconciler.client.live import Observed
+from reconciler.model.errors import Location
+from reconciler.model.fields import TABLE_MAPPING_KEY
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import Secret, fingerprint
+from reconciler.plan.actions import (
+    DASHBOARDS,
+    DEFERRED_ENDPOINTS,
+    Action,
+    Op,
+    Request,
+)
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    FieldChange,
+    SecretCheck,
+    content_hash,
+    dashboard_content,
+    diff_dashboard,
+    diff_organization,
+    diff_pipe,
+    mapping_key,
+    pipe_managed,
+    project,
+    secret_field_name,
+)
+from reconciler.state.local import DashboardRecord
+
+
+def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
+    node = body
+    for part in path[:-1]:
+        node = node.setdefault(str(part), {})
+    node[str(path[-1])] = value
+
+
+def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: item[k] for k in TABLE_MAPPING_KEY if k in item}
+
+
+def plan_pipe(
+    resource: Resource,
+    spec: Mapping[str, Any],
+    observed: Observed,
+    secrets: SecretCheck,
+    *,
+    ids: Mapping[str, str],
+) -> Action:
+    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe."""
+    base = Action(
+        "Pipe", resource.name, Op.ERROR, resource.locate("metadata", "name"), target=dict(ids)
+    )
+    if observed.error is not None or observed.live is None:
+        return evolve(base, errors=(observed.error or "live pipe not found",))
+    live = observed.live
+    changes = diff_pipe(resource, spec, live, secrets)
+    basis = project(live, _shape_without_secrets(pipe_managed(spec)))
+    errors: list[str] = []
+    for change in changes:
+        if change.kind is ChangeKind.EXPECTATION:
+            errors.append(
+                f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
+                f"{_show(change.new)}: it cannot be changed through the API"
+            )
+    mapping_changes = [c for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)]
+    state = str(live.get("state", ""))
+    if mapping_changes and state != "Paused":
+        errors.append(
+            f"table mappings can only be edited while the pipe is Paused (it is {state or 'in an unknown state'}): "
+            "pause the pipe, apply, then resume it"
+        )
+    if state == "Completed" and any(c.kind is not ChangeKind.EXPECTATION for c in changes):
+        errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
+    for endpoint_id, status in observed.endpoint_status.items():
+        if status is None:
+            errors.append(f"reverse private endpoint {endpoint_id} does not exist")
+        elif status != "Ready":
+            errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+
+    requests = _pipe_requests(observed.path, spec, changes)
+    recorded = {
+        secret_field_name(c.path): fingerprint(secrets.key, c.new)
+        for c in changes
+        if c.kind is ChangeKind.SENSITIVE and secrets.key is not None
+    }
+    operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
+    return evolve(
+        base,
+        operation=operation,
+        changes=tuple(changes),
+        requests=tuple(requests) if not errors else (),
+        errors=tuple(errors),
+        basis=basis,
+        basis_hash=content_hash(basis),
+        secrets=recorded,
+    )
+
+
+def _pipe_requests(
+    path: str, spec: Mapping[str, Any], changes: Sequence[FieldChange]
+) -> list[Request]:
+    body: dict[str, Any] = {}
+    for change in changes:
+        if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
+            _set_in(body, change.path, change.new)
+    removes = [_mapping_ref(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
+    adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
+    validate = (
+        spec.get("source", {}).get("validateSamples")
+        if isinstance(spec.get("source"), Mapping)
+        else None
+    )
+
+    def with_validate(b: dict[str, Any]) -> dict[str, Any]:
+        if validate is not None and "source" in b:
+            b["source"]["validateSamples"] = validate
+        return b
+
+    # The service refuses to remove and add the same table in one request: then removals
+    # go first, in a request of their own.
+    removed_tables = {mapping_key(r)[:2] for r in removes}
+    split = any(mapping_key(a)[:2] in removed_tables for a in adds)
+    requests: list[Request] = []
+    if not split:
+        if removes:
+            _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+        if adds:
+            _set_in(body, ("source", "postgres", "tableMappingsToAdd"), adds)
+        if body:
+            requests.append(
+                Request(
+                    "PATCH",
+                    path,
+                    with_validate(body),
+                    idempotent=not (removes or adds),
+                    purpose="update",
+                )
+            )
+        return requests
+    _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+    requests.append(
+        Request(
+            "PATCH", path, with_validate(body), idempotent=False, purpose="remove table mappings"
+        )
+    )
+    requests.append(
+        Request(
+            "PATCH",
+            path,
+            with_validate({"source": {"postgres": {"tableMappingsToAdd": adds}}}),
+            idempotent=False,
+            purpose="add table mappings",
+        )
+    )
+    return requests
+
+
+def _shape_without_secrets(managed: Mapping[str, Any]) -> dict[str, Any]:
+    source = managed.get("source")
+    if not isinstance(source, Mapping):
+        return dict(managed)
+    cleaned: dict[str, Any] = {}
+    for kind, sub in source.items():
+        if isinstance(sub, Mapping):
+            cleaned[kind] = {k: v for k, v in sub.items() if not _contains_secret(v)}
+        else:
+            cleaned[kind] = sub
+    return {**managed, "source": cleaned}
+
+
+def _contains_secret(value: Any) -> bool:
+    if isinstance(value, Secret):
+        return True
+    if isinstance(value, Mapping):
+        return (
+            any(_contains_secret(v) for v in value.values())
+            or "fromEnv" in value
+            or "fromFile" in value
+        )
+    return False
+
+
+def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Action:
+    """Plan one organization: name and the set of private endpoints."""
+    base = Action(
+        "Organization",
+        resource.name,
+        Op.ERROR,
+        resource.locate("metadata", "name"),
+        target={"organizationId": org_id},
+    )
+    if observed.error is not None or observed.live is None:
+        return evolve(base, errors=(observed.error or "organization not found",))
+    live = observed.live
+    changes = diff_organization(resource, live)
+    if observed.unknown:
+        return _organization_unknown(base, resource, observed, changes)
+    removes = [dict(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
+    adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
+    first: dict[str, Any] = {}
+    for change in changes:
+        if change.kind is ChangeKind.SET:
+            first[str(change.path[0])] = change.new
+    requests: list[Request] = []
+    re_added = {str(a.get("id")) for a in adds} & {str(r.get("id")) for r in removes}
+    if re_added:
+        first["privateEndpoints"] = {"remove": removes}
+        requests.append(
+            Request(
+                "PATCH", observed.path, first, idempotent=False, purpose="remove private endpoints"
+            )
+        )
+        requests.append(
+            Request(
+                "PATCH",
+                observed.path,
+                {"privateEndpoints": {"add": adds}},
+                idempotent=False,
+                purpose="add private endpoints",
+            )
+        )
+    else:
+        endpoints: dict[str, Any] = {}
+        if adds:
+            endpoints["add"] = adds
+        if removes:
+            endpoints["remove"] = removes
+        if endpoints:
+            first["privateEndpoints"] = endpoints
+        if first:
+            requests.append(
+                Request("PATCH", observed.path, first, idempotent=not endpoints, purpose="update")
+            )
+    basis = {k: live[k] for k in ("name", "privateEndpoints") if k in live and k in resource.spec}
+    return evolve(
+        base,
+        operation=Op.UPDATE if requests else Op.NOOP,
+        changes=tuple(changes),
+        requests=tuple(requests),
+        warnings=(observed.note,) if observed.note else (),
+        basis=basis,
+        basis_hash=content_hash(basis),
+    )
+
+
+def _organization_unknown(
+    base: Action, resource: Resource, observed: Observed, changes: list[FieldChange]
+) -> Action:
+    # The live organization cannot be read: a PATCH of the (absolute) name — or of nothing —
+    # answers with the organization, from which apply computes the endpoint add/remove.
+    first: dict[str, Any] = {"name": resource.spec["name"]} if "name" in resource.spec else {}
+    requests = [
+        Request(
+            "PATCH",
+            observed.path,
+            first,
+            idempotent=True,
+            purpose="update name and read the organization",
+        )
+    ]
+    if "privateEndpoints" in resource.spec:
+        requests.append(
+            Request("PATCH", observed.path, None, idempotent=False, purpose=DEFERRED_ENDPOINTS)
+        )
+    return evolve(
+        base,
+        operation=Op.UPDATE,
+        changes=tuple(changes),
+        requests=tuple(requests),
+        warnings=(observed.note,) if observed.note else (),
+    )
+
+
+def plan_dashboard(
+    resource: Resource,
+    live: Mapping[str, Any] | None,
+    record: DashboardRecord | None,
+    *,
+    can_read: bool,
+    can_update: bool,
+    replace: bool,
+) -> Action:
+    """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them."""
+    content = dashboard_content(resource.spec)
+    wanted_hash = content_hash(content)
+    base = Action(
+        "Dashboard",
+        resource.name,
+        Op.NOOP,
+        resource.locate("metadata", "name"),
+        content_hash=wanted_hash,
+    )
+    create = Request(
+        "POST", "/api/v2/dashboards", content, DASHBOARDS, idempotent=False, purpose="create"
+    )
+    if can_read:
+        if live is None:
+            warnings: tuple[str, ...] = ()
+            if record is not None and record.id:
+                warnings = (
+                    f"dashboard {record.id} recorded in state no longer exists on the server; creating it again",
+                )
+            return evolve(
+                base,
+                operation=Op.CREATE,
+                requests=(create,),
+                warnings=warnings,
+                changes=_all_set(resource, content),
+            )
+        dashboard_id = str(live.get("id"))
+        changes = diff_dashboard(resource, live)
+        basis = {k: live[k] for k in ("name", "tiles", "tags") if k in live}
+        drift: tuple[str, ...] = ()
+        if record is not None and record.content_hash and changes:
+            live_hash = content_hash(_strip_ids(basis))
+            if live_hash != record.content_hash and record.content_hash == wanted_hash:
+                drift = ("changed on the server since the last apply (server-side drift)",)
+        if not changes:
+            return evolve(
+                base, target={"id": dashboard_id}, basis=basis, basis_hash=content_hash(basis)
+            )
+        if not can_update:
+            return evolve(
+                base,
+                target={"id": dashboard_id},
+                changes=tuple(changes),
+                warnings=(*drift, "not updatable through this API (the server offers no PUT)"),
+            )
+        put = Request(
+            "PUT",
+            f"/api/v2/dashboards/{dashboard_id}",
+            content,
+            DASHBOARDS,
+            idempotent=True,
+            purpose="update",
+        )
+        return evolve(
+            base,
+            operation=Op.UPDATE,
+            target={"id": dashboard_id},
+            changes=tuple(changes),
+            requests=(put,),
+            warnings=drift,
+            basis=basis,
+            basis_hash=content_hash(basis),
+        )
+    # No list endpoint: the state file is all we know.
+    if record is None or not record.id:
+        if record is not None and record.uncertain and not replace:
+            return evolve(
+                base,
+                operation=Op.ERROR,
+                errors=(
+                    "an earlier create of this dashboard may have succeeded (the answer was lost) and the server "
+                    "cannot be listed to check; look for it in the service, then run apply with --replace to "
+                    "create it anyway",
+                ),
+            )
+        return evolve(
+            base, operation=Op.CREATE, requests=(create,), changes=_all_set(resource, content)
+        )
+    target = {"id": record.id}
+    if record.content_hash == wanted_hash:
+        return evolve(base, target=target)
+    if replace:
+        return evolve(
+            base,
+            operation=Op.REPLACE,
+            target=target,
+            requests=(create,),
+            changes=_all_set(resource, content),
+            warnings=(f"creates a new dashboard; the old one ({record.id}) is left in place",),
+        )
+    return evolve(
+        base,
+        target=target,
+        warnings=(
+            "changed, but not updatable through this API (the server offers only create); pass --replace to create a new one",
+        ),
+    )
+
+
+def plan_prune(
+    name: str, record: DashboardRecord, *, can_delete: bool, location: Location
+) -> Action:
+    """Plan the deletion of a dashboard this tool created whose manifest was removed."""
+    base = Action("Dashboard", name, Op.DELETE, location, target={"id": record.id or ""})
+    if not can_delete or not record.id:
+        return evolve(
+            base,
+            operation=Op.NOOP,
+            warnings=("manifest removed, but the server offers no DELETE; left in place",),
+        )
+    request = Request(
+        "DELETE",
+        f"/api/v2/dashboards/{record.id}",
+        None,
+        DASHBOARDS,
+        idempotent=True,
+        purpose="delete",
+    )
+    return evolve(
+        base,
+        requests=(request,),
+        changes=(FieldChange(("dashboard",), record.id, MISSING, ChangeKind.REMOVE, location),),
+    )
+
+
+def _all_set(resource: Resource, content: Mapping[str, Any]) -> tuple[FieldChange, ...]:
+    return tuple(
+        FieldChange((k,), MISSING, v, ChangeKind.SET, resource.locate_spec(k))
+        for k, v in content.items()
+    )
+
+
+def _strip_ids(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _strip_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_strip_ids(v) for v in value]
+    return value
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "absent"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)

@@ -1,0 +1,264 @@
+"""Renderers: plans and apply results as text (for terminals), markdown (for pull-request
+comments) and JSON (for machines, see ``planfile``).
+
+Renderers only turn data into strings; commands decide where they go. Colour is applied only
+when the caller asks for it (a TTY without ``NO_COLOR``). Secrets never reach a renderer in
+clear: sensitive changes carry the ``(sensitive value changed)`` text and bodies are redacted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+from reconciler.model.secrets import redact
+from reconciler.plan.actions import Action, Op, Plan
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+
+SYMBOL = {
+    Op.CREATE: "+",
+    Op.UPDATE: "~",
+    Op.REPLACE: "±",
+    Op.DELETE: "-",
+    Op.NOOP: "=",
+    Op.ERROR: "!",
+}
+COLOUR = {
+    Op.CREATE: "green",
+    Op.UPDATE: "yellow",
+    Op.REPLACE: "magenta",
+    Op.DELETE: "red",
+    Op.NOOP: "white",
+    Op.ERROR: "red",
+}
+MARKDOWN_LIMIT = 60_000
+_VALUE_WIDTH = 100
+
+
+def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
+    if value is MISSING:
+        return "(absent)"
+    text = json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return text
+
+
+def describe_change(change: FieldChange) -> tuple[str, str]:
+    """Return (sign, text) describing one field change for people."""
+    if change.kind is ChangeKind.SENSITIVE:
+        return "~", f"{change.dotted}: (sensitive value changed)"
+    if change.kind is ChangeKind.ADD:
+        return "+", f"{change.dotted}: {_value(change.new)}"
+    if change.kind is ChangeKind.REMOVE:
+        return "-", f"{change.dotted}" + (
+            f": {_value(change.old)}" if change.old is not MISSING else ""
+        )
+    if change.kind is ChangeKind.EXPECTATION:
+        return (
+            "!",
+            f"{change.dotted}: {_value(change.old)} ≠ expected {_value(change.new)} (read-only)",
+        )
+    if change.old is MISSING:
+        return "+", f"{change.dotted}: {_value(change.new)}"
+    return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)}"
+
+
+def summary_line(plan: Plan) -> str:
+    """Return the one-line plan summary, Terraform-like."""
+    s = plan.summary()
+    line = (
+        f"Plan: {s['create']} to create, {s['update']} to update, {s['replace']} to replace, "
+        f"{s['delete']} to delete, {s['unchanged']} unchanged ({s['warnings']} with warnings), "
+        f"{s['errors']} with errors."
+    )
+    return line
+
+
+def requests_line(plan: Plan) -> str:
+    """Return how many requests computing the plan took."""
+    made = plan.requests_made
+    total = sum(made.values())
+    parts = ", ".join(f"{k} {v}" for k, v in made.items() if v)
+    return f"Requests made: {total}" + (f" ({parts})" if parts else "") + "."
+
+
+def _label(action: Action) -> str:
+    return f"{action.kind.lower()} {action.name}"
+
+
+def render_text(
+    plan: Plan, *, color: bool = False, show_unchanged: bool = False, show_requests: bool = True
+) -> str:
+    """Render a plan for a terminal."""
+
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    lines: list[str] = []
+    for note in plan.notes:
+        lines.append(style(f"note: {note}", fg="cyan"))
+    if plan.notes:
+        lines.append("")
+    for action in plan.actions:
+        shown = (
+            action.has_changes
+            or action.errors
+            or action.warnings
+            or action.changes
+            or show_unchanged
+        )
+        if not shown:
+            continue
+        sign = SYMBOL.get(action.operation, "?")
+        colour = COLOUR.get(action.operation, "white")
+        head = f"{sign} {_label(action)}"
+        lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
+        for change in action.changes:
+            csign, text = describe_change(change)
+            lines.append(
+                f"    {style(csign, fg=_change_colour(csign))} {text}"
+                + style(f"  ({change.location})", dim=True)
+            )
+        if show_requests:
+            for request in action.requests:
+                lines.append(
+                    style(f"    → {request.method} {request.path}", fg="cyan")
+                    + style(f"  [{request.purpose}]", dim=True)
+                )
+        for warning in action.warnings:
+            lines.append(style(f"    warning: {warning}", fg="yellow"))
+        for error in action.errors:
+            lines.append(style(f"    error: {error}", fg="red"))
+        lines.append("")
+    if not plan.changed and not plan.failed:
+        lines.append(style("No changes. The live state matches the manifests.", fg="green"))
+    lines.append(style(summary_line(plan), bold=True))
+    lines.append(requests_line(plan))
+    return "\n".join(lines) + "\n"
+
+
+def _change_colour(sign: str) -> str:
+    return {"+": "green", "-": "red", "~": "yellow", "!": "red"}.get(sign, "white")
+
+
+# -- markdown -----------------------------------------------------------------------------------
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
+    """Render a plan for a pull-request comment: summary table first, details collapsed."""
+    head = ["### reconcile plan", "", f"**{summary_line(plan)}** {requests_line(plan)}", ""]
+    for note in plan.notes:
+        head.append(f"> note: {note}")
+    rows = [a for a in plan.actions if a.has_changes or a.errors or a.warnings or a.changes]
+    if rows:
+        head += ["| | Resource | Operation | Changes | Manifest |", "|---|---|---|---:|---|"]
+        # The table itself must fit too (2,000 rows would not): give it half the limit.
+        table_budget = limit // 2
+        for shown, action in enumerate(rows):
+            op = "error" if action.errors else action.operation
+            row = (
+                f"| {SYMBOL.get(action.operation, '?')} | `{action.key}` | {op} | {len(action.changes)} | "
+                f"`{action.location.file}:{action.location.line}` |"
+            )
+            table_budget -= len(row) + 1
+            if table_budget < 0:
+                head += [
+                    "",
+                    f"_{len(rows) - shown} more resources not listed to stay under {limit:,} characters; "
+                    "see `reconcile plan --output json`._",
+                ]
+                break
+            head.append(row)
+        head.append("")
+    else:
+        head.append("No changes. The live state matches the manifests.")
+    text = "\n".join(head) + "\n"
+    for with_bodies in (True, False):
+        details = [_md_details(a, with_bodies) for a in rows]
+        body = "\n".join(details)
+        note = (
+            ""
+            if with_bodies
+            else "\n_Request bodies elided to fit the comment; see `reconcile plan --output json`._\n"
+        )
+        if len(text) + 1 + len(body) + len(note) <= limit:
+            return text + "\n" + body + note
+    # Still too long: keep as many actions' details as fit, then say how many were left out.
+    out = text + "\n"
+    kept = 0
+    for action in rows:
+        piece = _md_details(action, False) + "\n"
+        if len(out) + len(piece) > limit - 200:
+            break
+        out += piece
+        kept += 1
+    out += f"\n_Details of {len(rows) - kept} more resources elided to stay under {limit:,} characters; see `reconcile plan --output json`._\n"
+    return out
+
+
+def _md_details(action: Action, with_bodies: bool) -> str:
+    sign = SYMBOL.get(action.operation, "?")
+    parts = [
+        f"<details><summary>{sign} <code>{action.key}</code> — {len(action.changes)} change(s)</summary>",
+        "",
+    ]
+    if action.changes:
+        parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
+        for change in action.changes:
+            old = (
+                ""
+                if change.old is MISSING or change.kind is ChangeKind.SENSITIVE
+                else _value(change.old, 60)
+            )
+            new = (
+                "(sensitive value changed)"
+                if change.kind is ChangeKind.SENSITIVE
+                else ("" if change.new is MISSING else _value(change.new, 60))
+            )
+            parts.append(
+                f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
+                f"`{change.location.file}:{change.location.line}` |"
+            )
+        parts.append("")
+    for request in action.requests:
+        parts.append(f"`{request.method} {request.path}` ({request.purpose})")
+        if with_bodies and request.body is not None:
+            parts += [
+                "```json",
+                json.dumps(redact(request.body), indent=2, ensure_ascii=False),
+                "```",
+            ]
+        elif request.body is not None:
+            size = len(json.dumps(redact(request.body)))
+            parts.append(f"_(body elided: {size:,} bytes)_")
+        parts.append("")
+    for warning in action.warnings:
+        parts.append(f"> ⚠️ {_md_escape(warning)}")
+    for error in action.errors:
+        parts.append(f"> ❌ {_md_escape(error)}")
+    parts += ["", "</details>", ""]
+    return "\n".join(parts)
+
+
+def table(
+    rows: Iterable[Iterable[Any]], headers: Iterable[str], fmt: Callable[[Any], str] = str
+) -> str:
+    """Render aligned columns (shared by the read-only commands)."""
+    head = [str(h) for h in headers]
+    body = [[fmt(c) for c in row] for row in rows]
+    widths = [len(h) for h in head]
+    for row in body:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip()]
+    for row in body:
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    return "\n".join(lines) + "\n"
