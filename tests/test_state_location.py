@@ -78,9 +78,7 @@ def test_narrower_plan_after_apply_shows_no_secret_change(
     monkeypatch.chdir(tmp_path)
     applied = run_cli(["apply", "manifests", "--auto-approve"], emulator.env())
     assert applied.exit_code == 0, applied.output
-    narrow = run_cli(
-        ["plan", "manifests/pipes/orders.yaml", "--detailed-exitcode"], emulator.env()
-    )
+    narrow = run_cli(["plan", "manifests/pipes/orders.yaml", "--detailed-exitcode"], emulator.env())
     assert narrow.exit_code == 0, narrow.output
     assert "No changes" in narrow.stdout
     assert (tmp_path / ".reconcile" / "state.json").exists()
