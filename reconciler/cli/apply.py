@@ -97,6 +97,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
         async def go() -> int:
             async with Client(config) as client:
                 stale: dict[str, str] = {}
+                applied: dict[str, str] = {}
                 secrets: dict[str, Any] = {}
                 if saved is not None:
                     the_plan = saved
@@ -113,7 +114,21 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                     secrets = secrets_for_saved_plan(
                         saved, resolved, lambda v: fingerprint(state.key, v)
                     )
-                    stale = await find_stale(client, saved)
+                    check = await find_stale(client, saved, state)
+                    stale, applied = check.stale, check.applied
+                    if check.all_applied(saved):
+                        message = (
+                            "This saved plan was already applied: nothing sent. Run plan again "
+                            "to see what, if anything, is left to change."
+                        )
+                        if text_out:
+                            for line in applied.values():
+                                click.echo(line)
+                            click.echo(message)
+                        else:
+                            click.echo(json.dumps(_results_json([], saved), indent=2))
+                            click.echo(message, err=True)
+                        return 0
                     if stale and not partial:
                         for message in stale.values():
                             click.echo(f"Error: {message}", err=True)
@@ -157,7 +172,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                 progress = Progress("applying", total=len(the_plan.actions), unit="action")
                 try:
                     applier = Applier(client, state, secrets=secrets, progress=progress)
-                    report = await applier.apply(the_plan, stale=stale)
+                    report = await applier.apply(the_plan, stale=stale, applied=applied)
                 finally:
                     progress.close()
                 if text_out:

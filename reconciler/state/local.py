@@ -49,6 +49,7 @@ class DashboardRecord:
     content_hash: str | None
     created_by_us: bool = False
     uncertain: bool = False
+    display_name: str | None = None
 
 
 @dataclass
@@ -80,6 +81,7 @@ class State:
             content_hash=entry.get("contentHash"),
             created_by_us=bool(entry.get("createdByUs")),
             uncertain=bool(entry.get("uncertain")),
+            display_name=entry.get("displayName"),
         )
 
     def dashboards(self) -> dict[str, DashboardRecord]:
