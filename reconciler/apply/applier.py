@@ -29,7 +29,7 @@ from reconciler.plan.actions import DEFERRED_ENDPOINTS, Action, Op, Plan, Reques
 from reconciler.plan.diff import (
     ChangeKind,
 )
-from reconciler.state.local import State
+from reconciler.state.document import State
 
 
 class Outcome:

@@ -44,7 +44,7 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
-from reconciler.state.local import DashboardRecord
+from reconciler.state.document import DashboardRecord
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
