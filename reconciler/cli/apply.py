@@ -66,7 +66,7 @@ def apply(**kw: Any) -> int:
 def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) -> int:
     from reconciler.apply.applier import Applier
     from reconciler.apply.savedplan import find_stale, secrets_for_saved_plan
-    from reconciler.cli.common import Progress, make_config, run
+    from reconciler.cli.common import Progress, make_config, open_state_backend, run
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
     from reconciler.model.errors import ConfigError, ManifestError, ManifestErrors, StateError
@@ -80,7 +80,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
         resolve_pipe_secrets,
     )
     from reconciler.plan.render import render_text
-    from reconciler.state.backend import locked_state, state_backend
+    from reconciler.state.backend import locked_state
 
     auto_approve = kw.pop("auto_approve")
     partial = kw.pop("partial")
@@ -92,7 +92,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
         if paths
         else []
     )
-    backend = state_backend(kw.pop("state_path"), kw.pop("workspace"), paths)
+    backend = open_state_backend(kw, paths)
     new_state = kw.pop("new_state")
     options = PlanOptions(
         targets=tuple(kw.pop("targets")),

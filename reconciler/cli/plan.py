@@ -29,8 +29,9 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 envvar="RECONCILE_STATE",
                 metavar="PATH|URL",
                 help="Where the state lives: a file, postgresql://USER@HOST:PORT/DB or "
-                "s3://BUCKET/KEY [default: .reconcile/state.json beside the manifests; "
-                "env RECONCILE_STATE].",
+                "s3://BUCKET/KEY [default: .reconcile/state.json in the project root: the nearest "
+                "directory upwards with reconcile.yaml or .reconcile/, else the git top, else the "
+                "current one; env RECONCILE_STATE].",
             ),
             click.option(
                 "--workspace",
@@ -135,15 +136,15 @@ def plan(**kw: Any) -> int:
 
 def compute(kw: dict[str, Any]) -> Any:
     """Load manifests, read state and live objects; return the plan, state and backend."""
-    from reconciler.cli.common import Progress, make_config, run
+    from reconciler.cli.common import Progress, make_config, open_state_backend, run
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
     from reconciler.plan.compute import PlanOptions, compute_plan
-    from reconciler.state.backend import read_state, state_backend
+    from reconciler.state.backend import read_state
 
     paths = list(kw.pop("paths"))
     resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-    backend = state_backend(kw.pop("state_path"), kw.pop("workspace"), paths)
+    backend = open_state_backend(kw, paths)
     with contextlib.closing(backend):
         state = read_state(backend)
     options = PlanOptions(

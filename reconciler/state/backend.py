@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from reconciler.model.errors import ConfigError, StateConflictError
 from reconciler.state.document import State, decode, new_state
@@ -147,6 +148,20 @@ def is_remote(address: str | None) -> bool:
     return bool(address) and str(address).startswith(("postgresql://", "postgres://", "s3://"))
 
 
+def redact_address(url: str) -> str:
+    """Return a ``--state`` address without a password (in the authority or the query)."""
+    if "://" not in url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}@{hostport}" if user else hostport
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
 def open_backend(address: str, workspace: str = DEFAULT_WORKSPACE) -> Backend:
     """Return the backend for a ``--state`` address and workspace."""
     check_workspace(workspace)
@@ -208,20 +223,9 @@ __all__ = [
     "locked_state",
     "open_backend",
     "read_state",
-    "state_backend",
+    "redact_address",
     "workspace_name",
 ]
-
-
-def state_backend(
-    address: str | None, workspace: str | None, manifest_paths: list[str] | tuple[str, ...] = ()
-) -> Backend:
-    """Return the backend for ``--state``/``--workspace`` (default: the local file by the manifests)."""
-    if not address:
-        from reconciler.state.local import default_state_path
-
-        address = str(default_state_path(list(manifest_paths)))
-    return open_backend(address, workspace or DEFAULT_WORKSPACE)
 
 
 def create_state(backend: Backend, state: State, *, timeout: float = 0.0) -> None:

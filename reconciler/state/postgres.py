@@ -20,14 +20,14 @@ import json
 import threading
 import time
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age
+from reconciler.state.backend import Holder, holder_age, redact_address
 
 STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
@@ -51,18 +51,6 @@ CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
 """
 
 
-def redact(url: str) -> str:
-    """Return a libpq URL without its password (in the authority or the query)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}@{hostport}" if user else hostport
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
 def _lock_key(workspace: str) -> int:
     digest = hashlib.sha256(f"reconcile-state:{workspace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
@@ -76,7 +64,7 @@ class PostgresBackend:
     def __init__(self, url: str, workspace: str) -> None:
         self._url = url
         self.workspace = workspace
-        self.description = f"{redact(url)} (workspace {workspace})"
+        self.description = f"{redact_address(url)} (workspace {workspace})"
         self._conn: psycopg.Connection[Any] | None = None
         self._guard = threading.Lock()
         self._holder: Holder | None = None
