@@ -46,7 +46,7 @@ def test_renaming_metadata_name_with_prune_is_a_rename_never_a_delete(
     emulator.configure(specOnly=spec_only)
     root, state = tmp_path / "m", tmp_path / "state.json"
     _dashboard(root / "d.yaml", "ops")
-    assert _apply([root], state, emulator.env()).exit_code == 0
+    assert _apply([root], state, emulator.env(), "--new-state").exit_code == 0
     created = _stored_dashboards(emulator)
     assert len(created) == 1
     _dashboard(root / "d.yaml", "operations")  # metadata.name renamed; same dashboard
@@ -85,6 +85,7 @@ def test_saved_plan_with_a_create_applies_once_and_then_says_it_was_applied(
             str(state),
             "--out",
             str(saved),
+            "--new-state",
         ],
         emulator.env(),
     )
@@ -92,7 +93,8 @@ def test_saved_plan_with_a_create_applies_once_and_then_says_it_was_applied(
     action = json.loads(saved.read_text())["actions"][0]
     assert action["operation"] == "create" and action["basis"] is not None
     first = run_cli(
-        ["apply", "--plan", str(saved), "--auto-approve", "--state", str(state)], emulator.env()
+        ["apply", "--plan", str(saved), "--auto-approve", "--state", str(state), "--new-state"],
+        emulator.env(),
     )
     assert first.exit_code == 0, first.output
     second = run_cli(
