@@ -2,16 +2,49 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import api_options, organization_option
+from reconciler.cli.common import Connection, api_options, collect, organization_option
+
+if TYPE_CHECKING:
+    from reconciler.plan.compute import PlanOptions, Workspace
+
+
+@dataclass(frozen=True)
+class ManifestOptions:
+    """The flags plan and apply share: what to reconcile, and which state to use."""
+
+    paths: tuple[str, ...]
+    targets: tuple[str, ...]
+    state_path: str | None
+    replace: bool
+    prune: bool
+    organization: str | None
+
+    def workspace(self, paths: tuple[str, ...] | None = None) -> Workspace:
+        """Return the workspace (``paths`` overrides the given ones, e.g. a saved plan's)."""
+        from reconciler.cli.common import state_path_for
+        from reconciler.plan.compute import Workspace
+
+        chosen = self.paths if paths is None else paths
+        return Workspace(chosen, state_path_for(self.state_path, chosen), self.organization)
+
+    def plan_options(self) -> PlanOptions:
+        """Return the choices that change what the plan contains."""
+        from reconciler.plan.compute import PlanOptions
+
+        return PlanOptions(targets=self.targets, replace=self.replace, prune=self.prune)
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
-    """Add the options shared by plan and apply."""
+    """Add the options shared by plan and apply, handed to the command as ``manifests``."""
+    func = collect("manifests", ManifestOptions, tuple(f.name for f in fields(ManifestOptions)))(
+        func
+    )
     for option in reversed(
         [
             click.argument("paths", nargs=-1, required=paths_required, type=click.Path()),
@@ -64,22 +97,26 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
-def plan(**kw: Any) -> int:
+def plan(
+    manifests: ManifestOptions,
+    connection: Connection,
+    output: str,
+    out_file: str | None,
+    detailed_exitcode: bool,
+    show_unchanged: bool,
+) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
-    from reconciler.cli.common import use_color
+    from reconciler.cli.common import Progress, run, use_color
     from reconciler.plan import planfile
+    from reconciler.plan.compute import compute_plan
     from reconciler.plan.render import render_markdown, render_text
 
-    output = kw.pop("output")
-    out_file = kw.pop("out_file")
-    detailed = kw.pop("detailed_exitcode")
-    show_unchanged = kw.pop("show_unchanged")
-    result, state = compute(kw)
+    workspace = manifests.workspace()
+    config = connection.api_config()
+    computed = run(compute_plan(config, workspace, manifests.plan_options(), progress=Progress))
+    result = computed.plan
     if out_file:
-        Path(out_file).write_text(planfile.dumps(result), encoding="utf-8")
-        if not state.exists:
-            # The saved plan's secret fingerprints use the state's key: keep it for apply.
-            state.save()
+        planfile.save(computed, Path(out_file))
     if output == "json":
         click.echo(planfile.dumps(result), nl=False)
     elif output == "markdown":
@@ -92,36 +129,6 @@ def plan(**kw: Any) -> int:
             )
     if result.failed:
         return 1
-    if detailed and result.changed:
+    if detailed_exitcode and result.changed:
         return 2
     return 0
-
-
-def compute(kw: dict[str, Any]) -> Any:
-    """Load manifests, read state and live objects, and return the plan (consumes ``kw``)."""
-    from reconciler.cli.common import Progress, make_config, run, state_path_for
-    from reconciler.client.api import Client
-    from reconciler.load.manifests import load_resources
-    from reconciler.plan.compute import PlanOptions, compute_plan
-    from reconciler.state.local import load_state
-
-    paths = list(kw.pop("paths"))
-    resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-    state_path = state_path_for(kw.pop("state_path"), paths)
-    state = load_state(state_path)
-    options = PlanOptions(
-        targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")
-    )
-    config = make_config(kw)
-
-    async def go() -> Any:
-        progress = Progress("reading live state")
-        try:
-            async with Client(config) as client:
-                return await compute_plan(
-                    client, resources, state, options, manifest_paths=paths, progress=progress
-                )
-        finally:
-            progress.close()
-
-    return run(go()), state

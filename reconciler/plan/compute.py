@@ -1,9 +1,13 @@
-"""Orchestration: from desired resources and a client to a plan.
+"""Orchestration: from manifests and a server to a plan.
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
 the pure planner, resource by resource. An error on one resource (an API failure, a missing
 secret) becomes an error action for that resource; the others are still planned.
+
+``compute_plan`` is the whole of ``reconcile plan`` as one call (load the manifests, read the
+state, open the client, plan); ``plan_resources`` is its engine, for callers that already hold
+a client, resources and a state.
 """
 
 from __future__ import annotations
@@ -11,17 +15,21 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from reconciler.client.api import Client
+import httpx
+
+from reconciler.client.api import ApiConfig, Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
+from reconciler.load.manifests import load_manifests
 from reconciler.model.errors import ConfigError, Location, ManifestError
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
 from reconciler.plan.actions import Action, Plan, error_action
 from reconciler.plan.diff import SecretCheck
 from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.state.local import State
+from reconciler.state.local import State, load_state
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,56 @@ class PlanOptions:
     targets: tuple[str, ...] = ()
     replace: bool = False
     prune: bool = False
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What a run reconciles: manifest paths, the state file, the default organization."""
+
+    paths: tuple[str, ...]
+    state_path: Path
+    organization: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A computed plan and the state it was computed against (its key signs saved plans)."""
+
+    plan: Plan
+    state: State
+
+
+class ProgressBar(Protocol):
+    """Counts work done; ``close`` removes it."""
+
+    def __call__(self, n: int = 1) -> None:
+        """Count ``n`` more units."""
+
+    def close(self) -> None:
+        """Stop showing progress."""
+
+
+class ProgressFactory(Protocol):
+    """Makes a progress bar for one phase (``reading live state``, ``applying``)."""
+
+    def __call__(
+        self, description: str, total: int | None = None, unit: str = "req"
+    ) -> ProgressBar:
+        """Return a bar for ``description`` counting ``total`` ``unit``s (None: unknown)."""
+
+
+@dataclass(frozen=True)
+class _NoProgress:
+    def __call__(self, n: int = 1) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def no_progress(description: str, total: int | None = None, unit: str = "req") -> ProgressBar:
+    """A progress factory that shows nothing (the default of the Python API)."""
+    return _NoProgress()
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -74,6 +132,29 @@ def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
 
 
 async def compute_plan(
+    config: ApiConfig,
+    workspace: Workspace,
+    options: PlanOptions = PlanOptions(),
+    *,
+    progress: ProgressFactory = no_progress,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PlanResult:
+    """Plan ``workspace`` against the server ``config`` names: the whole of ``reconcile plan``."""
+    resources = load_manifests(workspace.paths, organization=workspace.organization)
+    state = load_state(workspace.state_path)
+    config.check()
+    bar = progress("reading live state")
+    try:
+        async with Client(config, transport=transport) as client:
+            plan = await plan_resources(
+                client, resources, state, options, manifest_paths=workspace.paths, progress=bar
+            )
+    finally:
+        bar.close()
+    return PlanResult(plan, state)
+
+
+async def plan_resources(
     client: Client,
     resources: Sequence[Resource],
     state: State,

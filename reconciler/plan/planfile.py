@@ -12,13 +12,16 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.model.errors import Location, PlanError
 from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import __version__
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+
+if TYPE_CHECKING:
+    from reconciler.plan.compute import PlanResult
 
 SENSITIVE_TEXT = "(sensitive value changed)"
 
@@ -167,3 +170,10 @@ def load(path: Path) -> Plan:
         manifest_paths=tuple(str(p) for p in raw.get("manifestPaths", [])),
         notes=tuple(str(n) for n in raw.get("notes", [])),
     )
+
+
+def save(result: PlanResult, path: Path) -> None:
+    """Write a plan for ``apply --plan``; a new state is saved too, since its key signs the plan."""
+    path.write_text(dumps(result.plan), encoding="utf-8")
+    if not result.state.exists:
+        result.state.save()
