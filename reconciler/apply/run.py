@@ -1,6 +1,6 @@
 """``apply_plan``: the whole of ``reconcile apply`` as one call, beside ``compute_plan``.
 
-It holds the state lock for the whole run, then either computes a fresh plan or takes a
+It holds the state backend's lock for the whole run, then either computes a fresh plan or takes a
 saved one (whose secrets are resolved again and matched with the plan's fingerprints, and
 whose actions are checked for staleness against the live objects), shows the plan through a
 hook, asks the caller to confirm, and applies. The caller decides how to show and confirm
@@ -10,6 +10,7 @@ says what happened, so the caller renders it and chooses the exit code.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -21,16 +22,18 @@ from reconciler.apply.applier import ActionResult, Applier
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
+from reconciler.model.errors import StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
     PlanOptions,
-    ProgressFactory,
-    Workspace,
-    no_progress,
+    new_state_creates,
+    new_state_message,
     plan_resources,
 )
-from reconciler.state.local import State, locked_state
+from reconciler.plan.run import ProgressFactory, Scope, no_progress
+from reconciler.state.backend import locked_state
+from reconciler.state.document import State
 
 
 def AUTO_APPROVE(plan: Plan) -> bool:
@@ -69,7 +72,7 @@ class ApplyHooks:
 class ApplyRequest:
     """What to apply: the manifests (or a saved plan) and how."""
 
-    workspace: Workspace
+    scope: Scope
     options: PlanOptions = field(default_factory=PlanOptions)
     saved_plan: Plan | None = None
     partial: bool = False
@@ -101,17 +104,18 @@ async def apply_plan(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> ApplyResult:
     """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
-    workspace = request.workspace
+    scope = request.scope
     saved = request.saved_plan
-    paths = workspace.paths or (saved.manifest_paths if saved else ())
-    resources = load_manifests(paths, organization=workspace.organization) if paths else []
+    paths = scope.paths or (saved.manifest_paths if saved else ())
+    resources = load_manifests(paths, organization=scope.organization) if paths else []
+    backend = scope.backend()
     config.check()
-    with locked_state(workspace.state_path, timeout=request.lock_timeout) as state:
+    with contextlib.closing(backend), locked_state(backend, timeout=request.lock_timeout) as state:
         async with Client(config, transport=transport) as client:
-            run = _Run(client, state, hooks)
+            run = _Run(client, state, hooks, request.options)
             if saved is not None:
                 return await run.saved(saved, resources, partial=request.partial)
-            return await run.fresh(resources, request.options, paths)
+            return await run.fresh(resources, paths)
 
 
 @dataclass
@@ -119,14 +123,13 @@ class _Run:
     client: Client
     state: State
     hooks: ApplyHooks
+    options: PlanOptions
 
-    async def fresh(
-        self, resources: list[Resource], options: PlanOptions, paths: tuple[str, ...]
-    ) -> ApplyResult:
+    async def fresh(self, resources: list[Resource], paths: tuple[str, ...]) -> ApplyResult:
         bar = self.hooks.progress("reading live state")
         try:
             plan = await plan_resources(
-                self.client, resources, self.state, options, manifest_paths=paths, progress=bar
+                self.client, resources, self.state, self.options, manifest_paths=paths, progress=bar
             )
         finally:
             bar.close()
@@ -147,6 +150,9 @@ class _Run:
         stale: Mapping[str, str],
     ) -> ApplyResult:
         self.hooks.show_plan(plan)
+        blind = () if self.options.new_state else new_state_creates(plan, self.state)
+        if blind:
+            raise StateError(new_state_message(blind, self.state, refusing=True))
         if not plan.changed:
             return ApplyResult(ApplyStatus.NOTHING_TO_APPLY, plan, stale=stale)
         if not self.hooks.confirm(plan):

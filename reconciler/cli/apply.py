@@ -79,7 +79,7 @@ def apply(
     saved = planfile.load(Path(plan_file)) if plan_file else None
     paths = manifests.paths or (saved.manifest_paths if saved else ())
     request = ApplyRequest(
-        workspace=manifests.workspace(paths),
+        scope=manifests.scope(paths),
         options=manifests.plan_options(),
         saved_plan=saved,
         partial=partial,

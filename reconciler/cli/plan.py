@@ -11,7 +11,8 @@ import click
 from reconciler.cli.common import Connection, api_options, collect, organization_option
 
 if TYPE_CHECKING:
-    from reconciler.plan.compute import PlanOptions, Workspace
+    from reconciler.plan.compute import PlanOptions
+    from reconciler.plan.run import Scope
 
 
 @dataclass(frozen=True)
@@ -21,30 +22,35 @@ class ManifestOptions:
     paths: tuple[str, ...]
     targets: tuple[str, ...]
     state_path: str | None
+    workspace: str | None
+    new_state: bool
     replace: bool
     prune: bool
     organization: str | None
 
-    def workspace(self, paths: tuple[str, ...] | None = None) -> Workspace:
-        """Return the workspace (``paths`` overrides the given ones, e.g. a saved plan's)."""
+    def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
+        """Return the run's scope (``paths`` overrides the given ones, e.g. a saved plan's)."""
         from reconciler.cli.common import state_path_for
-        from reconciler.plan.compute import Workspace
+        from reconciler.plan.run import Scope
+        from reconciler.state.backend import DEFAULT_WORKSPACE
 
         chosen = self.paths if paths is None else paths
-        return Workspace(chosen, state_path_for(self.state_path, chosen), self.organization)
+        address = self.state_path or str(state_path_for(None, chosen))
+        return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
         from reconciler.plan.compute import PlanOptions
 
-        return PlanOptions(targets=self.targets, replace=self.replace, prune=self.prune)
+        return PlanOptions(
+            targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
+        )
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     """Add the options shared by plan and apply, handed to the command as ``manifests``."""
-    func = collect("manifests", ManifestOptions, tuple(f.name for f in fields(ManifestOptions)))(
-        func
-    )
+    names = tuple(f.name for f in fields(ManifestOptions))
+    func = collect("manifests", ManifestOptions, names)(func)
     for option in reversed(
         [
             click.argument("paths", nargs=-1, required=paths_required, type=click.Path()),
@@ -58,8 +64,26 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
             click.option(
                 "--state",
                 "state_path",
-                type=click.Path(),
-                help="State file [default: .reconcile/state.json in the project root: the nearest directory upwards with reconcile.yaml or .reconcile/, else the git top, else the current one].",
+                envvar="RECONCILE_STATE",
+                metavar="PATH|URL",
+                help="Where the state lives: a file, postgresql://USER@HOST:PORT/DB or "
+                "s3://BUCKET/KEY [default: .reconcile/state.json in the project root: the nearest "
+                "directory upwards with reconcile.yaml or .reconcile/, else the git top, else the "
+                "current one; env RECONCILE_STATE].",
+            ),
+            click.option(
+                "--workspace",
+                envvar="RECONCILE_WORKSPACE",
+                default="default",
+                show_default=True,
+                help="Independent state in the same backend, e.g. one per organization "
+                "[env RECONCILE_WORKSPACE].",
+            ),
+            click.option(
+                "--new-state",
+                is_flag=True,
+                help="Confirm that a new (empty) state is expected: allows creating dashboards "
+                "a server that cannot list them may already have.",
             ),
             click.option(
                 "--replace",
@@ -97,6 +121,13 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
+@click.option(
+    "--lock-timeout",
+    default=0.0,
+    show_default=True,
+    type=float,
+    help="Seconds to wait for the state lock (taken only to create a new state for --out).",
+)
 def plan(
     manifests: ManifestOptions,
     connection: Connection,
@@ -104,19 +135,22 @@ def plan(
     out_file: str | None,
     detailed_exitcode: bool,
     show_unchanged: bool,
+    lock_timeout: float,
 ) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
     from reconciler.cli.common import Progress, run, use_color
     from reconciler.plan import planfile
-    from reconciler.plan.compute import compute_plan
     from reconciler.plan.render import render_markdown, render_text
+    from reconciler.plan.run import compute_plan, save_plan
 
-    workspace = manifests.workspace()
+    scope = manifests.scope()
     config = connection.api_config()
-    computed = run(compute_plan(config, workspace, manifests.plan_options(), progress=Progress))
+    computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
     result = computed.plan
     if out_file:
-        planfile.save(computed, Path(out_file))
+        save_plan(
+            computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
+        )
     if output == "json":
         click.echo(planfile.dumps(result), nl=False)
     elif output == "markdown":

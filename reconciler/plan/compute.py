@@ -1,35 +1,29 @@
-"""Orchestration: from manifests and a server to a plan.
+"""The planning engine: from desired resources, a client and a state to a plan.
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
 the pure planner, resource by resource. An error on one resource (an API failure, a missing
 secret) becomes an error action for that resource; the others are still planned.
-
-``compute_plan`` is the whole of ``reconcile plan`` as one call (load the manifests, read the
-state, open the client, plan); ``plan_resources`` is its engine, for callers that already hold
-a client, resources and a state.
+``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import httpx
-
-from reconciler.client.api import ApiConfig, Client
+from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
-from reconciler.load.manifests import load_manifests
 from reconciler.model.errors import ConfigError, Location, ManifestError
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
-from reconciler.plan.actions import Action, Plan, error_action
+from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.diff import SecretCheck
 from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.state.local import State, load_state
+from reconciler.state.document import State
 
 
 @dataclass(frozen=True)
@@ -39,56 +33,8 @@ class PlanOptions:
     targets: tuple[str, ...] = ()
     replace: bool = False
     prune: bool = False
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """What a run reconciles: manifest paths, the state file, the default organization."""
-
-    paths: tuple[str, ...]
-    state_path: Path
-    organization: str | None = None
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """A computed plan and the state it was computed against (its key signs saved plans)."""
-
-    plan: Plan
-    state: State
-
-
-class ProgressBar(Protocol):
-    """Counts work done; ``close`` removes it."""
-
-    def __call__(self, n: int = 1) -> None:
-        """Count ``n`` more units."""
-
-    def close(self) -> None:
-        """Stop showing progress."""
-
-
-class ProgressFactory(Protocol):
-    """Makes a progress bar for one phase (``reading live state``, ``applying``)."""
-
-    def __call__(
-        self, description: str, total: int | None = None, unit: str = "req"
-    ) -> ProgressBar:
-        """Return a bar for ``description`` counting ``total`` ``unit``s (None: unknown)."""
-
-
-@dataclass(frozen=True)
-class _NoProgress:
-    def __call__(self, n: int = 1) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def no_progress(description: str, total: int | None = None, unit: str = "req") -> ProgressBar:
-    """A progress factory that shows nothing (the default of the Python API)."""
-    return _NoProgress()
+    # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
+    new_state: bool = False
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -131,29 +77,6 @@ def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
     return spec
 
 
-async def compute_plan(
-    config: ApiConfig,
-    workspace: Workspace,
-    options: PlanOptions = PlanOptions(),
-    *,
-    progress: ProgressFactory = no_progress,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> PlanResult:
-    """Plan ``workspace`` against the server ``config`` names: the whole of ``reconcile plan``."""
-    resources = load_manifests(workspace.paths, organization=workspace.organization)
-    state = load_state(workspace.state_path)
-    config.check()
-    bar = progress("reading live state")
-    try:
-        async with Client(config, transport=transport) as client:
-            plan = await plan_resources(
-                client, resources, state, options, manifest_paths=workspace.paths, progress=bar
-            )
-    finally:
-        bar.close()
-    return PlanResult(plan, state)
-
-
 async def plan_resources(
     client: Client,
     resources: Sequence[Resource],
@@ -171,11 +94,42 @@ async def plan_resources(
     actions = [plan_resource(resource, live, state, options) for resource in selected]
     if options.prune:
         actions.extend(_prune_actions(selected, live, state, options))
-    return Plan(
+    plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
         manifest_paths=tuple(manifest_paths),
         notes=tuple(live.notes),
+        dashboards_listable=live.capabilities.dashboards_list,
+    )
+    blind = () if options.new_state else new_state_creates(plan, state)
+    if blind:
+        plan = dataclasses.replace(
+            plan, notes=(*plan.notes, new_state_message(blind, state, refusing=False))
+        )
+    return plan
+
+
+def new_state_creates(plan: Plan, state: State) -> tuple[str, ...]:
+    """Return the dashboards a new state would create on a server that cannot list them.
+
+    With no list endpoint the state is the only memory of what was created: a new state (a
+    fresh runner, a mistyped ``--state``) would create every dashboard again.
+    """
+    if state.exists or plan.dashboards_listable is not False:
+        return ()
+    return tuple(a.key for a in plan.actions if a.kind == "Dashboard" and a.operation == Op.CREATE)
+
+
+def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> str:
+    """Explain the new-state guard: what it protects and how to proceed."""
+    head = "refusing to create" if refusing else "apply will refuse to create"
+    return (
+        f"{head} {', '.join(keys)}: the state {state.location} is new (never written in this "
+        "backend and workspace) and the server cannot list dashboards, so dashboards created by "
+        "earlier runs elsewhere cannot be seen and would be created again. Point --state "
+        "(RECONCILE_STATE) and --workspace at the shared state those runs used, or pass "
+        "--new-state if this is the first run for this organization"
+        + ("; nothing was sent" if refusing else "")
     )
 
 
@@ -243,7 +197,7 @@ def _prune_actions(
                 name,
                 record,
                 can_delete=live.capabilities.dashboards_list is True,
-                location=Location(str(state.path)),
+                location=Location(state.location),
             )
         )
     return out

@@ -12,16 +12,13 @@ import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler.model.errors import Location, PlanError
 from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import __version__
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
-
-if TYPE_CHECKING:
-    from reconciler.plan.compute import PlanResult
 
 SENSITIVE_TEXT = "(sensitive value changed)"
 
@@ -90,6 +87,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
         "summary": plan.summary(),
         "requestsMade": dict(plan.requests_made),
         "notes": list(plan.notes),
+        "dashboardsListable": plan.dashboards_listable,
         "actions": [action_to_json(a) for a in plan.actions],
     }
 
@@ -169,11 +167,7 @@ def load(path: Path) -> Plan:
         requests_made={str(k): int(v) for k, v in (raw.get("requestsMade") or {}).items()},
         manifest_paths=tuple(str(p) for p in raw.get("manifestPaths", [])),
         notes=tuple(str(n) for n in raw.get("notes", [])),
+        dashboards_listable=raw.get("dashboardsListable")
+        if isinstance(raw.get("dashboardsListable"), bool)
+        else None,
     )
-
-
-def save(result: PlanResult, path: Path) -> None:
-    """Write a plan for ``apply --plan``; a new state is saved too, since its key signs the plan."""
-    path.write_text(dumps(result.plan), encoding="utf-8")
-    if not result.state.exists:
-        result.state.save()
