@@ -65,7 +65,7 @@ def apply(**kw: Any) -> int:
 def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) -> int:
     from reconciler.apply.applier import Applier
     from reconciler.apply.savedplan import find_stale, secrets_for_saved_plan
-    from reconciler.cli.common import Progress, make_config, run
+    from reconciler.cli.common import Progress, make_config, run, state_path_for
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
     from reconciler.model.errors import ConfigError, ManifestError, ManifestErrors
@@ -73,7 +73,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
     from reconciler.plan import planfile
     from reconciler.plan.compute import PlanOptions, compute_plan, resolve_pipe_secrets
     from reconciler.plan.render import render_text
-    from reconciler.state.local import default_state_path, locked_state
+    from reconciler.state.local import locked_state
 
     auto_approve = kw.pop("auto_approve")
     partial = kw.pop("partial")
@@ -85,7 +85,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
         if paths
         else []
     )
-    state_path = Path(kw.pop("state_path") or default_state_path(paths))
+    state_path = state_path_for(kw.pop("state_path"), paths)
     options = PlanOptions(
         targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")
     )

@@ -123,6 +123,20 @@ def make_config(kw: dict[str, Any]) -> Any:
     )
 
 
+def state_path_for(given: str | None, paths: list[str]) -> Any:
+    """Return the state file to use: ``--state``, else the project's default (warning on a legacy one)."""
+    from pathlib import Path
+
+    from reconciler.state.local import resolve_state_path
+
+    if given:
+        return Path(given)
+    path, deprecation = resolve_state_path(paths)
+    if deprecation:
+        click.echo(f"warning: {deprecation}", err=True)
+    return path
+
+
 def use_color(stream: Any = None) -> bool:
     """Tell whether to colour output: a TTY, and NO_COLOR unset."""
     if os.environ.get("NO_COLOR"):

@@ -26,7 +26,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 "--state",
                 "state_path",
                 type=click.Path(),
-                help="State file [default: .reconcile/state.json beside the manifests].",
+                help="State file [default: .reconcile/state.json in the project root: the nearest directory upwards with reconcile.yaml or .reconcile/, else the git top, else the current one].",
             ),
             click.option(
                 "--replace",
@@ -99,15 +99,15 @@ def plan(**kw: Any) -> int:
 
 def compute(kw: dict[str, Any]) -> Any:
     """Load manifests, read state and live objects, and return the plan (consumes ``kw``)."""
-    from reconciler.cli.common import Progress, make_config, run
+    from reconciler.cli.common import Progress, make_config, run, state_path_for
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
     from reconciler.plan.compute import PlanOptions, compute_plan
-    from reconciler.state.local import default_state_path, load_state
+    from reconciler.state.local import load_state
 
     paths = list(kw.pop("paths"))
     resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-    state_path = Path(kw.pop("state_path") or default_state_path(paths))
+    state_path = state_path_for(kw.pop("state_path"), paths)
     state = load_state(state_path)
     options = PlanOptions(
         targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")

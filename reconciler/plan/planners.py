@@ -44,6 +44,7 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
+from reconciler.plan.rules import field_mapping_errors
 from reconciler.state.local import DashboardRecord
 
 
@@ -96,6 +97,7 @@ def plan_pipe(
             errors.append(f"reverse private endpoint {endpoint_id} does not exist")
         elif status != "Ready":
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    errors.extend(field_mapping_errors(resource, spec, live, changes))
 
     requests = _pipe_requests(observed.path, spec, changes)
     recorded = {

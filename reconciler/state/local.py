@@ -1,4 +1,8 @@
-"""The state file: what the API cannot tell us, kept beside the manifests.
+"""The state file: what the API cannot tell us, kept in the project root.
+
+The default location is ``.reconcile/state.json`` in the project root (the nearest directory
+from the current one upwards holding ``reconcile.yaml`` or ``.reconcile/``, else the git work
+tree's top), so it never depends on which manifests a command names.
 
 The service never returns write-only secrets, and (with only the create endpoint) cannot list
 dashboards, so reconcile records, per resource: secret fingerprints (HMAC-SHA256 with a random
@@ -20,7 +24,7 @@ import secrets as _random
 import socket
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +35,10 @@ from filelock import FileLock, Timeout
 from reconciler.model.errors import StateError
 
 STATE_FORMAT_VERSION = 1
-DEFAULT_STATE = Path(".reconcile") / "state.json"
+STATE_DIR = ".reconcile"
+DEFAULT_STATE = Path(STATE_DIR) / "state.json"
+# The project file (``reconcile.yaml``) marks a project root, as ``.reconcile/`` does.
+PROJECT_FILE = "reconcile.yaml"
 
 
 @dataclass(frozen=True)
@@ -198,13 +205,55 @@ def load_state(path: Path) -> State:
     return State(path=path, key=key, resources=resources, exists=True)
 
 
-def default_state_path(manifest_paths: list[str]) -> Path:
-    """Return ``.reconcile/state.json`` beside the manifests (the first path given)."""
-    if not manifest_paths:
-        return DEFAULT_STATE
-    first = Path(manifest_paths[0])
-    base = first if first.is_dir() else first.parent
-    return base / DEFAULT_STATE
+def find_project_root(start: Path | None = None) -> Path:
+    """Return the project root: the nearest directory from ``start`` (default: the cwd) upwards
+    holding ``reconcile.yaml`` or ``.reconcile/``, else the top of the git work tree, else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / PROJECT_FILE).is_file() or (directory / STATE_DIR).is_dir():
+            return directory
+        if (directory / ".git").exists():
+            # Never look above the repository: a marker there belongs to something else.
+            return directory
+    return here
+
+
+def default_state_path(manifest_paths: Sequence[str] = ()) -> Path:
+    """Return the default state file: ``.reconcile/state.json`` in the project root.
+
+    It does not depend on which manifests a command names (``plan manifests`` and ``plan
+    manifests/pipes/orders.yaml`` share one state); ``manifest_paths`` is only used to find a
+    state file left at the old default location beside the manifests (see ``resolve_state_path``).
+    """
+    return resolve_state_path(manifest_paths)[0]
+
+
+def resolve_state_path(manifest_paths: Sequence[str] = ()) -> tuple[Path, str | None]:
+    """Return the default state path and, when it is a legacy location, a deprecation message."""
+    root = find_project_root()
+    current = root / DEFAULT_STATE
+    if current.exists():
+        return current, None
+    for given in manifest_paths:
+        path = Path(given).resolve()
+        start = path if path.is_dir() else path.parent
+        for directory in (start, *start.parents):
+            legacy = directory / DEFAULT_STATE
+            if legacy.is_file() and legacy != current:
+                return legacy, (
+                    f"using the state file {_shown(legacy)} found beside the manifests; this default "
+                    f"is deprecated: move it to {_shown(current)} (the project root) or pass --state"
+                )
+            if directory == root or (directory / ".git").exists():
+                break
+    return current, None
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 @contextlib.contextmanager
