@@ -45,8 +45,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from reconciler.model.version import __version__
-
 if TYPE_CHECKING:
     from reconciler.apply.applier import ActionResult, Outcome
     from reconciler.apply.run import (
@@ -152,7 +150,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """Import a public name on first use."""
+    """Import a public name on first use (the version is read from package metadata then)."""
+    if name == "__version__":
+        from reconciler.model.version import package_version
+
+        return package_version()
     try:
         module, attribute = _EXPORTS[name]
     except KeyError:
