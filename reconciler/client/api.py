@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import ssl
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -177,6 +178,18 @@ def _retry_after(response: httpx.Response) -> float:
     return 1.0
 
 
+def _tls_context(config: ApiConfig) -> ssl.SSLContext:
+    """Return the one TLS context both interfaces share.
+
+    Loading the CA bundle costs ~25 ms, and httpx would do it once per client; with plain
+    http on both URLs (loopback or ``--insecure``) no TLS is ever spoken, so the context is a
+    bare one that loads nothing and would refuse every certificate (it fails closed).
+    """
+    if any(urlsplit(url).scheme == "https" for url in (config.base_url, config.dashboards_url)):
+        return httpx.create_ssl_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 # Lists that collect the stats of every Client created while they are observed (metrics).
 _OBSERVERS: ContextVar[tuple[list[ClientStats], ...]] = ContextVar("client_stats", default=())
 
@@ -214,6 +227,7 @@ class Client:
             max_keepalive_connections=max(1, config.parallelism),
         )
         timeout = httpx.Timeout(config.timeout)
+        verify = _tls_context(config)
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
@@ -221,6 +235,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
                 headers={"Accept": "application/json", "User-Agent": "reconcile"},
             ),
             DASHBOARDS: httpx.AsyncClient(
@@ -233,6 +248,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
             ),
         }
 
