@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -31,6 +32,7 @@ from tenacity import (
 )
 
 from reconciler.client.budget import Rate, RequestBudget
+from reconciler.client.firstcontact import FirstContact
 from reconciler.model.errors import (
     ApiError,
     ConfigError,
@@ -125,6 +127,7 @@ class ClientStats:
 
     requests: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
     throttled: int = 0
+    throttled_by: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
 
 
 def _parse_error(interface: str, response: httpx.Response, method: str, path: str) -> ApiError:
@@ -173,6 +176,18 @@ def _retry_after(response: httpx.Response) -> float:
     return 1.0
 
 
+def _tls_context(config: ApiConfig) -> ssl.SSLContext:
+    """Return the one TLS context both interfaces share.
+
+    Loading the CA bundle costs ~25 ms, and httpx would do it once per client; with plain
+    http on both URLs (loopback or ``--insecure``) no TLS is ever spoken, so the context is a
+    bare one that loads nothing and would refuse every certificate (it fails closed).
+    """
+    if any(urlsplit(url).scheme == "https" for url in (config.base_url, config.dashboards_url)):
+        return httpx.create_ssl_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class Client:
     """An async client for both interfaces; use as ``async with Client(config) as api``."""
 
@@ -181,6 +196,7 @@ class Client:
     ) -> None:
         self.config = config
         self.stats = ClientStats()
+        self.first_contact = FirstContact()
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
@@ -192,6 +208,7 @@ class Client:
             max_keepalive_connections=max(1, config.parallelism),
         )
         timeout = httpx.Timeout(config.timeout)
+        verify = _tls_context(config)
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
@@ -199,6 +216,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
                 headers={"Accept": "application/json", "User-Agent": "reconcile"},
             ),
             DASHBOARDS: httpx.AsyncClient(
@@ -211,6 +229,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
             ),
         }
 
@@ -348,13 +367,15 @@ class Client:
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
+        self.first_contact.check()
         started = await budget.acquire()
+        self.first_contact.check()
         self.stats.requests[interface] += 1
+        http = self._http[interface]
         try:
-            response = await self._http[interface].request(
-                method, path, content=payload, headers=headers
-            )
+            response = await http.request(method, path, content=payload, headers=headers)
         except httpx.ConnectError as exc:
+            self.first_contact.transport_error(interface, exc, str(http.base_url))
             # Never reached the server: safe to resend anything.
             raise _Retryable(self._transport_error(exc, method, path)) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
@@ -362,8 +383,13 @@ class Client:
                 self._transport_error(exc, method, path), unknown_outcome=True
             ) from None
         status = response.status_code
+        self.first_contact.answered(interface, status)
+        if status in (401, 403):
+            refused = _parse_error(interface, response, method, path)
+            self.first_contact.refused(interface, status, refused.message, refused.request_id)
         if status == 429:
             self.stats.throttled += 1
+            self.stats.throttled_by[interface] += 1
             budget.penalize(_retry_after(response), started)
             raise _Retryable(_parse_error(interface, response, method, path))
         budget.admitted(started)

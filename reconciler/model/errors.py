@@ -276,3 +276,35 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+class ServiceUnreachable(ReconcileError):
+    """The first request to an interface never reached a server: refused, TLS, name lookup."""
+
+    def __init__(self, *, interface: str, url: str, reason: str, variable: str) -> None:
+        self.interface = interface
+        self.url = url
+        self.reason = reason
+        self.variable = variable
+        super().__init__(
+            f"cannot reach the {interface} API at {url}: {reason}. Check {variable}; "
+            "not retried, because no request has reached the server yet"
+        )
+
+
+class AuthenticationFailed(ReconcileError):
+    """The server refused the credentials (401, or 403 before anything succeeded): stop the run."""
+
+    def __init__(
+        self, *, interface: str, status: int, detail: str, request_id: str | None, variables: str
+    ) -> None:
+        self.interface = interface
+        self.status = status
+        self.detail = detail
+        self.request_id = request_id
+        self.variables = variables
+        rid = f", requestId {request_id}" if request_id else ""
+        super().__init__(
+            f"the {interface} API refused the credentials (HTTP {status}{rid}: {detail}). "
+            f"Check {variables}; the run stopped at the first refusal"
+        )
