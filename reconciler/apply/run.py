@@ -88,6 +88,13 @@ class ApplyResult:
     results: tuple[ActionResult, ...] = ()
     stale: Mapping[str, str] = field(default_factory=dict)
 
+    def counts(self) -> dict[str, int]:
+        """Count the actions' results by outcome."""
+        out: dict[str, int] = {}
+        for result in self.results:
+            out[result.outcome] = out.get(result.outcome, 0) + 1
+        return out
+
     @property
     def failed(self) -> bool:
         """Tell whether anything is left undone (plan errors, failed or refused actions)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import Connection
+from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import ManifestOptions, plan_options
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _apply_options(func: Any) -> Any:
     type=float,
     help="Seconds to wait for the state lock.",
 )
+@metrics_option("apply")
 def apply(
     manifests: ManifestOptions,
     connection: Connection,
@@ -88,6 +90,7 @@ def apply(
     config = connection.api_config()
 
     def show_plan(plan: Plan) -> None:
+        note_plan(plan)
         if text_out:
             click.echo(render_text(plan, color=color), nl=False)
 
@@ -97,6 +100,8 @@ def apply(
         progress=Progress,
     )
     result = run(apply_plan(config, request, hooks))
+    if result.status is ApplyStatus.APPLIED:
+        note_apply(result, result.plan)
     if result.status is ApplyStatus.STALE:
         for message in result.stale.values():
             click.echo(f"Error: {message}", err=True)
@@ -148,7 +153,7 @@ def _results_text(result: ApplyResult, color: bool) -> str:
             )
         for message in action.messages:
             lines.append(f"    {message}")
-    counts = _count(result.results)
+    counts = result.counts()
     order = [o.value for o in Outcome]
     summary = ", ".join(
         f"{counts.get(k, 0)} {k}" for k in order if counts.get(k) or k in ("applied", "failed")

@@ -19,6 +19,7 @@ import click
 
 if TYPE_CHECKING:
     from reconciler.client.api import ApiConfig
+    from reconciler.state.backend import Backend
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -163,6 +164,21 @@ def state_path_for(given: str | None, paths: tuple[str, ...]) -> Path:
     if deprecation:
         click.echo(f"warning: {deprecation}", err=True)
     return path
+
+
+@dataclass(frozen=True)
+class StateWhere:
+    """``--state``/``--workspace``: where the state lives (``state_options`` builds it)."""
+
+    state_path: str | None
+    workspace: str | None
+
+    def backend(self, paths: tuple[str, ...] = ()) -> Backend:
+        """Open the backend (the caller closes it); no ``--state``: the project's default file."""
+        from reconciler.state.backend import DEFAULT_WORKSPACE, open_backend
+
+        address = self.state_path or str(state_path_for(None, paths))
+        return open_backend(address, self.workspace or DEFAULT_WORKSPACE)
 
 
 def use_color(stream: Any = None) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from reconciler.cli.common import Connection, api_options
+from reconciler.cli.metrics import metrics_option, note
 
 if TYPE_CHECKING:
     from reconciler.client.api import Client
@@ -415,6 +416,7 @@ def check() -> None:
 )
 @_org_option
 @api_options
+@metrics_option("check_backups")
 def check_backups(
     connection: Connection,
     organization: str | None,
@@ -440,6 +442,7 @@ def check_backups(
         ),
     )
     stale = [r for r in results if not r.ok]
+    note({"fresh": len(results) - len(stale), "stale": len(stale)})
     if output == "json":
         body = {
             "ok": not stale,

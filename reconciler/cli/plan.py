@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import Connection, api_options, collect, organization_option
+from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
@@ -128,6 +129,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     type=float,
     help="Seconds to wait for the state lock (taken only to create a new state for --out).",
 )
+@metrics_option("plan", success=lambda code: code in (0, 2))
 def plan(
     manifests: ManifestOptions,
     connection: Connection,
@@ -147,6 +149,7 @@ def plan(
     config = connection.api_config()
     computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
     result = computed.plan
+    note_plan(result)
     if out_file:
         save_plan(
             computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
