@@ -18,12 +18,36 @@ SOURCE_KINDS: tuple[str, ...] = ("kafka", "objectStorage", "kinesis", "postgres"
 
 # Writable fields under source.<kind> (from the update body).
 _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
-    "kafka": frozenset({"iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}),
+    "kafka": frozenset(
+        {"authentication", "iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}
+    ),
     "objectStorage": frozenset(
-        {"iamRole", "connectionString", "path", "azureContainerName", "accessKey"}
+        {
+            "authentication",
+            "skipInitialLoad",
+            "startAfter",
+            "iamRole",
+            "connectionString",
+            "path",
+            "azureContainerName",
+            "accessKey",
+        }
     ),
     "kinesis": frozenset({"iamRole", "accessKey"}),
-    "postgres": frozenset({"host", "port", "database", "credentials", "settings", "tableMappings"}),
+    "postgres": frozenset(
+        {
+            "host",
+            "port",
+            "database",
+            "credentials",
+            "tlsHost",
+            "caCertificate",
+            "disableTls",
+            "skipCertVerification",
+            "settings",
+            "tableMappings",
+        }
+    ),
 }
 _POSTGRES_SETTINGS_WRITABLE: frozenset[str] = frozenset({"syncIntervalSeconds", "pullBatchSize"})
 _TOP_WRITABLE: frozenset[str] = frozenset(
