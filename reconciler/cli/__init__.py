@@ -14,21 +14,42 @@ import traceback
 
 import click
 
-from reconciler.cli.commands import register
+from reconciler.cli.commands import SETTINGS_OPTIONS, register
 from reconciler.model.errors import ReconcileError
 from reconciler.model.version import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class ReconcileGroup(click.Group):
+    """The root group: keeps its raw arguments so ``--config``/``--env-file`` are found anywhere."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Remember the whole command line for the configuration layer, then parse as usual."""
+        ctx.meta["reconcile.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+@click.group(
+    cls=ReconcileGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@SETTINGS_OPTIONS
 @click.version_option(__version__, prog_name="reconcile")
-def cli(debug: bool) -> None:
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
     """Keep pipes, organization settings and dashboards equal to YAML manifests.
+
+    Settings come from flags, then environment variables, then the project file
+    (reconcile.yaml, found from the current directory upwards), then defaults:
+    `reconcile config` shows each one and where it came from.
 
     \b
     Exit codes: 0 success / no changes, 1 error,
     2 with --detailed-exitcode: success and the plan has changes.
     """
+    from reconciler.cli.config import prepare
+
+    prepare(ctx, ctx.meta.get("reconcile.args", []), ctx.invoked_subcommand)
 
 
 register(cli)

@@ -109,12 +109,12 @@ def make_config(kw: dict[str, Any]) -> Any:
         raise ConfigError(
             f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
         )
-    return ApiConfig.from_env(
-        {},
-        base_url=kw.pop("base_url") or "",
+    base_url = kw.pop("base_url") or ""
+    config = ApiConfig(
+        base_url=base_url,
         key_id=kw.pop("key_id"),
         key_secret=kw.pop("key_secret"),
-        dashboards_url=kw.pop("dashboards_url") or "",
+        dashboards_url=kw.pop("dashboards_url") or base_url,
         dashboards_token=kw.pop("dashboards_token") or "",
         insecure=kw.pop("insecure"),
         rate=rate,
@@ -122,6 +122,8 @@ def make_config(kw: dict[str, Any]) -> Any:
         parallelism=kw.pop("parallelism"),
         timeout=kw.pop("timeout"),
     )
+    config.check()
+    return config
 
 
 def state_path_for(given: str | None, paths: list[str]) -> Any:

@@ -107,8 +107,15 @@ class ApiError(ReconcileError):
         return text
 
     def with_resource(self, resource: str) -> ApiError:
-        """Return a copy naming ``resource`` (e.g. ``pipe orders``)."""
-        return ApiError(
+        """Return a copy of the same type naming ``resource`` (e.g. ``pipe orders``)."""
+        return self._copy(type(self), resource=resource)
+
+    def as_type(self, cls: type[ApiError]) -> ApiError:
+        """Return a copy of this error as another branch of the tree (same fields)."""
+        return self._copy(cls, resource=self.resource)
+
+    def _copy(self, cls: type[ApiError], *, resource: str | None) -> ApiError:
+        return cls(
             status=self.status,
             message=self.message,
             request_id=self.request_id,
@@ -130,6 +137,67 @@ class ApiError(ReconcileError):
             "method": self.method,
             "path": self.path,
         }
+
+
+class BadRequest(ApiError):
+    """400: the server rejected the request body."""
+
+
+class AuthError(ApiError):
+    """401/403: the credentials are missing, wrong, or not allowed to do this."""
+
+
+class NotFound(ApiError):
+    """404: the object (or, on an optional endpoint, the endpoint itself) does not exist."""
+
+
+class MethodNotAllowed(ApiError):
+    """405: the path exists but not with this method."""
+
+
+class Conflict(ApiError):
+    """409: the request conflicts with the object's current state."""
+
+
+class FailedDependency(ApiError):
+    """424: something the request depends on is not ready (e.g. an idle service)."""
+
+
+class RateLimited(ApiError):
+    """429: the request budget of the key is spent (after the client's own retries)."""
+
+
+class ServerError(ApiError):
+    """5xx: the server failed; reads were retried before this was raised."""
+
+
+class Unsupported(ApiError):
+    """An optional endpoint (the real service's extensions) that this server does not offer.
+
+    Raised instead of ``NotFound``/``MethodNotAllowed`` when the caller marked the request
+    ``optional``: the caller then falls back to what the spec guarantees.
+    """
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: AuthError,
+    403: AuthError,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    424: FailedDependency,
+    429: RateLimited,
+}
+
+
+def api_error_type(status: int | None) -> type[ApiError]:
+    """Return the ``ApiError`` branch for an HTTP status (``ApiError`` itself when none fits)."""
+    if status is None:
+        return ApiError
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, ApiError)
 
 
 class PlanError(ReconcileError):

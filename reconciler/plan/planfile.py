@@ -17,7 +17,7 @@ from typing import Any
 from reconciler.model.errors import Location, PlanError
 from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import __version__
-from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Plan, Request
+from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 SENSITIVE_TEXT = "(sensitive value changed)"
@@ -120,7 +120,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
     return Action(
         kind=str(raw["kind"]),
         name=str(raw["name"]),
-        operation=str(raw["operation"]),
+        operation=Op(str(raw["operation"])),
         location=_load_location(raw.get("location")),
         changes=tuple(_load_change(c) for c in raw.get("changes", [])),
         requests=tuple(
@@ -130,7 +130,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
                 body=r.get("body"),
                 interface=str(r.get("interface", "management")),
                 idempotent=bool(r.get("idempotent", True)),
-                purpose=str(r.get("purpose", "update")),
+                purpose=Purpose(str(r.get("purpose", "update"))),
             )
             for r in raw.get("requests", [])
         ),
