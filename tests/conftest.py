@@ -26,6 +26,9 @@ from tests.seed_ids import SEED
 
 __all__ = ["SEED", "Emulator", "start_emulator"]
 
+# Session fixtures for the shared-state backends: a real PostgreSQL cluster and moto_server.
+pytest_plugins = ["tests.state_servers"]
+
 _MANAGEMENT_LINE = re.compile(
     r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
     r"Basic (?P<key_id>[^:\s]+):(?P<secret>\S+)$"

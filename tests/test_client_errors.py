@@ -11,6 +11,7 @@ import pytest
 from reconciler.client.paths import organization_path, pipe_path, pipes_path
 from reconciler.model.errors import (
     ApiError,
+    AuthenticationFailed,
     AuthError,
     BadRequest,
     Conflict,
@@ -74,13 +75,15 @@ def test_a_missing_pipe_is_not_found_and_names_status_and_request_id() -> None:
     assert error.request_id
 
 
-def test_wrong_credentials_are_an_auth_error() -> None:
+def test_wrong_credentials_are_an_authentication_failure_that_stops_the_run() -> None:
+    # Not an ApiError on purpose: per-resource handlers must not swallow it (issue 16).
     async def go() -> None:
         async with in_process(key_secret="wrong") as (client, _):
             await client.get(organization_path(ORG_ID))
 
-    with pytest.raises(AuthError):
+    with pytest.raises(AuthenticationFailed) as caught:
         asyncio.run(go())
+    assert caught.value.status == 401 and not isinstance(caught.value, ApiError)
 
 
 def test_an_invalid_body_is_a_bad_request() -> None:

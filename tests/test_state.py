@@ -169,7 +169,7 @@ def test_locked_state_yields_the_state_and_removes_its_holder_record(tmp_path: P
         assert "startedAt" in holder
     assert not (tmp_path / "state.json.holder").exists()
     with locked_state(path) as again:
-        assert again.path == path
+        assert again.location == str(path)
 
 
 HOLDER = textwrap.dedent(

@@ -28,7 +28,7 @@ from reconciler.model.errors import ApiError
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
-from reconciler.state.local import State
+from reconciler.state.document import State
 
 
 class Outcome(StrEnum):

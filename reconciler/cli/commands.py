@@ -23,6 +23,8 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.inventory", "check"),
     ("reconciler.cli.emulator", "emulator"),
     ("reconciler.cli.project", "version"),
+    ("reconciler.cli.fmt", "fmt"),
+    ("reconciler.cli.explain", "explain"),
 )
 
 

@@ -140,6 +140,14 @@ def state_path_for(given: str | None, paths: list[str]) -> Any:
     return path
 
 
+def open_state_backend(kw: dict[str, Any], paths: list[str]) -> Any:
+    """Return the state backend of ``--state``/``--workspace`` in ``kw`` (removing them)."""
+    from reconciler.state.backend import open_backend
+
+    address = kw.pop("state_path") or str(state_path_for(None, paths))
+    return open_backend(address, kw.pop("workspace") or "default")
+
+
 def use_color(stream: Any = None) -> bool:
     """Tell whether to colour output: a TTY, and NO_COLOR unset."""
     if os.environ.get("NO_COLOR"):

@@ -243,6 +243,10 @@ def shown(setting: Setting, value: Any) -> str:
         return "-"
     if setting.secret:
         return "****"
+    if setting.param == "state_path":
+        from reconciler.state.backend import redact_address
+
+        return redact_address(str(value))  # a libpq URL may carry a password
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
     return str(value)

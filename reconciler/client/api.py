@@ -31,6 +31,7 @@ from tenacity import (
 )
 
 from reconciler.client.budget import Rate, RequestBudget
+from reconciler.client.firstcontact import FirstContact
 from reconciler.model.errors import (
     ApiError,
     ConfigError,
@@ -125,6 +126,7 @@ class ClientStats:
 
     requests: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
     throttled: int = 0
+    throttled_by: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
 
 
 def _parse_error(interface: str, response: httpx.Response, method: str, path: str) -> ApiError:
@@ -181,6 +183,7 @@ class Client:
     ) -> None:
         self.config = config
         self.stats = ClientStats()
+        self.first_contact = FirstContact()
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
@@ -348,13 +351,15 @@ class Client:
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
+        self.first_contact.check()
         started = await budget.acquire()
+        self.first_contact.check()
         self.stats.requests[interface] += 1
+        http = self._http[interface]
         try:
-            response = await self._http[interface].request(
-                method, path, content=payload, headers=headers
-            )
+            response = await http.request(method, path, content=payload, headers=headers)
         except httpx.ConnectError as exc:
+            self.first_contact.transport_error(interface, exc, str(http.base_url))
             # Never reached the server: safe to resend anything.
             raise _Retryable(self._transport_error(exc, method, path)) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
@@ -362,8 +367,13 @@ class Client:
                 self._transport_error(exc, method, path), unknown_outcome=True
             ) from None
         status = response.status_code
+        self.first_contact.answered(interface, status)
+        if status in (401, 403):
+            refused = _parse_error(interface, response, method, path)
+            self.first_contact.refused(interface, status, refused.message, refused.request_id)
         if status == 429:
             self.stats.throttled += 1
+            self.stats.throttled_by[interface] += 1
             budget.penalize(_retry_after(response), started)
             raise _Retryable(_parse_error(interface, response, method, path))
         budget.admitted(started)

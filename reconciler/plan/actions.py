@@ -107,6 +107,8 @@ class Plan:
     requests_made: Mapping[str, int] = field(default_factory=dict)
     manifest_paths: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # Whether the server could list dashboards when the plan was computed (None: not asked).
+    dashboards_listable: bool | None = None
 
     @property
     def changed(self) -> tuple[Action, ...]:

@@ -87,6 +87,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
         "summary": plan.summary(),
         "requestsMade": dict(plan.requests_made),
         "notes": list(plan.notes),
+        "dashboardsListable": plan.dashboards_listable,
         "actions": [action_to_json(a) for a in plan.actions],
     }
 
@@ -166,4 +167,7 @@ def load(path: Path) -> Plan:
         requests_made={str(k): int(v) for k, v in (raw.get("requestsMade") or {}).items()},
         manifest_paths=tuple(str(p) for p in raw.get("manifestPaths", [])),
         notes=tuple(str(n) for n in raw.get("notes", [])),
+        dashboards_listable=raw.get("dashboardsListable")
+        if isinstance(raw.get("dashboardsListable"), bool)
+        else None,
     )

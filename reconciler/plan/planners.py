@@ -46,7 +46,7 @@ from reconciler.plan.diff import (
     secret_field_name,
 )
 from reconciler.plan.rules import field_mapping_errors
-from reconciler.state.local import DashboardRecord
+from reconciler.state.document import DashboardRecord
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
