@@ -7,7 +7,6 @@ to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -158,13 +157,18 @@ def use_color(stream: Any = None) -> bool:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion."""
+    import asyncio
+
     return asyncio.run(coro)
 
 
 class Progress:
-    """A tqdm counter on stderr, shown only when stderr is a TTY."""
+    """A tqdm counter on stderr, shown only when stderr is a TTY (tqdm is imported only then)."""
 
     def __init__(self, description: str, total: int | None = None, unit: str = "req") -> None:
+        self._bar: Any = None
+        if not sys.stderr.isatty():
+            return
         from tqdm import tqdm
 
         self._bar = tqdm(
@@ -172,14 +176,15 @@ class Progress:
             desc=description,
             unit=unit,
             file=sys.stderr,
-            disable=not sys.stderr.isatty(),
             leave=False,
             dynamic_ncols=True,
         )
 
     def __call__(self, n: int = 1) -> None:
-        self._bar.update(n)
+        if self._bar is not None:
+            self._bar.update(n)
 
     def close(self) -> None:
         """Remove the bar."""
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
