@@ -10,13 +10,27 @@ codes in one place (``main``): every ``ReconcileError`` prints its message on st
 from __future__ import annotations
 
 import sys
-import traceback
+
+# httpx imports its own command line (``httpx._main``) when it can, and with it rich and
+# pygments: about 50 ms of start-up for a module this program never calls. Marking it absent
+# makes httpx take its documented fallback (``httpx.main`` then explains how to get the CLI).
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 import click
 
 from reconciler.cli.commands import SETTINGS_OPTIONS, register
 from reconciler.model.errors import ReconcileError
-from reconciler.model.version import __version__
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # The version is read from package metadata only when asked (it costs ~30 ms of imports).
+    if not value or ctx.resilient_parsing:
+        return
+    from reconciler.model.version import package_version
+
+    click.echo(f"reconcile, version {package_version()}")
+    ctx.exit()
 
 
 class ReconcileGroup(click.Group):
@@ -34,7 +48,14 @@ class ReconcileGroup(click.Group):
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @SETTINGS_OPTIONS
-@click.version_option(__version__, prog_name="reconcile")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """Keep pipes, organization settings and dashboards equal to YAML manifests.
@@ -63,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
     except ReconcileError as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         click.echo(f"Error: {exc}", err=True)
         sys.exit(exc.exit_code)

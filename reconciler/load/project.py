@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from reconciler.load.schema import explain, schema_dir
+from reconciler.load.schemacompile import Compiler, Unsupported
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import JsonPath, format_path
@@ -138,8 +140,6 @@ def load_project_file(path: Path) -> ProjectFile:
 
 def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
     """Return ``(path, message)`` for every problem of a parsed project file."""
-    from jsonschema import Draft202012Validator
-
     out: list[tuple[JsonPath, str]] = []
     if isinstance(doc, dict):
         for name, variable in CREDENTIALS.items():
@@ -152,10 +152,25 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
                     )
                 )
         doc = {k: v for k, v in doc.items() if k not in CREDENTIALS}
-    validator = Draft202012Validator(project_schema())
+    schema = project_schema()
+    if _fast_check(schema)(doc):
+        return out
+    # jsonschema (~50 ms to import) is the authority on messages, so only a file that fails
+    # the compiled check pays for it, as manifests do (``reconciler.load.schema``).
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
     for key, message in explain(validator.iter_errors(doc)):
         hint = _PATTERN_HINTS.get(str(key[0])) if key else None
         if hint and "does not match the pattern" in message:
             message = message.split(" does not match", 1)[0] + " " + hint
         out.append((key, message))
     return out
+
+
+def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    """Return the compiled validity check of the project schema (always false if unsupported)."""
+    try:
+        return Compiler({SCHEMA_FILE: schema}).check(schema, SCHEMA_FILE)
+    except Unsupported:
+        return lambda doc: False

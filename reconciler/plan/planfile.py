@@ -16,7 +16,7 @@ from typing import Any
 
 from reconciler.model.errors import Location, PlanError
 from reconciler.model.secrets import REDACTED, redact
-from reconciler.model.version import __version__
+from reconciler.model.version import package_version
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
@@ -82,7 +82,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
     """Return the versioned, redacted JSON document of a plan."""
     return {
         "formatVersion": PLAN_FORMAT_VERSION,
-        "reconcileVersion": __version__,
+        "reconcileVersion": package_version(),
         "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "manifestPaths": list(plan.manifest_paths),
         "summary": plan.summary(),
