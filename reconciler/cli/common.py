@@ -72,12 +72,53 @@ def api_options(func: F) -> F:
             default=30.0,
             show_default=True,
             type=float,
-            help="Seconds to wait for one response.",
+            help="Seconds to wait for each read of a response.",
         ),
+        *limit_options(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def limit_options() -> list[Callable[[F], F]]:
+    """The request bounds (README "Limits and safety"); each flag has its variable."""
+    return [
+        click.option(
+            "--max-wait",
+            envvar="RECONCILE_MAX_WAIT",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Cap in seconds on any wait a server asks for (429 headers) "
+            "[default: 60; env RECONCILE_MAX_WAIT].",
+        ),
+        click.option(
+            "--retry-budget",
+            envvar="RECONCILE_RETRY_BUDGET",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one request may take, retries and waits included "
+            "[default: 120; env RECONCILE_RETRY_BUDGET].",
+        ),
+        click.option(
+            "--max-attempts",
+            envvar="RECONCILE_MAX_ATTEMPTS",
+            type=click.IntRange(min=1),
+            help="Attempts per request at most [default: 6; env RECONCILE_MAX_ATTEMPTS].",
+        ),
+        click.option(
+            "--request-deadline",
+            envvar="RECONCILE_REQUEST_DEADLINE",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one attempt may take, whole body included "
+            "[default: 60; env RECONCILE_REQUEST_DEADLINE].",
+        ),
+        click.option(
+            "--max-response-size",
+            envvar="RECONCILE_MAX_RESPONSE_SIZE",
+            metavar="SIZE",
+            help="Largest response body read, e.g. 16MiB [default: 16MiB; "
+            "env RECONCILE_MAX_RESPONSE_SIZE].",
+        ),
+    ]
 
 
 def organization_option(func: F) -> F:
@@ -93,6 +134,7 @@ def make_config(kw: dict[str, Any]) -> Any:
     """Build an ``ApiConfig`` from the connection flags in ``kw`` (removing them)."""
     from reconciler.client.api import ApiConfig
     from reconciler.client.budget import Rate
+    from reconciler.client.limits import RequestLimits, parse_size
     from reconciler.model.errors import ConfigError
 
     try:
@@ -100,6 +142,20 @@ def make_config(kw: dict[str, Any]) -> Any:
         dashboards_rate = Rate.parse(kw.pop("dashboards_rate"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    size = kw.pop("max_response_size")
+    limits = RequestLimits(
+        **{
+            name: value
+            for name, value in (
+                ("max_wait", kw.pop("max_wait")),
+                ("retry_budget", kw.pop("retry_budget")),
+                ("deadline", kw.pop("request_deadline")),
+                ("max_response_bytes", None if size is None else parse_size(size)),
+            )
+            if value is not None
+        }
+    )
+    max_attempts = kw.pop("max_attempts")
     missing = [
         name
         for name, flag in (("RECONCILE_KEY_ID", "key_id"), ("RECONCILE_KEY_SECRET", "key_secret"))
@@ -121,6 +177,8 @@ def make_config(kw: dict[str, Any]) -> Any:
         dashboards_rate=dashboards_rate,
         parallelism=kw.pop("parallelism"),
         timeout=kw.pop("timeout"),
+        max_attempts=max_attempts,
+        limits=limits,
     )
 
 

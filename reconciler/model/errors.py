@@ -107,8 +107,8 @@ class ApiError(ReconcileError):
         return text
 
     def with_resource(self, resource: str) -> ApiError:
-        """Return a copy naming ``resource`` (e.g. ``pipe orders``)."""
-        return ApiError(
+        """Return a copy of the same type naming ``resource`` (e.g. ``pipe orders``)."""
+        return type(self)(
             status=self.status,
             message=self.message,
             request_id=self.request_id,
@@ -130,6 +130,18 @@ class ApiError(ReconcileError):
             "method": self.method,
             "path": self.path,
         }
+
+
+class RedirectRefused(ApiError):
+    """The server answered with a redirect, which is never followed (credentials stay put)."""
+
+
+class ResponseTooLarge(ApiError):
+    """A response body above the configured size cap; reading stopped at the cap."""
+
+
+class DeadlineExceeded(ApiError):
+    """An attempt did not complete (headers and whole body) within its deadline."""
 
 
 class PlanError(ReconcileError):
