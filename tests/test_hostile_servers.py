@@ -353,7 +353,9 @@ def test_negative_retry_after_and_garbage_reset_should_be_ignored_and_bounded(
     assert str(error).startswith(
         "organization acme: HTTP 429: Too Many Requests; gave up after 3 attempts in"
     )
-    assert "tried: HTTP 429 (no usable wait header; waited 1 s), HTTP 429 (no usable" in str(error)
+    assert "tried: HTTP 429 (no usable wait header; backing off 1 s), HTTP 429 (no usable" in str(
+        error
+    )
     assert len(server.seen) == 3
     assert elapsed < GENEROUS
 

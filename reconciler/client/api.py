@@ -551,7 +551,7 @@ class Client:
         if asked is None:
             # No usable header (absent, negative or garbage): back off exponentially instead.
             pause = min(cap, 2.0 ** (attempts.count - 1))
-            return pause, f"HTTP 429 (no usable wait header; waited {pause:g} s)"
+            return pause, f"HTTP 429 (no usable wait header; backing off {pause:g} s)"
         seconds, header = asked
         if seconds > cap:
             option = RequestLimits.option("max_wait")
