@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types unit bench clean
+.PHONY: demo test lint types unit bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/validate_bench.py
 	$(BIN)/python bench/limits_bench.py
 	$(BIN)/python bench/plan_scale.py
+
+# The scale table at small N in under a minute: a regression guard to read, never timed by CI.
+bench-quick: $(STAMP)
+	$(BIN)/python bench/plan_scale.py --quick
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -45,6 +45,7 @@ spec:
     - {{sourceField: id, destinationField: id}}
     - {{sourceField: amount, destinationField: amount}}
     - {{sourceField: ts, destinationField: created_at}}
+    - {{sourceField: updated, destinationField: updated_at}}
   settings:
 {settings}"""
 

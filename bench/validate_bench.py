@@ -94,6 +94,7 @@ FOOTER = """\
       - {{name: id, type: UInt64}}
       - {{name: created_at, type: "DateTime64(3)"}}
   fieldMappings:
+    - {{sourceField: id, destinationField: id}}
     - {{sourceField: ts, destinationField: created_at}}
   settings:
     streaming_max_insert_wait_ms: {wait}

@@ -16,6 +16,13 @@ The ``emulator`` package is a separate implementation of the server and shares n
 the rest.
 """
 
-from reconciler.model.version import __version__
-
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    # The version is read from package metadata on first use (see reconciler.model.version).
+    if name == "__version__":
+        from reconciler.model.version import package_version
+
+        return package_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,9 @@ from tests.seed_ids import SEED
 
 __all__ = ["SEED", "Emulator", "start_emulator"]
 
+# Session fixtures for the shared-state backends: a real PostgreSQL cluster and moto_server.
+pytest_plugins = ["tests.state_servers"]
+
 _MANAGEMENT_LINE = re.compile(
     r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
     r"Basic (?P<key_id>[^:\s]+):(?P<secret>\S+)$"
@@ -145,12 +148,15 @@ def start_emulator(
         process.wait()
         stderr.seek(0)
         raise RuntimeError(f"emulator did not start: stdout={seen!r} stderr={stderr.read()!r}")
+    # A secret set in the environment is shown as "$NAME" (never echoed): take it from there.
+    given = {**os.environ, **(env or {})}
+    secret, token = management["secret"], dashboards["token"]
     emulator = Emulator(
         management["url"],
         management["org"],
         management["key_id"],
-        management["secret"],
-        dashboards["token"],
+        given.get(secret[1:], secret) if secret.startswith("$") else secret,
+        given.get(token[1:], token) if token.startswith("$") else token,
     )
     emulator.process = process
     emulator.startup_lines = seen
@@ -169,6 +175,15 @@ def stop_emulator(emulator: Emulator) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture(autouse=True)
+def _no_project_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the repository's own reconcile.yaml (and a developer's .env) out of every test.
+
+    Tests of the project file itself remove this variable and work in a temporary directory.
+    """
+    monkeypatch.setenv("RECONCILE_CONFIG", os.devnull)
 
 
 @pytest.fixture(scope="session")

@@ -44,7 +44,9 @@ def test_apply_then_plan_should_show_no_changes_for_every_kind(
 ) -> None:
     emulator.configure(specOnly=spec_only)
     state = tmp_path / "state.json"
-    result = run_cli(apply_args([EXAMPLES], state), emulator.env())
+    # Without a dashboard list, a first run confirms that the state is meant to be new.
+    first = ["--new-state"] if spec_only else []
+    result = run_cli(apply_args([EXAMPLES], state, *first), emulator.env())
     assert result.exit_code == 0, result.output
     assert "Apply complete: 6 applied, 0 failed." in result.stdout
     code, out = plan_code(emulator, [EXAMPLES], state)
@@ -400,7 +402,7 @@ def test_dashboard_without_list_endpoint_should_be_created_once_and_replaced_onl
     emulator.configure(specOnly=True)
     root, state = tmp_path / "m", tmp_path / "state.json"
     _dashboard(root, "Ops")
-    assert run_cli(apply_args([root], state), emulator.env()).exit_code == 0
+    assert run_cli(apply_args([root], state, "--new-state"), emulator.env()).exit_code == 0
     assert run_cli(apply_args([root], state), emulator.env()).exit_code == 0
     assert len(writes(emulator.requests())) == 1
     _dashboard(root, "Ops", width=12)

@@ -40,10 +40,10 @@ def export_everything(emulator: Emulator, out: Path, *extra: str) -> None:
     """Export both seeded services' pipes, the organization and the dashboards into ``out``."""
     first = invoke(
         emulator, "export", "--service", "analytics", "--organization-manifest", "--dashboards",
-        "-o", str(out), *extra,
+        "--dir", str(out), *extra,
     )  # fmt: skip
     assert first.code == 0, first.error
-    second = invoke(emulator, "export", "--service", STAGING, "-o", str(out), *extra)
+    second = invoke(emulator, "export", "--service", STAGING, "--dir", str(out), *extra)
     assert second.code == 0, second.error
 
 
@@ -79,7 +79,7 @@ def test_export_of_every_pipe_kind_organization_and_dashboard_plans_to_no_change
 def test_write_only_fields_are_left_out_with_a_comment_showing_how_to_add_them(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    assert invoke(emulator, "export", "--service", "analytics", "-o", str(tmp_path)).code == 0
+    assert invoke(emulator, "export", "--service", "analytics", "--dir", str(tmp_path)).code == 0
     orders = (tmp_path / "pipes" / "orders.yaml").read_text()
     assert (
         "      # credentials: {username: {fromEnv: ORDERS_USERNAME}, password: {fromEnv: ORDERS_PASSWORD}}\n"
@@ -93,10 +93,10 @@ def test_write_only_fields_are_left_out_with_a_comment_showing_how_to_add_them(
 
 def test_read_only_fields_appear_only_with_expectations(emulator: Emulator, tmp_path: Path) -> None:
     plain, full = tmp_path / "plain", tmp_path / "full"
-    assert invoke(emulator, "export", "--service", "analytics", "-o", str(plain)).code == 0
+    assert invoke(emulator, "export", "--service", "analytics", "--dir", str(plain)).code == 0
     assert (
         invoke(
-            emulator, "export", "--service", "analytics", "--with-expectations", "-o", str(full)
+            emulator, "export", "--service", "analytics", "--with-expectations", "--dir", str(full)
         ).code
         == 0
     )
@@ -116,7 +116,8 @@ def test_every_file_starts_with_a_modeline_naming_its_schema(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     assert (
-        invoke(emulator, "export", "--service", "analytics", "--org", "-o", str(tmp_path)).code == 0
+        invoke(emulator, "export", "--service", "analytics", "--org", "--dir", str(tmp_path)).code
+        == 0
     )
     for file, schema in [
         (tmp_path / "pipes" / "orders.yaml", "pipe.schema.json"),
@@ -131,7 +132,14 @@ def test_every_file_starts_with_a_modeline_naming_its_schema(
 def test_exported_manifests_manage_writable_fields(emulator: Emulator, tmp_path: Path) -> None:
     assert (
         invoke(
-            emulator, "export", "--service", "analytics", "--pipe", KAFKA_PIPE, "-o", str(tmp_path)
+            emulator,
+            "export",
+            "--service",
+            "analytics",
+            "--pipe",
+            KAFKA_PIPE,
+            "--dir",
+            str(tmp_path),
         ).code
         == 0
     )

@@ -123,13 +123,13 @@ BODY_CASES = [
     ),
     pytest.param({"name": "orders-v2"}, {"name": "orders-v2"}, id="name-only"),
     pytest.param(
-        {"fieldMappings": [{"sourceField": "id", "destinationField": "order_id"}]},
-        {"fieldMappings": [{"sourceField": "id", "destinationField": "order_id"}]},
+        {"fieldMappings": [{"sourceField": "order_id", "destinationField": "id"}]},
+        {"fieldMappings": [{"sourceField": "order_id", "destinationField": "id"}]},
         id="fieldMappings-whole-array",
     ),
     pytest.param(
-        {"destination": {"table": "orders", "columns": [{"name": "id"}, {"name": "x"}]}},
-        {"destination": {"columns": [{"name": "id"}, {"name": "x"}]}},
+        {"destination": {"table": "orders", "columns": [{"name": "id", "type": "UInt64"}]}},
+        {"destination": {"columns": [{"name": "id", "type": "UInt64"}]}},
         id="destination-columns-without-met-expectations",
     ),
     pytest.param(

@@ -394,7 +394,8 @@ def test_plan_should_name_status_and_request_id_on_api_failure(emulator: Emulato
     env = {**emulator.env(), "RECONCILE_KEY_SECRET": "wrong"}
     result = run_cli(["plan", str(REPO / "manifests"), "--target", "pipe/orders"], env)
     assert result.exit_code == 1
-    assert "HTTP 401" in result.stdout and "requestId" in result.stdout
+    # Refused credentials stop the run with one message (issue 16), status and requestId named.
+    assert "HTTP 401" in result.stderr and "requestId" in result.stderr
 
 
 def test_plan_should_send_nothing_when_a_manifest_is_invalid(
@@ -412,7 +413,9 @@ def test_plan_should_send_nothing_when_a_manifest_is_invalid(
     assert emulator.requests() == []
 
 
-def test_plan_should_report_unreachable_server_on_every_resource(emulator: Emulator) -> None:
+def test_plan_should_report_an_unreachable_server_once_naming_the_url_to_check(
+    emulator: Emulator,
+) -> None:
     env = {
         **emulator.env(),
         "RECONCILE_BASE_URL": "http://127.0.0.1:1",
@@ -420,9 +423,12 @@ def test_plan_should_report_unreachable_server_on_every_resource(emulator: Emula
     }
     result = run_cli(["plan", str(REPO / "manifests")], env)
     assert result.exit_code == 1
-    assert result.stdout.count("error: ") == 6  # every resource, none hidden by the first failure
-    assert "ConnectError" in result.stdout and "(http://127.0.0.1:1)" in result.stdout
-    assert "6 with errors" in result.stdout
+    # One message instead of one per resource after half a minute of retries (issue 16).
+    assert result.stdout == "" and result.stderr.count("Error:") == 1
+    assert (
+        "cannot reach the" in result.stderr
+        and "at http://127.0.0.1:1: connection refused" in result.stderr
+    )
 
 
 def test_plan_json_should_match_its_published_schema(emulator: Emulator, tmp_path: Path) -> None:

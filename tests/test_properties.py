@@ -59,19 +59,31 @@ def pipe_settings() -> st.SearchStrategy[dict[str, Any]]:
 
 
 FIELDS = ("id", "total", "ts")
-field_mappings = st.lists(
-    st.fixed_dictionaries(
-        {"sourceField": st.sampled_from(FIELDS), "destinationField": st.sampled_from(FIELDS)}
-    ),
-    max_size=3,
-)
 columns = st.lists(
     st.fixed_dictionaries(
         {"name": st.sampled_from(FIELDS), "type": st.sampled_from(["UInt64", "String"])}
     ),
     min_size=1,
     max_size=3,
+    unique_by=lambda c: c["name"],
 )
+
+
+def field_mappings(cols: list[dict[str, Any]]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Mappings the service accepts: every column of ``cols`` mapped once, in any order."""
+    names = [c["name"] for c in cols]
+    return st.permutations(names).flatmap(
+        lambda order: st.lists(
+            st.sampled_from(FIELDS), min_size=len(order), max_size=len(order)
+        ).map(
+            lambda sources: [
+                {"sourceField": s, "destinationField": d}
+                for s, d in zip(sources, order, strict=True)
+            ]
+        )
+    )
+
+
 endpoint_ids = st.lists(st.sampled_from(["e1", "e2", "e3"]), max_size=3)
 password = st.sampled_from(["pw-1", "pw-2"])
 
@@ -96,6 +108,7 @@ table_mappings = st.lists(table_mapping(), max_size=5, unique_by=mapping_key)
 
 @st.composite
 def kafka_pair(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    live_columns = draw(columns)
     live: dict[str, Any] = {
         "id": "pipe-1",
         "name": draw(st.sampled_from(["orders", "orders-v2"])),
@@ -110,8 +123,8 @@ def kafka_pair(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict[st
                 "iamRole": draw(st.sampled_from(["arn:a", "arn:b"])),
             }
         },
-        "destination": {"database": "default", "table": "orders", "columns": draw(columns)},
-        "fieldMappings": draw(field_mappings),
+        "destination": {"database": "default", "table": "orders", "columns": live_columns},
+        "fieldMappings": draw(field_mappings(live_columns)),
         "settings": draw(pipe_settings()),
     }
     spec: dict[str, Any] = {}
@@ -119,10 +132,13 @@ def kafka_pair(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], dict[st
         spec["name"] = draw(st.sampled_from(["orders", "orders-v2"]))
     if draw(st.booleans()):
         spec["settings"] = draw(pipe_settings())
+    final_columns = live_columns
     if draw(st.booleans()):
-        spec["fieldMappings"] = draw(field_mappings)
-    if draw(st.booleans()):
-        spec["destination"] = {"table": "orders", "columns": draw(columns)}
+        final_columns = draw(columns)
+        spec["destination"] = {"table": "orders", "columns": final_columns}
+    # New columns need their mappings in the same manifest (the service's fieldMappings rule).
+    if final_columns != live_columns or draw(st.booleans()):
+        spec["fieldMappings"] = draw(field_mappings(final_columns))
     kafka: dict[str, Any] = {}
     if draw(st.booleans()):
         kafka["reversePrivateEndpointIds"] = draw(endpoint_ids)

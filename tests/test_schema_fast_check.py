@@ -115,3 +115,28 @@ def test_message_for_should_describe_the_failure(
 def test_message_for_should_hide_values_when_asked() -> None:
     assert message_for("type", "object", "hunter2", hide=True) == "expected a mapping, got a string"
     assert describe("hunter2", hide=True) == "a string"
+
+
+def test_project_file_fast_check_should_agree_with_jsonschema_on_mutants() -> None:
+    from jsonschema import Draft202012Validator
+
+    from reconciler.load.project import _fast_check, project_schema
+
+    schema = project_schema()
+    fast = _fast_check(schema)
+    authority = Draft202012Validator(schema)
+    base = parse((REPO / "reconcile.yaml").read_bytes())[0]
+    rng = random.Random(7)
+    docs: list[Any] = [base, {}, [], None, "x"]
+    for _ in range(300):
+        doc = copy.deepcopy(base)
+        key = rng.choice([*base, "unknown", "rates"])
+        if rng.random() < 0.2:
+            doc.pop(key, None)
+        elif key == "rates" and rng.random() < 0.5:
+            doc["rates"] = {rng.choice(["management", "dashboards", "x"]): rng.choice(ODD_VALUES)}
+        else:
+            doc[key] = rng.choice([*ODD_VALUES, "none", "10/10", "bad id", "https://x", 8, 0])
+        docs.append(doc)
+    for doc in docs:
+        assert fast(doc) == authority.is_valid(doc), doc

@@ -22,7 +22,6 @@ from reconciler.state.local import (
     STATE_FORMAT_VERSION,
     DashboardRecord,
     State,
-    default_state_path,
     load_state,
     locked_state,
 )
@@ -161,14 +160,6 @@ def test_newer_state_format_error_says_to_upgrade(tmp_path: Path) -> None:
         load_state(path)
 
 
-def test_default_state_path_sits_beside_the_manifests(tmp_path: Path) -> None:
-    manifest = tmp_path / "m.yaml"
-    manifest.write_text("", encoding="utf-8")
-    assert default_state_path([str(tmp_path)]) == tmp_path / ".reconcile" / "state.json"
-    assert default_state_path([str(manifest)]) == tmp_path / ".reconcile" / "state.json"
-    assert default_state_path([]) == Path(".reconcile") / "state.json"
-
-
 def test_locked_state_yields_the_state_and_removes_its_holder_record(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     with locked_state(path) as state:
@@ -178,7 +169,7 @@ def test_locked_state_yields_the_state_and_removes_its_holder_record(tmp_path: P
         assert "startedAt" in holder
     assert not (tmp_path / "state.json.holder").exists()
     with locked_state(path) as again:
-        assert again.path == path
+        assert again.location == str(path)
 
 
 HOLDER = textwrap.dedent(

@@ -18,6 +18,7 @@ import asyncio
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
@@ -25,14 +26,12 @@ from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
 from reconciler.client.live import read_dashboards
 from reconciler.model.errors import ApiError
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import DEFERRED_ENDPOINTS, Action, Op, Plan, Request
-from reconciler.plan.diff import (
-    ChangeKind,
-)
-from reconciler.state.local import State
+from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
+from reconciler.plan.diff import ChangeKind
+from reconciler.state.document import State
 
 
-class Outcome:
+class Outcome(StrEnum):
     """How an action ended."""
 
     APPLIED = "applied"
@@ -55,10 +54,10 @@ class RequestResult:
 
     method: str
     path: str
-    purpose: str
+    purpose: Purpose
     status: int | None
     request_id: str | None
-    outcome: str
+    outcome: Outcome
     error: str | None = None
 
 
@@ -67,8 +66,8 @@ class ActionResult:
     """What happened to one action."""
 
     key: str
-    operation: str
-    outcome: str
+    operation: Op
+    outcome: Outcome
     messages: tuple[str, ...] = ()
     requests: tuple[RequestResult, ...] = ()
 
@@ -144,7 +143,7 @@ class Applier:
         done: list[RequestResult] = []
         last: Any = None
         for index, request in enumerate(action.requests):
-            if request.purpose == DEFERRED_ENDPOINTS:
+            if request.purpose.body_from_answer:
                 bodies = deferred_endpoint_bodies(action, last if isinstance(last, Mapping) else {})
                 for patch_body in bodies:
                     try:
@@ -368,7 +367,7 @@ def _ok(request: Request, record: RequestRecord) -> RequestResult:
     )
 
 
-def _failed(request: Request, exc: ApiError, outcome: str) -> RequestResult:
+def _failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
     return RequestResult(
         request.method,
         request.path,

@@ -14,8 +14,9 @@ from typing import Any
 
 from reconciler.apply.verify import value_at
 from reconciler.client.api import Client
-from reconciler.client.live import PipeIds, read_dashboards
-from reconciler.model.errors import ApiError, PlanError
+from reconciler.client.live import read_dashboards
+from reconciler.client.paths import PipeIds, organization_path
+from reconciler.model.errors import ApiError, PlanError, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Plan
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
@@ -34,19 +35,17 @@ async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
         label = f"{action.kind.lower()} {action.name}"
         try:
             if action.kind == "Pipe":
-                t = action.target
-                live: Any = await client.get(
-                    PipeIds(t["organizationId"], t["serviceId"], t["pipeId"]).path, resource=label
-                )
+                path = PipeIds.from_target(action.target).path
+                live: Any = await client.get(path, resource=label)
             elif action.kind == "Organization":
                 try:
                     live = await client.get(
-                        f"/v1/organizations/{action.target['organizationId']}", resource=label
+                        organization_path(action.target["organizationId"]),
+                        resource=label,
+                        optional=True,
                     )
-                except ApiError as exc:
-                    if exc.status in (404, 405):
-                        return
-                    raise
+                except Unsupported:
+                    return
             else:
                 live = next(
                     (d for d in dashboards or [] if str(d.get("id")) == action.target.get("id")),

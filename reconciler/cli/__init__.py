@@ -10,25 +10,67 @@ codes in one place (``main``): every ``ReconcileError`` prints its message on st
 from __future__ import annotations
 
 import sys
-import traceback
+
+# httpx imports its own command line (``httpx._main``) when it can, and with it rich and
+# pygments: about 50 ms of start-up for a module this program never calls. Marking it absent
+# makes httpx take its documented fallback (``httpx.main`` then explains how to get the CLI).
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 import click
 
-from reconciler.cli.commands import register
+from reconciler.cli.commands import SETTINGS_OPTIONS, register
 from reconciler.model.errors import ReconcileError
-from reconciler.model.version import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # The version is read from package metadata only when asked (it costs ~30 ms of imports).
+    if not value or ctx.resilient_parsing:
+        return
+    from reconciler.model.version import package_version
+
+    click.echo(f"reconcile, version {package_version()}")
+    ctx.exit()
+
+
+class ReconcileGroup(click.Group):
+    """The root group: keeps its raw arguments so ``--config``/``--env-file`` are found anywhere."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Remember the whole command line for the configuration layer, then parse as usual."""
+        ctx.meta["reconcile.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+@click.group(
+    cls=ReconcileGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-@click.version_option(__version__, prog_name="reconcile")
-def cli(debug: bool) -> None:
+@SETTINGS_OPTIONS
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
     """Keep pipes, organization settings and dashboards equal to YAML manifests.
+
+    Settings come from flags, then environment variables, then the project file
+    (reconcile.yaml, found from the current directory upwards), then defaults:
+    `reconcile config` shows each one and where it came from.
 
     \b
     Exit codes: 0 success / no changes, 1 error,
     2 with --detailed-exitcode: success and the plan has changes.
     """
+    from reconciler.cli.config import prepare
+
+    prepare(ctx, ctx.meta.get("reconcile.args", []), ctx.invoked_subcommand)
 
 
 register(cli)
@@ -42,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
     except ReconcileError as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         click.echo(f"Error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -65,15 +66,21 @@ def apply(**kw: Any) -> int:
 def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) -> int:
     from reconciler.apply.applier import Applier
     from reconciler.apply.savedplan import find_stale, secrets_for_saved_plan
-    from reconciler.cli.common import Progress, make_config, run
+    from reconciler.cli.common import Progress, make_config, open_state_backend, run
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
-    from reconciler.model.errors import ConfigError, ManifestError, ManifestErrors
+    from reconciler.model.errors import ConfigError, ManifestError, ManifestErrors, StateError
     from reconciler.model.secrets import fingerprint
     from reconciler.plan import planfile
-    from reconciler.plan.compute import PlanOptions, compute_plan, resolve_pipe_secrets
+    from reconciler.plan.compute import (
+        PlanOptions,
+        compute_plan,
+        new_state_creates,
+        new_state_message,
+        resolve_pipe_secrets,
+    )
     from reconciler.plan.render import render_text
-    from reconciler.state.local import default_state_path, locked_state
+    from reconciler.state.backend import locked_state
 
     auto_approve = kw.pop("auto_approve")
     partial = kw.pop("partial")
@@ -85,14 +92,18 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
         if paths
         else []
     )
-    state_path = Path(kw.pop("state_path") or default_state_path(paths))
+    backend = open_state_backend(kw, paths)
+    new_state = kw.pop("new_state")
     options = PlanOptions(
-        targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")
+        targets=tuple(kw.pop("targets")),
+        replace=kw.pop("replace"),
+        prune=kw.pop("prune"),
+        new_state=new_state,
     )
     config = make_config(kw)
     text_out = output == "text"
 
-    with locked_state(state_path, timeout=lock_timeout) as state:
+    with contextlib.closing(backend), locked_state(backend, timeout=lock_timeout) as state:
 
         async def go() -> int:
             async with Client(config) as client:
@@ -138,6 +149,9 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                         progress.close()
                 if text_out:
                     click.echo(render_text(the_plan, color=color), nl=False)
+                blind = () if new_state else new_state_creates(the_plan, state)
+                if blind:
+                    raise StateError(new_state_message(blind, state, refusing=True))
                 if not the_plan.changed:
                     if text_out:
                         click.echo("Nothing to apply.")

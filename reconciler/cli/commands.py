@@ -7,6 +7,8 @@ command body, which keeps start-up cheap for the commands that do not need them.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -20,7 +22,44 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.inventory", "export"),
     ("reconciler.cli.inventory", "check"),
     ("reconciler.cli.emulator", "emulator"),
+    ("reconciler.cli.project", "version"),
+    ("reconciler.cli.fmt", "fmt"),
+    ("reconciler.cli.explain", "explain"),
 )
+
+
+def _settings_params() -> list[click.Option]:
+    # Read by the configuration layer from the raw command line before any command parses
+    # its options (so the env file is loaded before environment variables are consulted);
+    # declared on every command so that they are accepted, and listed, everywhere.
+    return [
+        click.Option(
+            ["--config", "config_file"],
+            metavar="FILE",
+            expose_value=False,
+            help="Project file [default: reconcile.yaml here or above; env RECONCILE_CONFIG].",
+        ),
+        click.Option(
+            ["--env-file", "env_file"],
+            metavar="FILE",
+            expose_value=False,
+            help="Read variables from this dotenv file (never overriding ones already set).",
+        ),
+    ]
+
+
+def SETTINGS_OPTIONS(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--config`` and ``--env-file`` to a group or command."""
+    params = getattr(func, "__click_params__", [])
+    params.extend(_settings_params())
+    func.__click_params__ = params  # type: ignore[attr-defined]
+    return func
+
+
+def _leaves(command: click.Command) -> list[click.Command]:
+    if isinstance(command, click.Group):
+        return [leaf for sub in command.commands.values() for leaf in _leaves(sub)]
+    return [command]
 
 
 def register(group: click.Group) -> None:
@@ -33,3 +72,9 @@ def register(group: click.Group) -> None:
                 raise
             continue
         group.add_command(getattr(module, attr))
+    if "apply" in group.commands:
+        from reconciler.cli.project import config_command
+
+        group.add_command(config_command(group.commands["apply"]))
+    for leaf in _leaves(group):
+        leaf.params.extend(_settings_params())

@@ -7,7 +7,6 @@ to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -155,7 +154,8 @@ def make_config(kw: dict[str, Any]) -> Any:
             if value is not None
         }
     )
-    max_attempts = kw.pop("max_attempts")
+    attempts = kw.pop("max_attempts")
+    optional: dict[str, Any] = {} if attempts is None else {"max_attempts": attempts}
     missing = [
         name
         for name, flag in (("RECONCILE_KEY_ID", "key_id"), ("RECONCILE_KEY_SECRET", "key_secret"))
@@ -165,21 +165,45 @@ def make_config(kw: dict[str, Any]) -> Any:
         raise ConfigError(
             f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
         )
-    return ApiConfig.from_env(
-        {},
-        base_url=kw.pop("base_url") or "",
+    base_url = kw.pop("base_url") or ""
+    config = ApiConfig(
+        base_url=base_url,
         key_id=kw.pop("key_id"),
         key_secret=kw.pop("key_secret"),
-        dashboards_url=kw.pop("dashboards_url") or "",
+        dashboards_url=kw.pop("dashboards_url") or base_url,
         dashboards_token=kw.pop("dashboards_token") or "",
         insecure=kw.pop("insecure"),
         rate=rate,
         dashboards_rate=dashboards_rate,
         parallelism=kw.pop("parallelism"),
         timeout=kw.pop("timeout"),
-        max_attempts=max_attempts,
         limits=limits,
+        **optional,
     )
+    config.check()
+    return config
+
+
+def state_path_for(given: str | None, paths: list[str]) -> Any:
+    """Return the state file to use: ``--state``, else the project's default (warning on a legacy one)."""
+    from pathlib import Path
+
+    from reconciler.state.local import resolve_state_path
+
+    if given:
+        return Path(given)
+    path, deprecation = resolve_state_path(paths)
+    if deprecation:
+        click.echo(f"warning: {deprecation}", err=True)
+    return path
+
+
+def open_state_backend(kw: dict[str, Any], paths: list[str]) -> Any:
+    """Return the state backend of ``--state``/``--workspace`` in ``kw`` (removing them)."""
+    from reconciler.state.backend import open_backend
+
+    address = kw.pop("state_path") or str(state_path_for(None, paths))
+    return open_backend(address, kw.pop("workspace") or "default")
 
 
 def use_color(stream: Any = None) -> bool:
@@ -192,13 +216,18 @@ def use_color(stream: Any = None) -> bool:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion."""
+    import asyncio
+
     return asyncio.run(coro)
 
 
 class Progress:
-    """A tqdm counter on stderr, shown only when stderr is a TTY."""
+    """A tqdm counter on stderr, shown only when stderr is a TTY (tqdm is imported only then)."""
 
     def __init__(self, description: str, total: int | None = None, unit: str = "req") -> None:
+        self._bar: Any = None
+        if not sys.stderr.isatty():
+            return
         from tqdm import tqdm
 
         self._bar = tqdm(
@@ -206,14 +235,15 @@ class Progress:
             desc=description,
             unit=unit,
             file=sys.stderr,
-            disable=not sys.stderr.isatty(),
             leave=False,
             dynamic_ncols=True,
         )
 
     def __call__(self, n: int = 1) -> None:
-        self._bar.update(n)
+        if self._bar is not None:
+            self._bar.update(n)
 
     def close(self) -> None:
         """Remove the bar."""
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()

@@ -1,10 +1,12 @@
 """The README demo (``make demo``): the whole loop against the embedded emulator.
 
-Starts the emulator on a free loopback port, then runs, as a user would, ``validate``,
-``plan``, ``apply --auto-approve`` and ``plan --detailed-exitcode`` on ``manifests/``, and
-stops the emulator. The state file lives in a temporary directory so the demo can be run
-again and again from the same seed. Secrets the example manifests reference come from
-``manifests/.env.example`` unless the environment already sets them.
+Starts the emulator on a free loopback port and takes its printed ``export`` lines as the
+environment, then runs, as a user would, ``config``, ``validate``, ``plan``,
+``apply --auto-approve`` and ``plan --detailed-exitcode`` with no manifest paths — the
+project file (``reconcile.yaml``) names them — and stops the emulator. The state file lives
+in a temporary directory (``--state``, a flag winning over the project file) so the demo can
+be run again and again from the same seed. Secrets the example manifests reference come from
+``manifests/.env.example`` (``--env-file``) unless the environment or ``.env`` sets them.
 """
 
 from __future__ import annotations
@@ -20,16 +22,23 @@ from pathlib import Path
 
 import click
 
-_LINE = re.compile(
-    r"management API: (?P<url>http://\S+)\s+organization=(?P<org>\S+)\s+Basic (?P<key>[^:\s]+):(?P<secret>\S+)"
+_EXPORT = re.compile(r"^export (?P<name>RECONCILE_[A-Z_]+)=(?P<value>.*)$")
+_KNOWN = frozenset(
+    {
+        "RECONCILE_BASE_URL",
+        "RECONCILE_DASHBOARDS_URL",
+        "RECONCILE_ORGANIZATION_ID",
+        "RECONCILE_KEY_ID",
+        "RECONCILE_KEY_SECRET",
+        "RECONCILE_DASHBOARDS_TOKEN",
+    }
 )
-_TOKEN = re.compile(r"dashboards API: (?P<url>http://\S+)\s+Bearer (?P<token>\S+)")
 
 
 def start_emulator(
     extra: list[str] | None = None, timeout: float = 15.0
 ) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    """Start ``reconcile emulator --port 0`` and return the process and the client environment."""
+    """Start ``reconcile emulator --port 0``; return the process and the variables it exports."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "reconciler", "emulator", "--port", "0", *(extra or [])],
         stdout=subprocess.PIPE,
@@ -38,54 +47,42 @@ def start_emulator(
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     env: dict[str, str] = {}
-    while time.monotonic() < deadline and "RECONCILE_DASHBOARDS_TOKEN" not in env:
+    seen: set[str] = set()
+    while time.monotonic() < deadline and not seen >= _KNOWN:
         line = proc.stdout.readline()
         if not line:
             break
-        if m := _LINE.search(line):
-            env.update(
-                RECONCILE_BASE_URL=m["url"],
-                RECONCILE_ORGANIZATION_ID=m["org"],
-                RECONCILE_KEY_ID=m["key"],
-                RECONCILE_KEY_SECRET=m["secret"],
-            )
-        elif m := _TOKEN.search(line):
-            env.update(RECONCILE_DASHBOARDS_URL=m["url"], RECONCILE_DASHBOARDS_TOKEN=m["token"])
-    if "RECONCILE_DASHBOARDS_TOKEN" not in env:
+        if m := _EXPORT.match(line.strip()):
+            env[m["name"]] = shlex.split(m["value"])[0]
+            seen.add(m["name"])
+        elif line.startswith("# RECONCILE_"):
+            seen.add(line[2:].split()[0])  # set in our own environment, which we pass on
+    if not seen >= _KNOWN:
         proc.kill()
         raise SystemExit("the emulator did not start")
     return proc, env
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """Read ``KEY=VALUE`` lines (comments and blanks ignored)."""
-    values: dict[str, str] = {}
-    if path.exists():
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            line = raw.strip()
-            if line and not line.startswith("#") and "=" in line:
-                key, _, value = line.partition("=")
-                values[key.strip()] = value.strip().strip("'\"")
-    return values
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; return 0 when the final plan shows no changes."""
     args = sys.argv[1:] if argv is None else argv
-    manifests = Path(args[0]) if args else Path("manifests")
+    paths = args[:1]  # none: the project file names the manifests
+    examples = Path(args[0] if args else "manifests") / ".env.example"
     started = time.monotonic()
     proc, api_env = start_emulator()
-    env = {**read_env_file(manifests / ".env.example"), **os.environ, **api_env}
+    env = {**os.environ, **api_env}
     state = Path(tempfile.mkdtemp(prefix="reconcile-demo-")) / "state.json"
     click.secho(
         f"Emulator running at {api_env['RECONCILE_BASE_URL']} (organization {api_env['RECONCILE_ORGANIZATION_ID']})",
         bold=True,
     )
+    given = ["--state", str(state), "--env-file", str(examples)]
     steps = [
-        ["validate", str(manifests)],
-        ["plan", str(manifests), "--state", str(state)],
-        ["apply", str(manifests), "--auto-approve", "--state", str(state)],
-        ["plan", str(manifests), "--detailed-exitcode", "--state", str(state)],
+        ["config", *paths, *given],
+        ["validate", *paths],
+        ["plan", *paths, *given],
+        ["apply", *paths, "--auto-approve", *given],
+        ["plan", *paths, "--detailed-exitcode", *given],
     ]
     code = 1
     try:
@@ -95,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 [sys.executable, "-m", "reconciler", *step], env=env, check=False
             )
             code = result.returncode
-            if step[0] in ("validate", "apply") and code != 0:
+            if step[0] in ("config", "validate", "apply") and code != 0:
                 click.secho(f"step failed with exit code {code}", fg="red")
                 return 1
         verdict = (

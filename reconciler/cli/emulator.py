@@ -52,6 +52,11 @@ def _rate_limit(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option(
     "--services", default=3, type=click.IntRange(min=1), help="Services for the scale seed."
 )
+@click.option(
+    "--print-env",
+    is_flag=True,
+    help="Print only the export lines on stdout (start-up lines go to stderr), for `. FILE`.",
+)
 def emulator(
     host: str,
     port: int,
@@ -63,11 +68,14 @@ def emulator(
     data_file: Path | None,
     seed_pipes: int,
     services: int,
+    print_env: bool,
 ) -> None:
     """Serve the management and dashboards APIs locally, seeded with a demo organization.
 
     Credentials come from RECONCILE_KEY_ID / RECONCILE_KEY_SECRET (Basic) and
-    RECONCILE_DASHBOARDS_TOKEN (Bearer), with demo defaults when unset.
+    RECONCILE_DASHBOARDS_TOKEN (Bearer), with demo defaults when unset. After the two
+    start-up lines come ready-to-paste `export` lines; a secret read from the environment
+    is never printed (its variable's name stands in its place).
     """
     from reconciler.emulator.faults import EmulatorConfig, parse_rate_limit
     from reconciler.emulator.pipeline import create_app
@@ -87,6 +95,6 @@ def emulator(
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot load {data_file}: {exc}") from None
     try:
-        serve(app, host, port)
+        serve(app, host, port, print_env=print_env)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None

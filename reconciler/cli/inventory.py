@@ -268,23 +268,33 @@ def dashboards(**kw: Any) -> int:
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @click.option(
-    "--output-dir",
-    "-o",
+    "--dir",
     "out_dir",
-    required=True,
     type=click.Path(file_okay=False),
     help="Directory to write manifests into.",
+)
+@click.option(
+    "--output-dir", "legacy_dir", type=click.Path(file_okay=False), hidden=True
+)  # deprecated spelling of --dir
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    default="text",
+    show_default=True,
+    metavar="[text|json]",
+    help="Output format of the report (`-o DIR` is a deprecated spelling of --dir).",
 )
 @_org_option
 @api_options
 def export(**kw: Any) -> int:
-    """Write manifests for live objects that validate and plan to no changes."""
-    from pathlib import Path
+    """Write manifests for live objects (into --dir) that validate and plan to no changes."""
+    import json
 
     from reconciler.inventory import export as ex
     from reconciler.model.errors import ConfigError
 
-    out_dir = Path(kw.pop("out_dir"))
+    out_dir, output = _export_dir(kw.pop("out_dir"), kw.pop("legacy_dir"), kw.pop("output"))
     options = ex.ExportOptions(
         service=kw.pop("service"),
         pipe_ids=tuple(kw.pop("pipe_ids")),
@@ -305,6 +315,10 @@ def export(**kw: Any) -> int:
         need_org=bool(options.service or options.organization),
     )
     written = ex.write_documents(documents, out_dir, force=force)
+    if output == "json":
+        body = {"directory": str(out_dir), "written": [str(p) for p in written]}
+        click.echo(json.dumps(body, indent=2))
+        return 0
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(
@@ -312,6 +326,42 @@ def export(**kw: Any) -> int:
         f"check with: reconcile plan {out_dir} --detailed-exitcode"
     )
     return 0
+
+
+EXPORT_FORMATS = ("text", "json")
+
+
+def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any, str]:
+    """Return (directory, format), keeping the old spellings working with a deprecation line.
+
+    ``-o`` used to name the directory; it is now the output format, as in every command. A
+    value that is not a format is still taken as the directory (with a warning on stderr); a
+    format given without ``--dir`` is an error that says how to name a directory called so.
+    """
+    from pathlib import Path
+
+    from reconciler.model.errors import ConfigError
+
+    if legacy is not None:
+        click.echo("warning: --output-dir is deprecated: use --dir", err=True)
+        given = given or legacy
+    if output not in EXPORT_FORMATS:
+        if given is not None:
+            raise ConfigError(
+                f"-o/--output is the output format ({' or '.join(EXPORT_FORMATS)}), not {output!r}"
+            )
+        click.echo(
+            f"warning: `export -o DIR` is deprecated: -o/--output is the output format in every "
+            f"command; use --dir {output}",
+            err=True,
+        )
+        return Path(output), "text"
+    if given is None:
+        raise ConfigError(
+            f"export needs --dir DIR (-o {output} is the output format; for a directory named "
+            f"{output!r} write --dir {output})"
+        )
+    return Path(given), output
 
 
 # -- check ----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,26 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
             click.option(
                 "--state",
                 "state_path",
-                type=click.Path(),
-                help="State file [default: .reconcile/state.json beside the manifests].",
+                envvar="RECONCILE_STATE",
+                metavar="PATH|URL",
+                help="Where the state lives: a file, postgresql://USER@HOST:PORT/DB or "
+                "s3://BUCKET/KEY [default: .reconcile/state.json in the project root: the nearest "
+                "directory upwards with reconcile.yaml or .reconcile/, else the git top, else the "
+                "current one; env RECONCILE_STATE].",
+            ),
+            click.option(
+                "--workspace",
+                envvar="RECONCILE_WORKSPACE",
+                default="default",
+                show_default=True,
+                help="Independent state in the same backend, e.g. one per organization "
+                "[env RECONCILE_WORKSPACE].",
+            ),
+            click.option(
+                "--new-state",
+                is_flag=True,
+                help="Confirm that a new (empty) state is expected: allows creating dashboards "
+                "a server that cannot list them may already have.",
             ),
             click.option(
                 "--replace",
@@ -64,6 +83,13 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
+@click.option(
+    "--lock-timeout",
+    default=0.0,
+    show_default=True,
+    type=float,
+    help="Seconds to wait for the state lock (taken only to create a new state for --out).",
+)
 def plan(**kw: Any) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
     from reconciler.cli.common import use_color
@@ -74,12 +100,23 @@ def plan(**kw: Any) -> int:
     out_file = kw.pop("out_file")
     detailed = kw.pop("detailed_exitcode")
     show_unchanged = kw.pop("show_unchanged")
-    result, state = compute(kw)
+    lock_timeout = kw.pop("lock_timeout")
+    kw_new_state = kw["new_state"]
+    result, state, backend = compute(kw)
     if out_file:
-        Path(out_file).write_text(planfile.dumps(result), encoding="utf-8")
+        from reconciler.model.errors import StateError
+        from reconciler.plan.compute import new_state_creates, new_state_message
+        from reconciler.state.backend import create_state
+
+        blind = () if kw_new_state else new_state_creates(result, state)
+        if blind:
+            # A saved plan is a promise to apply: the guard applies to it now.
+            raise StateError(new_state_message(blind, state, refusing=True))
         if not state.exists:
             # The saved plan's secret fingerprints use the state's key: keep it for apply.
-            state.save()
+            with contextlib.closing(backend):
+                create_state(backend, state, timeout=lock_timeout)
+        Path(out_file).write_text(planfile.dumps(result), encoding="utf-8")
     if output == "json":
         click.echo(planfile.dumps(result), nl=False)
     elif output == "markdown":
@@ -98,19 +135,23 @@ def plan(**kw: Any) -> int:
 
 
 def compute(kw: dict[str, Any]) -> Any:
-    """Load manifests, read state and live objects, and return the plan (consumes ``kw``)."""
-    from reconciler.cli.common import Progress, make_config, run
+    """Load manifests, read state and live objects; return the plan, state and backend."""
+    from reconciler.cli.common import Progress, make_config, open_state_backend, run
     from reconciler.client.api import Client
     from reconciler.load.manifests import load_resources
     from reconciler.plan.compute import PlanOptions, compute_plan
-    from reconciler.state.local import default_state_path, load_state
+    from reconciler.state.backend import read_state
 
     paths = list(kw.pop("paths"))
     resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-    state_path = Path(kw.pop("state_path") or default_state_path(paths))
-    state = load_state(state_path)
+    backend = open_state_backend(kw, paths)
+    with contextlib.closing(backend):
+        state = read_state(backend)
     options = PlanOptions(
-        targets=tuple(kw.pop("targets")), replace=kw.pop("replace"), prune=kw.pop("prune")
+        targets=tuple(kw.pop("targets")),
+        replace=kw.pop("replace"),
+        prune=kw.pop("prune"),
+        new_state=kw.pop("new_state"),
     )
     config = make_config(kw)
 
@@ -124,4 +165,4 @@ def compute(kw: dict[str, Any]) -> Any:
         finally:
             progress.close()
 
-    return run(go()), state
+    return run(go()), state, backend

@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import os
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, TypedDict
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -35,6 +35,7 @@ from tenacity import (
 )
 
 from reconciler.client.budget import Rate, RequestBudget
+from reconciler.client.firstcontact import FirstContact
 from reconciler.client.limits import (
     BodyTooLarge,
     RequestLimits,
@@ -47,8 +48,13 @@ from reconciler.model.errors import (
     ApiError,
     ConfigError,
     DeadlineExceeded,
+    MethodNotAllowed,
+    NotFound,
+    RateLimited,
     RedirectRefused,
     ResponseTooLarge,
+    Unsupported,
+    api_error_type,
 )
 from reconciler.model.secrets import reveal
 
@@ -58,22 +64,6 @@ DASHBOARDS = "dashboards"
 # The service's own limits per key (DESIGN.md, "API facts").
 MANAGEMENT_RATE = Rate(10, 10.0)
 DASHBOARDS_RATE = Rate(100, 60.0)
-
-
-class ManagementEnvelope(TypedDict):
-    """A management success response."""
-
-    status: int
-    requestId: str
-    result: Any
-
-
-class ManagementErrorBody(TypedDict, total=False):
-    """A management error response."""
-
-    status: int
-    requestId: str
-    error: str
 
 
 class OutcomeUnknown(ApiError):
@@ -106,24 +96,6 @@ class ApiConfig:
     max_attempts: int = 6
     max_backoff: float = 20.0
     limits: RequestLimits = field(default_factory=RequestLimits)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ApiConfig:
-        """Build a config from ``RECONCILE_*`` variables, with explicit overrides winning."""
-        source = os.environ if env is None else env
-        values: dict[str, Any] = {
-            "base_url": source.get("RECONCILE_BASE_URL", ""),
-            "key_id": source.get("RECONCILE_KEY_ID", ""),
-            "key_secret": source.get("RECONCILE_KEY_SECRET", ""),
-            "dashboards_url": source.get("RECONCILE_DASHBOARDS_URL", ""),
-            "dashboards_token": source.get("RECONCILE_DASHBOARDS_TOKEN", ""),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if not values["dashboards_url"]:
-            values["dashboards_url"] = values["base_url"]
-        config = cls(**values)
-        config.check()
-        return config
 
     def check(self) -> None:
         """Refuse a missing URL or plain http to a host that is not loopback (unless insecure)."""
@@ -169,14 +141,8 @@ class ClientStats:
     """Counters of what the client sent."""
 
     requests: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
-    retries: int = 0
     throttled: int = 0
-    log: list[RequestRecord] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        """Return every request sent on both interfaces (retries included)."""
-        return sum(self.requests.values())
+    throttled_by: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
 
 
 def _parse_error(interface: str, response: httpx.Response, method: str, path: str) -> ApiError:
@@ -209,7 +175,7 @@ def _parse_error(interface: str, response: httpx.Response, method: str, path: st
             )
         else:
             message = response.reason_phrase or "error"
-    return ApiError(
+    return api_error_type(status)(
         status=status, message=message, request_id=request_id, code=code, method=method, path=path
     )
 
@@ -276,6 +242,18 @@ def _gave_up(error: ApiError, attempts: _Attempts) -> ApiError:
     )
 
 
+def _tls_context(config: ApiConfig) -> ssl.SSLContext:
+    """Return the one TLS context both interfaces share.
+
+    Loading the CA bundle costs ~25 ms, and httpx would do it once per client; with plain
+    http on both URLs (loopback or ``--insecure``) no TLS is ever spoken, so the context is a
+    bare one that loads nothing and would refuse every certificate (it fails closed).
+    """
+    if any(urlsplit(url).scheme == "https" for url in (config.base_url, config.dashboards_url)):
+        return httpx.create_ssl_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class Client:
     """An async client for both interfaces; use as ``async with Client(config) as api``."""
 
@@ -284,6 +262,7 @@ class Client:
     ) -> None:
         self.config = config
         self.stats = ClientStats()
+        self.first_contact = FirstContact()
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
@@ -295,6 +274,7 @@ class Client:
             max_keepalive_connections=max(1, config.parallelism),
         )
         timeout = httpx.Timeout(config.timeout)
+        verify = _tls_context(config)
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
@@ -302,6 +282,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
                 headers={"Accept": "application/json", "User-Agent": "reconcile"},
             ),
             DASHBOARDS: httpx.AsyncClient(
@@ -314,6 +295,7 @@ class Client:
                 limits=limits,
                 timeout=timeout,
                 transport=transport,
+                verify=verify,
             ),
         }
 
@@ -333,28 +315,16 @@ class Client:
         for client in self._http.values():
             await client.aclose()
 
-    def budget(self, interface: str) -> RequestBudget:
-        """Return the request budget of an interface."""
-        return self._budgets[interface]
-
     # -- public verbs ---------------------------------------------------------------------
 
-    async def get(self, path: str, *, resource: str | None = None) -> Any:
-        """GET a management path and return the envelope's ``result``."""
-        result, _ = await self.call(MANAGEMENT, "GET", path, resource=resource, idempotent=True)
-        return result
+    async def get(self, path: str, *, resource: str | None = None, optional: bool = False) -> Any:
+        """GET a management path and return the envelope's ``result``.
 
-    async def patch(
-        self,
-        path: str,
-        body: Mapping[str, Any],
-        *,
-        resource: str | None = None,
-        idempotent: bool = True,
-    ) -> Any:
-        """PATCH a management path; ``idempotent`` says whether a resend is harmless."""
+        ``optional`` marks an endpoint the spec does not guarantee: a 404/405 then raises
+        ``Unsupported`` so the caller can fall back.
+        """
         result, _ = await self.call(
-            MANAGEMENT, "PATCH", path, body, resource=resource, idempotent=idempotent
+            MANAGEMENT, "GET", path, resource=resource, idempotent=True, optional=optional
         )
         return result
 
@@ -366,11 +336,12 @@ class Client:
         *,
         resource: str | None = None,
         idempotent: bool | None = None,
+        optional: bool = False,
     ) -> Any:
-        """Call the dashboards interface and return the ``data`` member."""
+        """Call the dashboards interface and return the ``data`` member (``optional`` as in ``get``)."""
         safe = method in ("GET", "PUT", "DELETE") if idempotent is None else idempotent
         result, _ = await self.call(
-            DASHBOARDS, method, path, body, resource=resource, idempotent=safe
+            DASHBOARDS, method, path, body, resource=resource, idempotent=safe, optional=optional
         )
         return result
 
@@ -385,13 +356,21 @@ class Client:
         *,
         resource: str | None = None,
         idempotent: bool,
+        optional: bool = False,
     ) -> tuple[Any, RequestRecord]:
-        """Send one logical request (with retries); return the payload and its record."""
+        """Send one logical request (with retries); return the payload and its record.
+
+        Raises an ``ApiError`` branch chosen by status (``NotFound``, ``RateLimited``, …);
+        with ``optional``, a 404/405 is raised as ``Unsupported``.
+        """
         # The concurrency slot is taken before any per-request work: a thousand queued reads
         # then wait here cheaply instead of each building its retry state up front, which
         # delayed the first request by a third of a second at 1,000 pipes.
         async with self._gate:
-            return await self._call(interface, method, path, body, resource, idempotent)
+            try:
+                return await self._call(interface, method, path, body, resource, idempotent)
+            except (NotFound, MethodNotAllowed) as exc:
+                raise (exc.as_type(Unsupported) if optional else exc) from None
 
     async def _call(
         self,
@@ -414,7 +393,7 @@ class Client:
         def wait(state: RetryCallState) -> float:
             outcome = state.outcome
             exc = outcome.exception() if outcome is not None else None
-            if isinstance(exc, _Retryable) and exc.error.status == 429:
+            if isinstance(exc, _Retryable) and isinstance(exc.error, RateLimited):
                 return 0.0  # the budget holds every caller until the server's reset time
             return float(self._backoff(state))
 
@@ -431,8 +410,6 @@ class Client:
         try:
             async for attempt in retrying:
                 with attempt:
-                    if attempts.count:
-                        self.stats.retries += 1
                     response = await self._once(interface, method, path, payload, attempts)
                     unwrapped: tuple[Any, RequestRecord] = self._unwrap(
                         interface, response, method, path, attempts.count
@@ -461,13 +438,20 @@ class Client:
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
+        self.first_contact.check()
         started = await budget.acquire()
+        self.first_contact.check()
         attempts.begin()
         self.stats.requests[interface] += 1
         response = await self._exchange(interface, method, path, payload, headers, attempts)
         status = response.status_code
+        self.first_contact.answered(interface, status)
+        if status in (401, 403):
+            refused = _parse_error(interface, response, method, path)
+            self.first_contact.refused(interface, status, refused.message, refused.request_id)
         if status == 429:
             self.stats.throttled += 1
+            self.stats.throttled_by[interface] += 1
             pause, note = self._server_pause(response, attempts)
             budget.penalize(pause, started)
             attempts.notes.append(note)
@@ -531,6 +515,7 @@ class Client:
                 path=path,
             ) from None
         except httpx.ConnectError as exc:
+            self.first_contact.transport_error(interface, exc, str(http.base_url))
             # Never reached the server: safe to resend anything.
             error = self._transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
@@ -581,11 +566,7 @@ class Client:
         status = response.status_code
         request_id: str | None = None
         if status >= 400:
-            error = _parse_error(interface, response, method, path)
-            self.stats.log.append(
-                RequestRecord(interface, method, path, status, error.request_id, attempts)
-            )
-            raise error
+            raise _parse_error(interface, response, method, path)
         try:
             body = response.json()
         except ValueError:
@@ -612,6 +593,4 @@ class Client:
                     method=method,
                     path=path,
                 )
-        record = RequestRecord(interface, method, path, status, request_id, attempts)
-        self.stats.log.append(record)
-        return payload, record
+        return payload, RequestRecord(interface, method, path, status, request_id, attempts)

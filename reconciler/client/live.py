@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.client.api import Client
-from reconciler.model.errors import ApiError
+from reconciler.client.paths import (
+    DASHBOARDS_PATH,
+    PipeIds,
+    endpoint_path,
+    organization_path,
+    pipes_path,
+    services_path,
+)
+from reconciler.model.errors import ApiError, NotFound, Unsupported
 from reconciler.model.resources import Resource
 
 
@@ -42,28 +50,6 @@ class Capabilities:
     dashboards_list: bool | None = None
 
 
-@dataclass(frozen=True)
-class PipeIds:
-    """Where a pipe lives: its organization, service and own id."""
-
-    organization_id: str
-    service_id: str
-    pipe_id: str
-
-    @property
-    def path(self) -> str:
-        """Return the pipe's API path."""
-        return f"/v1/organizations/{self.organization_id}/services/{self.service_id}/pipes/{self.pipe_id}"
-
-    def as_dict(self) -> dict[str, str]:
-        """Return the ids as the plan's ``target`` mapping."""
-        return {
-            "organizationId": self.organization_id,
-            "serviceId": self.service_id,
-            "pipeId": self.pipe_id,
-        }
-
-
 @dataclass
 class LiveState:
     """Everything fetched for one plan."""
@@ -75,15 +61,6 @@ class LiveState:
     dashboards_error: str | None = None
     capabilities: Capabilities = field(default_factory=Capabilities)
     notes: list[str] = field(default_factory=list)
-
-
-def _unsupported(exc: ApiError) -> bool:
-    return exc.status in (404, 405)
-
-
-def organization_path(org_id: str) -> str:
-    """Return an organization's API path."""
-    return f"/v1/organizations/{org_id}"
 
 
 class Fetcher:
@@ -150,7 +127,7 @@ class Fetcher:
         async def resolve(org: str, members: list[Resource]) -> None:
             try:
                 services = await self.client.get(
-                    f"/v1/organizations/{org}/services", resource=f"services of organization {org}"
+                    services_path(org), resource=f"services of organization {org}"
                 )
             except ApiError as exc:
                 for resource in members:
@@ -183,11 +160,12 @@ class Fetcher:
     async def _fetch_service_pipes(self, key: tuple[str, str], members: list[Resource]) -> None:
         org, service = key
         if self.live.capabilities.pipes_list is not False:
-            path = f"/v1/organizations/{org}/services/{service}/pipes"
             try:
-                listed = await self.client.get(path, resource=f"pipes of service {service}")
+                listed = await self.client.get(
+                    pipes_path(org, service), resource=f"pipes of service {service}", optional=True
+                )
             except ApiError as exc:
-                if not _unsupported(exc) or self.live.capabilities.pipes_list:
+                if not isinstance(exc, Unsupported) or self.live.capabilities.pipes_list:
                     for resource in members:
                         self.live.pipes[resource.key] = Observed(
                             error=str(exc), path=self.live.pipe_ids[resource.key].path
@@ -244,15 +222,15 @@ class Fetcher:
 
         async def check(key: tuple[str, str, str]) -> None:
             org, service, endpoint_id = key
-            path = f"/v1/organizations/{org}/services/{service}/pipesReversePrivateEndpoints/{endpoint_id}"
             try:
                 endpoint = await self.client.get(
-                    path, resource=f"reverse private endpoint {endpoint_id}"
+                    endpoint_path(org, service, endpoint_id),
+                    resource=f"reverse private endpoint {endpoint_id}",
                 )
+            except NotFound:
+                results[key] = None
+                return
             except ApiError as exc:
-                if exc.status == 404:
-                    results[key] = None
-                    return
                 results[key] = f"unknown ({exc})"
                 return
             self.progress(1)
@@ -277,12 +255,14 @@ class Fetcher:
             path = organization_path(org)
             if self.live.capabilities.organization_get is not False:
                 try:
-                    live = await self.client.get(path, resource=f"organization {resource.name}")
-                except ApiError as exc:
-                    if not _unsupported(exc):
-                        self.live.organizations[resource.key] = Observed(error=str(exc), path=path)
-                        return
+                    live = await self.client.get(
+                        path, resource=f"organization {resource.name}", optional=True
+                    )
+                except Unsupported:
                     self.live.capabilities.organization_get = False
+                except ApiError as exc:
+                    self.live.organizations[resource.key] = Observed(error=str(exc), path=path)
+                    return
                 else:
                     self.live.capabilities.organization_get = True
                     self.progress(1)
@@ -312,17 +292,17 @@ class Fetcher:
             return
         try:
             listed = await self.client.dashboards(
-                "GET", "/api/v2/dashboards", resource="dashboards list"
+                "GET", DASHBOARDS_PATH, resource="dashboards list", optional=True
             )
-        except ApiError as exc:
-            if not _unsupported(exc):
-                # Reported on each dashboard; pipes and organizations are still planned.
-                self.live.dashboards_error = str(exc)
-                return
+        except Unsupported:
             self.live.capabilities.dashboards_list = False
             self.live.notes.append(
                 "the server has no dashboard list: dashboards are tracked through the state file"
             )
+            return
+        except ApiError as exc:
+            # Reported on each dashboard; pipes and organizations are still planned.
+            self.live.dashboards_error = str(exc)
             return
         self.progress(1)
         self.live.capabilities.dashboards_list = True
@@ -335,20 +315,14 @@ async def _nothing() -> None:
     return None
 
 
-async def read_pipe(client: Client, ids: PipeIds, name: str) -> dict[str, Any]:
-    """Re-read one pipe (apply uses it for stale checks and verification)."""
-    result = await client.get(ids.path, resource=f"pipe {name}")
-    return dict(result) if isinstance(result, Mapping) else {}
-
-
 async def read_dashboards(client: Client) -> list[dict[str, Any]] | None:
     """Return the live dashboards, or None when the server cannot list them."""
     try:
-        listed = await client.dashboards("GET", "/api/v2/dashboards", resource="dashboards list")
-    except ApiError as exc:
-        if _unsupported(exc):
-            return None
-        raise
+        listed = await client.dashboards(
+            "GET", DASHBOARDS_PATH, resource="dashboards list", optional=True
+        )
+    except Unsupported:
+        return None
     return [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
 
 

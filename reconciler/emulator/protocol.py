@@ -128,6 +128,13 @@ class Identity:
     token: str
 
 
+# The demo credentials used when the environment sets none: these, and only these, may be
+# printed at start-up (a secret read from the environment never is).
+DEMO_KEY_ID = "demo-key-id"
+DEMO_KEY_SECRET = "demo-key-secret"
+DEMO_TOKEN = "demo-dashboards-token"
+
+
 class Identities:
     """The known callers, and the header checks of both interfaces."""
 
@@ -141,9 +148,9 @@ class Identities:
         env = os.environ if env is None else env
         demo = Identity(
             DEMO_ORG_ID,
-            env.get("RECONCILE_KEY_ID") or "demo-key-id",
-            env.get("RECONCILE_KEY_SECRET") or "demo-key-secret",
-            env.get("RECONCILE_DASHBOARDS_TOKEN") or "demo-dashboards-token",
+            env.get("RECONCILE_KEY_ID") or DEMO_KEY_ID,
+            env.get("RECONCILE_KEY_SECRET") or DEMO_KEY_SECRET,
+            env.get("RECONCILE_DASHBOARDS_TOKEN") or DEMO_TOKEN,
         )
         other = Identity(OTHER_ORG_ID, "other-key-id", "other-key-secret", "other-dashboards-token")
         return cls(demo, other)

@@ -167,6 +167,7 @@ def _pipe(pid: str, sid: str, name: str, state: str, source: dict[str, Any], tab
             {"sourceField": "id", "destinationField": "id"},
             {"sourceField": "amount", "destinationField": "amount"},
             {"sourceField": "ts", "destinationField": "created_at"},
+            {"sourceField": "updated", "destinationField": "updated_at"},
         ],
         "settings": _settings(next(iter(source))),
         "createdAt": _CREATED,

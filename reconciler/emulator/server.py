@@ -10,14 +10,16 @@ without a response, so an injected "dropped connection" is a real one on the wir
 
 from __future__ import annotations
 
+import shlex
 import socket
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from reconciler.emulator.pipeline import EmulatorApp
+from reconciler.emulator.protocol import DEMO_KEY_SECRET, DEMO_TOKEN
 
 
 class DroppingH11Protocol(H11Protocol):
@@ -46,22 +48,68 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def startup_lines(app: EmulatorApp, host: str, port: int) -> list[str]:
-    """The two lines announcing both interfaces (tests parse them: keep the format)."""
+    """The two lines announcing both interfaces (tests parse them: keep the format).
+
+    A secret the operator set in the environment is never echoed: its place shows the
+    variable's name instead (``$RECONCILE_KEY_SECRET``); the demo defaults are shown.
+    """
     demo = app.runtime.identities.demo
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}"
+    secret, token = _shown_secrets(app)
     return [
-        f"management API: {url}  organization={demo.organization_id}  "
-        f"Basic {demo.key_id}:{demo.key_secret}",
-        f"dashboards API: {url}  Bearer {demo.token}",
+        f"management API: {_url(host, port)}  organization={demo.organization_id}  "
+        f"Basic {demo.key_id}:{secret}",
+        f"dashboards API: {_url(host, port)}  Bearer {token}",
     ]
 
 
-def serve(app: EmulatorApp, host: str = "127.0.0.1", port: int = 0) -> None:
-    """Bind, print the start-up lines, and serve until SIGINT/SIGTERM."""
+def export_lines(app: EmulatorApp, host: str, port: int) -> list[str]:
+    """Ready-to-paste ``export`` lines for a POSIX shell, after the two start-up lines."""
+    demo = app.runtime.identities.demo
+    url = _url(host, port)
+    values = {
+        "RECONCILE_BASE_URL": url,
+        "RECONCILE_DASHBOARDS_URL": url,
+        "RECONCILE_ORGANIZATION_ID": demo.organization_id,
+        "RECONCILE_KEY_ID": demo.key_id,
+        "RECONCILE_KEY_SECRET": demo.key_secret if demo.key_secret == DEMO_KEY_SECRET else None,
+        "RECONCILE_DASHBOARDS_TOKEN": demo.token if demo.token == DEMO_TOKEN else None,
+    }
+    lines = ["# to use this emulator, paste into your shell:"]
+    for name, value in values.items():
+        if value is None:
+            lines.append(f"# {name} is already set in this environment (not shown)")
+        else:
+            lines.append(f"export {name}={shlex.quote(value)}")
+    return lines
+
+
+def _shown_secrets(app: EmulatorApp) -> tuple[str, str]:
+    demo = app.runtime.identities.demo
+    secret = demo.key_secret if demo.key_secret == DEMO_KEY_SECRET else "$RECONCILE_KEY_SECRET"
+    token = demo.token if demo.token == DEMO_TOKEN else "$RECONCILE_DASHBOARDS_TOKEN"
+    return secret, token
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def serve(
+    app: EmulatorApp, host: str = "127.0.0.1", port: int = 0, *, print_env: bool = False
+) -> None:
+    """Bind, print the start-up and export lines, and serve until SIGINT/SIGTERM.
+
+    With ``print_env`` stdout holds only the export lines (a file a shell can source) and the
+    two start-up lines go to stderr.
+    """
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
+    announce: TextIO = sys.stderr if print_env else sys.stdout
     for line in startup_lines(app, host, bound_port):
+        announce.write(line + "\n")
+    announce.flush()
+    for line in export_lines(app, host, bound_port):
         sys.stdout.write(line + "\n")
     sys.stdout.flush()
     options: dict[str, Any] = {

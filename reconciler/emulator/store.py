@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.emulator.protocol import ApiError, later_than
+from reconciler.emulator.validation import check_field_mappings
 
 _WRITE_ONLY = ("credentials", "accessKey")
 _SECRET_KEYS = ("key", "signature", "password", "secret", "token", "sig")
@@ -183,6 +184,8 @@ class Store:
             new["destination"]["columns"] = body["destination"]["columns"]
         if "source" in body:
             self._update_source(new, body["source"])
+        if "fieldMappings" in body or "columns" in body.get("destination", {}):
+            check_field_mappings(new)
         if new != pipe:
             new["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
             self.data["pipes"][pipe["id"]] = new

@@ -318,6 +318,35 @@ DASHBOARD = obj(
 )
 
 
+def check_field_mappings(pipe: dict[str, Any]) -> None:
+    """The real service's rule: every destination column mapped once, to existing columns only.
+
+    Checked on the pipe as it would be after an update that touches ``fieldMappings`` or
+    ``destination.columns``; a violation is the 400 the service answers.
+    """
+    columns = [c["name"] for c in pipe.get("destination", {}).get("columns", [])]
+    known = set(columns)
+    seen: set[str] = set()
+    for i, mapping in enumerate(pipe.get("fieldMappings", [])):
+        target = mapping["destinationField"]
+        where = f"fieldMappings.{i}.destinationField"
+        if target not in known:
+            listed = ", ".join(columns) or "none"
+            raise ApiError(
+                400, f"{where} {target} is not a column of the destination table ({listed})"
+            )
+        if target in seen:
+            raise ApiError(400, f"{where} {target} is mapped more than once")
+        seen.add(target)
+    missing = [c for c in columns if c not in seen]
+    if missing:
+        raise ApiError(
+            400,
+            f"fieldMappings leave destination columns {', '.join(missing)} not mapped: "
+            "every destination column must be mapped",
+        )
+
+
 def validate_pipe_update(body: Any) -> dict[str, Any]:
     """The normalised pipe PATCH body, or a 400 naming the first bad field."""
     return _management(PIPE_UPDATE, body)

@@ -252,8 +252,9 @@ def modeline(kind: str, file: Path) -> str:
 
 def render_document(document: Document, file: Path) -> str:
     """Return the manifest text of one document, modeline and secret comments included."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
+
+    from reconciler.load.fmt import canonical_yaml
 
     spec = CommentedMap(document.spec)
     kind = document.source_kind
@@ -277,9 +278,7 @@ def render_document(document: Document, file: Path) -> str:
         apiVersion=API_VERSION, kind=document.kind, metadata={"name": document.name}, spec=spec
     )
     doc.yaml_set_start_comment(modeline(document.kind, file))
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
+    yaml = canonical_yaml()
     out = io.StringIO()
     yaml.dump(doc, out)
     return out.getvalue()

@@ -17,17 +17,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 from reconciler.client.api import Client
-from reconciler.client.live import PipeIds, organization_path, read_dashboards
-from reconciler.model.errors import ApiError, ConfigError
-from reconciler.model.fields import SOURCE_KINDS
+from reconciler.client.live import read_dashboards
+from reconciler.client.paths import (
+    DASHBOARDS_PATH,
+    backups_path,
+    endpoint_path,
+    organization_path,
+    pipe_path,
+    pipes_path,
+    services_path,
+)
+from reconciler.model.errors import ConfigError, Unsupported
+from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.secrets import REDACTED
 
-SECRET_KEYS = frozenset(
-    {"connectionString", "credentials", "accessKey", "password", "secretKey", "accessKeyId"}
-)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -104,7 +109,7 @@ def redact_secrets(value: Any) -> Any:
     """Return a copy with every secret-bearing member replaced by ``(sensitive)``."""
     if isinstance(value, Mapping):
         return {
-            str(k): (REDACTED if k in SECRET_KEYS and v not in (None, "") else redact_secrets(v))
+            str(k): (REDACTED if k in REDACTED_KEYS and v not in (None, "") else redact_secrets(v))
             for k, v in value.items()
         }
     if isinstance(value, list):
@@ -125,10 +130,6 @@ def source_kind(pipe: Mapping[str, Any]) -> str:
 # -- fetching -------------------------------------------------------------------------------
 
 
-def _unsupported(exc: ApiError) -> bool:
-    return exc.status in (404, 405)
-
-
 def _as_list(value: Any) -> list[dict[str, Any]]:
     return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
@@ -137,9 +138,8 @@ async def list_services(
     client: Client, org: str, filters: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """Return the organization's services (filtered server-side by ``tag:Key[=Value]``)."""
-    query = f"?{urlencode([('filter', f) for f in filters])}" if filters else ""
     result = await client.get(
-        f"{organization_path(org)}/services{query}", resource=f"services of organization {org}"
+        services_path(org, filters), resource=f"services of organization {org}"
     )
     return _as_list(result)
 
@@ -165,7 +165,7 @@ def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> d
 async def list_backups(client: Client, org: str, service_id: str) -> list[dict[str, Any]]:
     """Return a service's backups, newest first."""
     result = await client.get(
-        f"{organization_path(org)}/services/{service_id}/backups",
+        backups_path(org, service_id),
         resource=f"backups of service {service_id}",
     )
     items = _as_list(result)
@@ -176,29 +176,28 @@ async def get_endpoint(
     client: Client, org: str, service_id: str, endpoint_id: str
 ) -> dict[str, Any]:
     """Return one reverse private endpoint."""
-    path = (
-        f"{organization_path(org)}/services/{service_id}/pipesReversePrivateEndpoints/{endpoint_id}"
+    result = await client.get(
+        endpoint_path(org, service_id, endpoint_id),
+        resource=f"reverse private endpoint {endpoint_id}",
     )
-    result = await client.get(path, resource=f"reverse private endpoint {endpoint_id}")
     return dict(result) if isinstance(result, Mapping) else {}
 
 
 async def list_pipes(client: Client, org: str, service_id: str) -> list[dict[str, Any]] | None:
     """Return every pipe of a service, or None when the server has no pipe list."""
-    path = f"{organization_path(org)}/services/{service_id}/pipes"
     try:
-        result = await client.get(path, resource=f"pipes of service {service_id}")
-    except ApiError as exc:
-        if _unsupported(exc):
-            return None
-        raise
+        result = await client.get(
+            pipes_path(org, service_id), resource=f"pipes of service {service_id}", optional=True
+        )
+    except Unsupported:
+        return None
     return _as_list(result)
 
 
 async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[str, Any]:
     """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
     if is_uuid(ref):
-        result = await client.get(PipeIds(org, service_id, ref).path, resource=f"pipe {ref}")
+        result = await client.get(pipe_path(org, service_id, ref), resource=f"pipe {ref}")
         return dict(result) if isinstance(result, Mapping) else {}
     pipes = await list_pipes(client, org, service_id)
     if pipes is None:
@@ -217,14 +216,14 @@ async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[
 async def get_organization(client: Client, org: str) -> dict[str, Any]:
     """Return the organization; a server without its GET is a ``ConfigError``."""
     try:
-        result = await client.get(organization_path(org), resource=f"organization {org}")
-    except ApiError as exc:
-        if _unsupported(exc):
-            raise ConfigError(
-                f"the server cannot read an organization (GET /v1/organizations/{org} answered "
-                f"{exc.status}): only the real service's extension offers it"
-            ) from None
-        raise
+        result = await client.get(
+            organization_path(org), resource=f"organization {org}", optional=True
+        )
+    except Unsupported as exc:
+        raise ConfigError(
+            f"the server cannot read an organization (GET {organization_path(org)} answered "
+            f"{exc.status}): only the real service's extension offers it"
+        ) from None
     return dict(result) if isinstance(result, Mapping) else {}
 
 
@@ -233,7 +232,7 @@ async def get_dashboards(client: Client) -> list[dict[str, Any]]:
     found = await read_dashboards(client)
     if found is None:
         raise ConfigError(
-            "the server cannot list dashboards (GET /api/v2/dashboards answered 404): "
+            f"the server cannot list dashboards (GET {DASHBOARDS_PATH} answered 404): "
             "only the real service's extension offers it"
         )
     return found

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
+from reconciler.model.fields import SECRET_FIELD_NAMES
 from reconciler.model.resources import JsonPath
 
 KIND_FILES: dict[str, str] = {
@@ -29,8 +30,6 @@ KIND_FILES: dict[str, str] = {
     "Dashboard": "dashboard.schema.json",
 }
 COMMON_FILE = "common.schema.json"
-# Subtrees whose values are never echoed in a message (they may hold a literal secret).
-SECRET_KEYS = frozenset({"credentials", "accessKey", "connectionString"})
 SECRET_TITLE = "Secret reference"
 SECRET_MESSAGE = "is a secret: write {fromEnv: NAME} or {fromFile: PATH}, never the value"
 
@@ -134,7 +133,7 @@ def _secret(path: JsonPath) -> bool:
     """Tell whether a value at ``path`` may be a secret (a reference's own fields are not)."""
     if path and path[-1] in ("fromEnv", "fromFile"):
         return False
-    return any(part in SECRET_KEYS for part in path)
+    return any(part in SECRET_FIELD_NAMES for part in path)
 
 
 def describe(value: Any, hide: bool = False) -> str:

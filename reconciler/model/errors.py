@@ -7,7 +7,7 @@ and the CLI never parse message strings. The CLI maps the tree to exit codes in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -108,7 +108,14 @@ class ApiError(ReconcileError):
 
     def with_resource(self, resource: str) -> ApiError:
         """Return a copy of the same type naming ``resource`` (e.g. ``pipe orders``)."""
-        return type(self)(
+        return self._copy(type(self), resource=resource)
+
+    def as_type(self, cls: type[ApiError]) -> ApiError:
+        """Return a copy of this error as another branch of the tree (same fields)."""
+        return self._copy(cls, resource=self.resource)
+
+    def _copy(self, cls: type[ApiError], *, resource: str | None) -> ApiError:
+        return cls(
             status=self.status,
             message=self.message,
             request_id=self.request_id,
@@ -130,6 +137,67 @@ class ApiError(ReconcileError):
             "method": self.method,
             "path": self.path,
         }
+
+
+class BadRequest(ApiError):
+    """400: the server rejected the request body."""
+
+
+class AuthError(ApiError):
+    """401/403: the credentials are missing, wrong, or not allowed to do this."""
+
+
+class NotFound(ApiError):
+    """404: the object (or, on an optional endpoint, the endpoint itself) does not exist."""
+
+
+class MethodNotAllowed(ApiError):
+    """405: the path exists but not with this method."""
+
+
+class Conflict(ApiError):
+    """409: the request conflicts with the object's current state."""
+
+
+class FailedDependency(ApiError):
+    """424: something the request depends on is not ready (e.g. an idle service)."""
+
+
+class RateLimited(ApiError):
+    """429: the request budget of the key is spent (after the client's own retries)."""
+
+
+class ServerError(ApiError):
+    """5xx: the server failed; reads were retried before this was raised."""
+
+
+class Unsupported(ApiError):
+    """An optional endpoint (the real service's extensions) that this server does not offer.
+
+    Raised instead of ``NotFound``/``MethodNotAllowed`` when the caller marked the request
+    ``optional``: the caller then falls back to what the spec guarantees.
+    """
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: AuthError,
+    403: AuthError,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    424: FailedDependency,
+    429: RateLimited,
+}
+
+
+def api_error_type(status: int | None) -> type[ApiError]:
+    """Return the ``ApiError`` branch for an HTTP status (``ApiError`` itself when none fits)."""
+    if status is None:
+        return ApiError
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, ApiError)
 
 
 class RedirectRefused(ApiError):
@@ -154,3 +222,101 @@ class StateError(ReconcileError):
 
 class ConfigError(ReconcileError):
     """Bad options or environment: missing credentials, insecure URL, unknown target."""
+
+
+class StateLockedError(StateError):
+    """Another run holds the state's lock (``holder`` is its record, when it could be read)."""
+
+    def __init__(
+        self,
+        location: str,
+        holder: Mapping[str, object] | None,
+        *,
+        waited: float = 0.0,
+        age: float | None = None,
+        stale_hint: bool = False,
+    ) -> None:
+        self.location = location
+        self.holder = dict(holder) if holder else None
+        self.waited = waited
+        self.age = age
+        self.stale_hint = stale_hint
+        super().__init__(self._build())
+
+    def _build(self) -> str:
+        h = self.holder
+        if h:
+            who = f"pid {h.get('pid')} on {h.get('host')} (user {h.get('user')}, command {h.get('command')!r})"
+            who += f", started {h.get('startedAt')}"
+            if self.age is not None:
+                who += f" ({_duration(self.age)} ago)"
+            who += f", lock ID {h.get('lockId')}"
+        else:
+            who = "another reconcile run"
+        waited = f" after waiting {self.waited:g}s" if self.waited else ""
+        text = f"state {self.location} is locked by {who}{waited}; wait for it to finish or pass --lock-timeout SECONDS"
+        if self.stale_hint and h:
+            text += f". If that run is dead, remove its lock with: reconcile state unlock {h.get('lockId')}"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the holder record and how long this run waited."""
+        return {
+            "type": "StateLockedError",
+            "message": str(self),
+            "state": self.location,
+            "holder": self.holder,
+            "waited": self.waited,
+        }
+
+
+class StateConflictError(StateError):
+    """A compare-and-set write found the state changed since it was read (nothing was written)."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        super().__init__(
+            f"state {location} was changed by another writer since this run read it; "
+            "nothing was written (this run lost its lock, or the state was edited by hand): run again"
+        )
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+class ServiceUnreachable(ReconcileError):
+    """The first request to an interface never reached a server: refused, TLS, name lookup."""
+
+    def __init__(self, *, interface: str, url: str, reason: str, variable: str) -> None:
+        self.interface = interface
+        self.url = url
+        self.reason = reason
+        self.variable = variable
+        super().__init__(
+            f"cannot reach the {interface} API at {url}: {reason}. Check {variable}; "
+            "not retried, because no request has reached the server yet"
+        )
+
+
+class AuthenticationFailed(ReconcileError):
+    """The server refused the credentials (401, or 403 before anything succeeded): stop the run."""
+
+    def __init__(
+        self, *, interface: str, status: int, detail: str, request_id: str | None, variables: str
+    ) -> None:
+        self.interface = interface
+        self.status = status
+        self.detail = detail
+        self.request_id = request_id
+        self.variables = variables
+        rid = f", requestId {request_id}" if request_id else ""
+        super().__init__(
+            f"the {interface} API refused the credentials (HTTP {status}{rid}: {detail}). "
+            f"Check {variables}; the run stopped at the first refusal"
+        )

@@ -30,6 +30,24 @@ _TOP_WRITABLE: frozenset[str] = frozenset(
     {"name", "fieldMappings", "settings", "source", "destination"}
 )
 
+# The one list of write-only secret subtrees of a pipe's source, per source kind: the API
+# accepts them and never returns them. ``connectionString`` is returned masked by the service,
+# so it is treated alike. Every other view of "what is secret" is derived from this table.
+SECRET_FIELDS: dict[str, tuple[str, ...]] = {
+    "kafka": ("credentials",),
+    "objectStorage": ("accessKey", "connectionString"),
+    "kinesis": ("accessKey",),
+    "postgres": ("credentials",),
+}
+# Every secret subtree's key, whatever the source kind (a value under one of these keys is
+# never echoed in a message).
+SECRET_FIELD_NAMES: frozenset[str] = frozenset(n for names in SECRET_FIELDS.values() for n in names)
+# Members of a secret object (``credentials {username, password}``, ``accessKey {accessKeyId,
+# secretKey}``) that hold key material: redacted wherever they appear in what a server sends.
+SECRET_MEMBERS: frozenset[str] = frozenset({"password", "secretKey", "accessKeyId"})
+# What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
+REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
+
 # Arrays replaced whole when they differ (every other array is also replaced whole, except
 # the set-like table mappings, which become add/remove).
 TABLE_MAPPINGS: JsonPath = ("source", "postgres", "tableMappings")
@@ -68,14 +86,7 @@ def is_secret_path(path: JsonPath) -> bool:
     """Tell whether a spec path is (inside) a write-only secret subtree."""
     if len(path) < 3 or path[0] != "source":
         return False
-    kind, field = path[1], path[2]
-    if kind in ("kafka", "postgres"):
-        return field == "credentials"
-    if kind == "objectStorage":
-        return field in ("accessKey", "connectionString")
-    if kind == "kinesis":
-        return field == "accessKey"
-    return False
+    return path[2] in SECRET_FIELDS.get(str(path[1]), ())
 
 
 def is_validate_only(path: JsonPath) -> bool:

@@ -17,16 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.model.errors import ManifestError
+from reconciler.model.fields import SECRET_FIELDS
 from reconciler.model.resources import JsonPath, Resource, format_path
-
-# Write-only subtrees of a pipe's source, per source kind: the API accepts them and never
-# returns them. ``connectionString`` is returned masked by the service, so it is treated alike.
-SECRET_FIELDS: dict[str, tuple[str, ...]] = {
-    "kafka": ("credentials",),
-    "objectStorage": ("accessKey", "connectionString"),
-    "kinesis": ("accessKey",),
-    "postgres": ("credentials",),
-}
 
 REDACTED = "(sensitive)"
 
@@ -62,6 +54,15 @@ def is_reference(value: Any) -> bool:
         and len(value) == 1
         and ("fromEnv" in value or "fromFile" in value)
     )
+
+
+def holds_secret(value: Any) -> bool:
+    """Tell whether ``value`` is or contains a resolved ``Secret`` or a secret reference."""
+    if isinstance(value, Secret) or is_reference(value):
+        return True
+    if isinstance(value, Mapping):
+        return any(holds_secret(v) for v in value.values())
+    return False
 
 
 def secret_paths(resource: Resource) -> Iterator[JsonPath]:

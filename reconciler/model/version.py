@@ -1,10 +1,27 @@
-"""The package version, read from the installed package's metadata (its one home is pyproject)."""
+"""The package version, read from the installed package's metadata (its one home is pyproject).
+
+Reading metadata imports ``importlib.metadata`` (and through it the ``email`` package), about
+30 ms that most commands never need; so the version is read on first use: ``package_version()``
+or the module attribute ``__version__``.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from functools import cache
 
-try:
-    __version__ = version("reconcile")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+@cache
+def package_version() -> str:
+    """Return the installed package's version (``0+unknown`` from a never-installed tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("reconcile")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        return package_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

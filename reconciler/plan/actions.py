@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from reconciler.model.errors import Location
@@ -24,12 +25,8 @@ PLAN_FORMAT_VERSION = 1
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
 
-# Purpose of the organization request whose body apply computes from the answer to the one
-# before it (a server that cannot read organizations, with nothing recorded in state).
-DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
 
-
-class Op:
+class Op(StrEnum):
     """Operations an action can carry out."""
 
     CREATE = "create"
@@ -38,6 +35,27 @@ class Op:
     DELETE = "delete"
     NOOP = "noop"
     ERROR = "error"
+
+
+class Purpose(StrEnum):
+    """Why a request is sent; shown in plans and results, and read by apply (never as text)."""
+
+    UPDATE = "update"
+    CREATE = "create"
+    DELETE = "delete"
+    REMOVE_TABLE_MAPPINGS = "remove table mappings"
+    ADD_TABLE_MAPPINGS = "add table mappings"
+    REMOVE_PRIVATE_ENDPOINTS = "remove private endpoints"
+    ADD_PRIVATE_ENDPOINTS = "add private endpoints"
+    READ_ORGANIZATION = "update name and read the organization"
+    # The organization request whose bodies apply computes from the answer to the one before
+    # it (a server that cannot read organizations, with nothing recorded in state).
+    DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
+
+    @property
+    def body_from_answer(self) -> bool:
+        """Tell whether apply builds this request's body from the previous answer."""
+        return self is Purpose.DEFERRED_ENDPOINTS
 
 
 @dataclass(frozen=True)
@@ -49,7 +67,7 @@ class Request:
     body: Mapping[str, Any] | None
     interface: str = MANAGEMENT
     idempotent: bool = True
-    purpose: str = "update"
+    purpose: Purpose = Purpose.UPDATE
 
 
 @dataclass(frozen=True)
@@ -58,7 +76,7 @@ class Action:
 
     kind: str
     name: str
-    operation: str
+    operation: Op
     location: Location
     changes: tuple[FieldChange, ...] = ()
     requests: tuple[Request, ...] = ()
@@ -89,6 +107,8 @@ class Plan:
     requests_made: Mapping[str, int] = field(default_factory=dict)
     manifest_paths: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # Whether the server could list dashboards when the plan was computed (None: not asked).
+    dashboards_listable: bool | None = None
 
     @property
     def changed(self) -> tuple[Action, ...]:

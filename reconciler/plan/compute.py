@@ -8,6 +8,7 @@ secret) becomes an error action for that resource; the others are still planned.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,10 +19,10 @@ from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
 from reconciler.model.errors import ConfigError, Location, ManifestError
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
-from reconciler.plan.actions import Action, Plan, error_action
+from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.diff import SecretCheck
 from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.state.local import State
+from reconciler.state.document import State
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class PlanOptions:
     targets: tuple[str, ...] = ()
     replace: bool = False
     prune: bool = False
+    # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
+    new_state: bool = False
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -90,11 +93,42 @@ async def compute_plan(
     actions = [plan_resource(resource, live, state, options) for resource in selected]
     if options.prune:
         actions.extend(_prune_actions(selected, live, state, options))
-    return Plan(
+    plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
         manifest_paths=tuple(manifest_paths),
         notes=tuple(live.notes),
+        dashboards_listable=live.capabilities.dashboards_list,
+    )
+    blind = () if options.new_state else new_state_creates(plan, state)
+    if blind:
+        plan = dataclasses.replace(
+            plan, notes=(*plan.notes, new_state_message(blind, state, refusing=False))
+        )
+    return plan
+
+
+def new_state_creates(plan: Plan, state: State) -> tuple[str, ...]:
+    """Return the dashboards a new state would create on a server that cannot list them.
+
+    With no list endpoint the state is the only memory of what was created: a new state (a
+    fresh runner, a mistyped ``--state``) would create every dashboard again.
+    """
+    if state.exists or plan.dashboards_listable is not False:
+        return ()
+    return tuple(a.key for a in plan.actions if a.kind == "Dashboard" and a.operation == Op.CREATE)
+
+
+def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> str:
+    """Explain the new-state guard: what it protects and how to proceed."""
+    head = "refusing to create" if refusing else "apply will refuse to create"
+    return (
+        f"{head} {', '.join(keys)}: the state {state.location} is new (never written in this "
+        "backend and workspace) and the server cannot list dashboards, so dashboards created by "
+        "earlier runs elsewhere cannot be seen and would be created again. Point --state "
+        "(RECONCILE_STATE) and --workspace at the shared state those runs used, or pass "
+        "--new-state if this is the first run for this organization"
+        + ("; nothing was sent" if refusing else "")
     )
 
 
@@ -162,7 +196,7 @@ def _prune_actions(
                 name,
                 record,
                 can_delete=live.capabilities.dashboards_list is True,
-                location=Location(str(state.path)),
+                location=Location(state.location),
             )
         )
     return out

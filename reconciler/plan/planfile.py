@@ -16,8 +16,8 @@ from typing import Any
 
 from reconciler.model.errors import Location, PlanError
 from reconciler.model.secrets import REDACTED, redact
-from reconciler.model.version import __version__
-from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Plan, Request
+from reconciler.model.version import package_version
+from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 SENSITIVE_TEXT = "(sensitive value changed)"
@@ -81,12 +81,13 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
     """Return the versioned, redacted JSON document of a plan."""
     return {
         "formatVersion": PLAN_FORMAT_VERSION,
-        "reconcileVersion": __version__,
+        "reconcileVersion": package_version(),
         "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "manifestPaths": list(plan.manifest_paths),
         "summary": plan.summary(),
         "requestsMade": dict(plan.requests_made),
         "notes": list(plan.notes),
+        "dashboardsListable": plan.dashboards_listable,
         "actions": [action_to_json(a) for a in plan.actions],
     }
 
@@ -120,7 +121,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
     return Action(
         kind=str(raw["kind"]),
         name=str(raw["name"]),
-        operation=str(raw["operation"]),
+        operation=Op(str(raw["operation"])),
         location=_load_location(raw.get("location")),
         changes=tuple(_load_change(c) for c in raw.get("changes", [])),
         requests=tuple(
@@ -130,7 +131,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
                 body=r.get("body"),
                 interface=str(r.get("interface", "management")),
                 idempotent=bool(r.get("idempotent", True)),
-                purpose=str(r.get("purpose", "update")),
+                purpose=Purpose(str(r.get("purpose", "update"))),
             )
             for r in raw.get("requests", [])
         ),
@@ -166,4 +167,7 @@ def load(path: Path) -> Plan:
         requests_made={str(k): int(v) for k, v in (raw.get("requestsMade") or {}).items()},
         manifest_paths=tuple(str(p) for p in raw.get("manifestPaths", [])),
         notes=tuple(str(n) for n in raw.get("notes", [])),
+        dashboards_listable=raw.get("dashboardsListable")
+        if isinstance(raw.get("dashboardsListable"), bool)
+        else None,
     )

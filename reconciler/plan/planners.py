@@ -18,15 +18,16 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.live import Observed
+from reconciler.client.paths import DASHBOARDS_PATH, dashboard_path
 from reconciler.model.errors import Location
 from reconciler.model.fields import TABLE_MAPPING_KEY
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import Secret, fingerprint
+from reconciler.model.secrets import fingerprint, holds_secret
 from reconciler.plan.actions import (
     DASHBOARDS,
-    DEFERRED_ENDPOINTS,
     Action,
     Op,
+    Purpose,
     Request,
 )
 from reconciler.plan.diff import (
@@ -44,7 +45,8 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
-from reconciler.state.local import DashboardRecord
+from reconciler.plan.rules import field_mapping_errors
+from reconciler.state.document import DashboardRecord
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -96,6 +98,7 @@ def plan_pipe(
             errors.append(f"reverse private endpoint {endpoint_id} does not exist")
         elif status != "Ready":
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    errors.extend(field_mapping_errors(resource, spec, live, changes))
 
     requests = _pipe_requests(observed.path, spec, changes)
     recorded = {
@@ -153,14 +156,18 @@ def _pipe_requests(
                     path,
                     with_validate(body),
                     idempotent=not (removes or adds),
-                    purpose="update",
+                    purpose=Purpose.UPDATE,
                 )
             )
         return requests
     _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
     requests.append(
         Request(
-            "PATCH", path, with_validate(body), idempotent=False, purpose="remove table mappings"
+            "PATCH",
+            path,
+            with_validate(body),
+            idempotent=False,
+            purpose=Purpose.REMOVE_TABLE_MAPPINGS,
         )
     )
     requests.append(
@@ -169,7 +176,7 @@ def _pipe_requests(
             path,
             with_validate({"source": {"postgres": {"tableMappingsToAdd": adds}}}),
             idempotent=False,
-            purpose="add table mappings",
+            purpose=Purpose.ADD_TABLE_MAPPINGS,
         )
     )
     return requests
@@ -182,22 +189,10 @@ def _shape_without_secrets(managed: Mapping[str, Any]) -> dict[str, Any]:
     cleaned: dict[str, Any] = {}
     for kind, sub in source.items():
         if isinstance(sub, Mapping):
-            cleaned[kind] = {k: v for k, v in sub.items() if not _contains_secret(v)}
+            cleaned[kind] = {k: v for k, v in sub.items() if not holds_secret(v)}
         else:
             cleaned[kind] = sub
     return {**managed, "source": cleaned}
-
-
-def _contains_secret(value: Any) -> bool:
-    if isinstance(value, Secret):
-        return True
-    if isinstance(value, Mapping):
-        return (
-            any(_contains_secret(v) for v in value.values())
-            or "fromEnv" in value
-            or "fromFile" in value
-        )
-    return False
 
 
 def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Action:
@@ -227,7 +222,11 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         first["privateEndpoints"] = {"remove": removes}
         requests.append(
             Request(
-                "PATCH", observed.path, first, idempotent=False, purpose="remove private endpoints"
+                "PATCH",
+                observed.path,
+                first,
+                idempotent=False,
+                purpose=Purpose.REMOVE_PRIVATE_ENDPOINTS,
             )
         )
         requests.append(
@@ -236,7 +235,7 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
                 observed.path,
                 {"privateEndpoints": {"add": adds}},
                 idempotent=False,
-                purpose="add private endpoints",
+                purpose=Purpose.ADD_PRIVATE_ENDPOINTS,
             )
         )
     else:
@@ -249,7 +248,9 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
             first["privateEndpoints"] = endpoints
         if first:
             requests.append(
-                Request("PATCH", observed.path, first, idempotent=not endpoints, purpose="update")
+                Request(
+                    "PATCH", observed.path, first, idempotent=not endpoints, purpose=Purpose.UPDATE
+                )
             )
     basis = {k: live[k] for k in ("name", "privateEndpoints") if k in live and k in resource.spec}
     return evolve(
@@ -275,12 +276,14 @@ def _organization_unknown(
             observed.path,
             first,
             idempotent=True,
-            purpose="update name and read the organization",
+            purpose=Purpose.READ_ORGANIZATION,
         )
     ]
     if "privateEndpoints" in resource.spec:
         requests.append(
-            Request("PATCH", observed.path, None, idempotent=False, purpose=DEFERRED_ENDPOINTS)
+            Request(
+                "PATCH", observed.path, None, idempotent=False, purpose=Purpose.DEFERRED_ENDPOINTS
+            )
         )
     return evolve(
         base,
@@ -311,7 +314,7 @@ def plan_dashboard(
         content_hash=wanted_hash,
     )
     create = Request(
-        "POST", "/api/v2/dashboards", content, DASHBOARDS, idempotent=False, purpose="create"
+        "POST", DASHBOARDS_PATH, content, DASHBOARDS, idempotent=False, purpose=Purpose.CREATE
     )
     if can_read:
         if live is None:
@@ -348,11 +351,11 @@ def plan_dashboard(
             )
         put = Request(
             "PUT",
-            f"/api/v2/dashboards/{dashboard_id}",
+            dashboard_path(dashboard_id),
             content,
             DASHBOARDS,
             idempotent=True,
-            purpose="update",
+            purpose=Purpose.UPDATE,
         )
         return evolve(
             base,
@@ -413,11 +416,11 @@ def plan_prune(
         )
     request = Request(
         "DELETE",
-        f"/api/v2/dashboards/{record.id}",
+        dashboard_path(record.id),
         None,
         DASHBOARDS,
         idempotent=True,
-        purpose="delete",
+        purpose=Purpose.DELETE,
     )
     return evolve(
         base,

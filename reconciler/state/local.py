@@ -1,14 +1,16 @@
-"""The state file: what the API cannot tell us, kept beside the manifests.
+"""The local backend: the state document in a file, by default in the project root.
 
-The service never returns write-only secrets, and (with only the create endpoint) cannot list
-dashboards, so reconcile records, per resource: secret fingerprints (HMAC-SHA256 with a random
-key created with the state — never a secret), the managed field paths last applied, the
-dashboard id and content hash per ``metadata.name``, and the organization's values after the
-last apply (for servers that cannot read an organization). The file is JSON, versioned,
-written atomically (temp file, fsync, rename) after every action so a killed run loses nothing
-it applied, and locked for the whole run with an OS lock (released by the kernel when a holder
-dies, so a stale lock from a dead process never blocks) plus a holder record naming its pid
-and start time for the message another run prints.
+The default location is ``.reconcile/state.json`` in the project root (the nearest directory
+from the current one upwards holding ``reconcile.yaml`` or ``.reconcile/``, else the git work
+tree's top), so it never depends on which manifests a command names.
+
+Written atomically (temp file in the same directory, fsync, rename, directory fsync) after
+every action so a killed run loses nothing it applied, mode 0600. Locked for the whole run with
+an OS lock (flock: released by the kernel when a holder dies, so a dead holder's lock is taken
+over at once) plus a holder record file naming the holder for the message another run prints.
+The compare-and-set version is the file's identity (inode, size, mtime): a rename always
+brings a new inode, so a file replaced behind this run's back is noticed before it is
+overwritten.
 """
 
 from __future__ import annotations
@@ -16,123 +18,81 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets as _random
-import socket
 import tempfile
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-from reconciler.model.errors import StateError
+from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.state import backend as _backend
+from reconciler.state.backend import Holder, holder_age
+from reconciler.state.document import (
+    STATE_FORMAT_VERSION,
+    DashboardRecord,
+    State,
+)
 
-STATE_FORMAT_VERSION = 1
-DEFAULT_STATE = Path(".reconcile") / "state.json"
+STATE_DIR = ".reconcile"
+DEFAULT_STATE = Path(STATE_DIR) / "state.json"
+# The project file (``reconcile.yaml``) marks a project root, as ``.reconcile/`` does.
+PROJECT_FILE = "reconcile.yaml"
+
+__all__ = [
+    "DEFAULT_STATE",
+    "STATE_FORMAT_VERSION",
+    "DashboardRecord",
+    "LocalBackend",
+    "State",
+    "default_state_path",
+    "find_project_root",
+    "load_state",
+    "locked_state",
+    "resolve_state_path",
+]
 
 
-@dataclass(frozen=True)
-class DashboardRecord:
-    """What state remembers about a dashboard this tool created or adopted."""
-
-    id: str | None
-    content_hash: str | None
-    created_by_us: bool = False
-    uncertain: bool = False
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass
-class State:
-    """The decoded state file."""
+class LocalBackend:
+    """A state file on this machine's disk."""
 
-    path: Path
-    key: bytes
-    resources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    exists: bool = False
-    # Each resource's serialised line, kept between saves (entries change through record/forget).
-    _lines: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    remote = False
 
-    # -- reads ---------------------------------------------------------------------------------
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.description = str(self.path)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+        self._holder_path = self.path.with_name(self.path.name + ".holder")
+        self._lock: FileLock | None = None
 
-    def fingerprints(self, resource_key: str) -> dict[str, str]:
-        """Return the secret fingerprints recorded for a resource."""
-        entry = self.resources.get(resource_key, {})
-        raw = entry.get("secrets", {})
-        return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    def read(self) -> tuple[bytes | None, Any]:
+        """Return the file's bytes and identity (None, None when it does not exist)."""
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read(), _identity(os.fstat(handle.fileno()))
+        except FileNotFoundError:
+            return None, None
+        except OSError as exc:
+            raise StateError(f"state file {self.path} cannot be read ({exc})") from None
 
-    def dashboard(self, name: str) -> DashboardRecord | None:
-        """Return what state recorded for the dashboard named ``name``."""
-        entry = self.resources.get(f"Dashboard/{name}")
-        if not entry:
+    def _current(self) -> Any:
+        try:
+            return _identity(os.stat(self.path))
+        except FileNotFoundError:
             return None
-        return DashboardRecord(
-            id=entry.get("id"),
-            content_hash=entry.get("contentHash"),
-            created_by_us=bool(entry.get("createdByUs")),
-            uncertain=bool(entry.get("uncertain")),
-        )
 
-    def dashboards(self) -> dict[str, DashboardRecord]:
-        """Return every dashboard record by name."""
-        out: dict[str, DashboardRecord] = {}
-        for key in self.resources:
-            if key.startswith("Dashboard/"):
-                record = self.dashboard(key.split("/", 1)[1])
-                if record is not None:
-                    out[key.split("/", 1)[1]] = record
-        return out
-
-    def organization_values(self, resource_key: str) -> dict[str, Any] | None:
-        """Return the organization values recorded at the last apply, if any."""
-        entry = self.resources.get(resource_key, {})
-        values = entry.get("observed")
-        return dict(values) if isinstance(values, dict) else None
-
-    # -- writes --------------------------------------------------------------------------------
-
-    def record(self, resource_key: str, **values: Any) -> None:
-        """Merge ``values`` into a resource's entry (None removes a key) and stamp it."""
-        self._lines.pop(resource_key, None)
-        entry = self.resources.setdefault(resource_key, {})
-        for name, value in values.items():
-            if value is None:
-                entry.pop(name, None)
-            elif name == "secrets":
-                entry.setdefault("secrets", {}).update(value)
-            else:
-                entry[name] = value
-        entry["appliedAt"] = datetime.now(UTC).isoformat(timespec="seconds")
-
-    def forget(self, resource_key: str) -> None:
-        """Drop a resource's entry."""
-        self._lines.pop(resource_key, None)
-        self.resources.pop(resource_key, None)
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the on-disk document."""
-        return {
-            "formatVersion": STATE_FORMAT_VERSION,
-            "key": self.key.hex(),
-            "resources": {k: self.resources[k] for k in sorted(self.resources)},
-        }
-
-    def save(self) -> None:
-        """Write the state atomically: temp file in the same directory, fsync, rename."""
-        self.write(self.serialize())
-
-    def serialize(self) -> str:
-        """Return the file's text for the state as it is now (a consistent snapshot)."""
-        return _dumps(self.to_json(), self._lines)
-
-    def write(self, data: str) -> None:
-        """Write ``data`` (from ``serialize``) atomically; safe to call from a worker thread."""
+    def write(self, data: bytes, expected: Any) -> Any:
+        """Replace the file atomically if it is still the one read as ``expected``."""
+        if self._current() != expected:
+            raise StateConflictError(self.description)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".tmp", dir=self.path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -148,96 +108,120 @@ class State:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
-        self.exists = True
+        return self._current()
+
+    def acquire(self, holder: Holder, timeout: float) -> None:
+        """Take the file lock (a dead holder's lock is free: the kernel released it)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self._lock_path), timeout=timeout)
+        try:
+            lock.acquire(timeout=timeout, poll_interval=_backend.POLL_SECONDS)
+        except Timeout:
+            record = self._holder()
+            raise StateLockedError(
+                self.description, record, waited=timeout, age=holder_age(record)
+            ) from None
+        self._lock = lock
+        self._holder_path.write_text(json.dumps(holder.to_dict()) + "\n", encoding="utf-8")
+
+    def _holder(self) -> dict[str, Any] | None:
+        try:
+            record = json.loads(self._holder_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) else None
+
+    def release(self) -> None:
+        """Remove the holder record and give back the file lock."""
+        if self._lock is None:
+            return
+        with contextlib.suppress(OSError):
+            self._holder_path.unlink()
+        self._lock.release()
+        self._lock = None
+
+    def unlock(self, lock_id: str) -> str:
+        """Clear a dead run's holder record; a live holder's OS lock cannot be taken away."""
+        record = self._holder()
+        if record is None or record.get("lockId") != lock_id:
+            raise StateError(f"state {self.description} has no lock with ID {lock_id}")
+        probe = FileLock(str(self._lock_path), timeout=0)
+        try:
+            probe.acquire(timeout=0)
+        except Timeout:
+            raise StateError(
+                f"lock {lock_id} on {self.description} is held by a live process (pid "
+                f"{record.get('pid')} on {record.get('host')}); it is released when that run ends"
+            ) from None
+        try:
+            with contextlib.suppress(OSError):
+                self._holder_path.unlink()
+        finally:
+            probe.release()
+        return f"Removed the record of lock {lock_id} (its process had ended; the lock was already free)."
+
+    def close(self) -> None:
+        """Nothing to close for a file."""
 
 
-def _dumps(document: dict[str, Any], cache: dict[str, str]) -> str:
-    """Return the state as JSON with one resource per line (json's C encoder: saved per action)."""
-    # json.dumps(indent=2) runs the pure-Python encoder, and a save follows every action: it
-    # dominated a 1,000-pipe apply (quadratic). One line per resource keeps the file readable,
-    # and ``cache`` keeps the lines of the resources no action touched since the last save.
-    head = {k: v for k, v in document.items() if k != "resources"}
-    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    items = []
-    for key, value in document["resources"].items():
-        line = cache.get(key)
-        if line is None:
-            line = cache[key] = (
-                f"    {json.dumps(key)}: {json.dumps(value, separators=(', ', ': '))}"
-            )
-        items.append(line)
-    body = "{}" if not items else "{\n" + ",\n".join(items) + "\n  }"
-    return "{\n" + "\n".join(lines) + f'\n  "resources": {body}\n}}\n'
+def find_project_root(start: Path | None = None) -> Path:
+    """Return the project root: the nearest directory from ``start`` (default: the cwd) upwards
+    holding ``reconcile.yaml`` or ``.reconcile/``, else the top of the git work tree, else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        if (directory / PROJECT_FILE).is_file() or (directory / STATE_DIR).is_dir():
+            return directory
+        if (directory / ".git").exists():
+            # Never look above the repository: a marker there belongs to something else.
+            return directory
+    return here
+
+
+def default_state_path(manifest_paths: Sequence[str] = ()) -> Path:
+    """Return the default state file: ``.reconcile/state.json`` in the project root.
+
+    It does not depend on which manifests a command names (``plan manifests`` and ``plan
+    manifests/pipes/orders.yaml`` share one state); ``manifest_paths`` is only used to find a
+    state file left at the old default location beside the manifests (see ``resolve_state_path``).
+    """
+    return resolve_state_path(manifest_paths)[0]
+
+
+def resolve_state_path(manifest_paths: Sequence[str] = ()) -> tuple[Path, str | None]:
+    """Return the default state path and, when it is a legacy location, a deprecation message."""
+    root = find_project_root()
+    current = root / DEFAULT_STATE
+    if current.exists():
+        return current, None
+    for given in manifest_paths:
+        path = Path(given).resolve()
+        start = path if path.is_dir() else path.parent
+        for directory in (start, *start.parents):
+            legacy = directory / DEFAULT_STATE
+            if legacy.is_file() and legacy != current:
+                return legacy, (
+                    f"using the state file {_shown(legacy)} found beside the manifests; this default "
+                    f"is deprecated: move it to {_shown(current)} (the project root) or pass --state"
+                )
+            if directory == root or (directory / ".git").exists():
+                break
+    return current, None
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def load_state(path: Path) -> State:
-    """Read the state file (a new, empty state with a fresh key when it does not exist)."""
-    if not path.exists():
-        return State(path=path, key=_random.token_bytes(32))
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateError(
-            f"state file {path} is unreadable or corrupt ({exc}); it was left untouched"
-        ) from None
-    if not isinstance(raw, dict) or type(raw.get("formatVersion")) is not int:
-        raise StateError(f"state file {path} is not a reconcile state file; it was left untouched")
-    version = raw["formatVersion"]
-    if version > STATE_FORMAT_VERSION:
-        raise StateError(
-            f"state file {path} has format {version}, newer than this reconcile understands "
-            f"({STATE_FORMAT_VERSION}); upgrade reconcile"
-        )
-    try:
-        key = bytes.fromhex(str(raw["key"]))
-        resources = raw.get("resources", {})
-        if len(key) < 16 or not isinstance(resources, dict):
-            raise ValueError("bad key or resources")
-    except (KeyError, ValueError) as exc:
-        raise StateError(f"state file {path} is corrupt ({exc}); it was left untouched") from None
-    return State(path=path, key=key, resources=resources, exists=True)
-
-
-def default_state_path(manifest_paths: list[str]) -> Path:
-    """Return ``.reconcile/state.json`` beside the manifests (the first path given)."""
-    if not manifest_paths:
-        return DEFAULT_STATE
-    first = Path(manifest_paths[0])
-    base = first if first.is_dir() else first.parent
-    return base / DEFAULT_STATE
+    """Read a local state file without locking (a new state with a fresh key when absent)."""
+    return _backend.read_state(LocalBackend(path))
 
 
 @contextlib.contextmanager
 def locked_state(path: Path, *, timeout: float = 0.0) -> Iterator[State]:
-    """Hold the state's lock for the whole block and yield the loaded state."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(path.name + ".lock")
-    holder_path = path.with_name(path.name + ".holder")
-    lock = FileLock(str(lock_path), timeout=timeout)
-    try:
-        lock.acquire(timeout=timeout, poll_interval=0.1)
-    except Timeout:
-        raise StateError(_held_message(path, holder_path, timeout)) from None
-    try:
-        holder = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "startedAt": datetime.now(UTC).isoformat(timespec="seconds"),
-            "started": time.time(),
-        }
-        holder_path.write_text(json.dumps(holder) + "\n", encoding="utf-8")
-        yield load_state(path)
-    finally:
-        with contextlib.suppress(OSError):
-            holder_path.unlink()
-        lock.release()
-
-
-def _held_message(path: Path, holder_path: Path, timeout: float) -> str:
-    try:
-        holder = json.loads(holder_path.read_text(encoding="utf-8"))
-        who = f"pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('startedAt')}"
-    except (OSError, ValueError):
-        who = "another reconcile run"
-    waited = f" after waiting {timeout:g}s" if timeout else ""
-    return f"state file {path} is locked by {who}{waited}; wait for it to finish or pass --lock-timeout SECONDS"
+    """Hold a local state file's lock for the whole block and yield the loaded state."""
+    with _backend.locked_state(LocalBackend(path), timeout=timeout) as state:
+        yield state

@@ -1,0 +1,90 @@
+"""Fail fast on the obvious: a server that cannot be reached, credentials that are refused.
+
+Retries exist for a server that answered before and stumbles; they are wrong for a wrong port,
+an ``https://`` URL pointing at a plain-HTTP server, or a bad key, where each retry only
+delays the one useful message. ``FirstContact`` watches each interface: a connection error
+before any response has arrived from it becomes ``ServiceUnreachable`` (not retried), and a
+401 — or a 403 before any request on that interface succeeded — becomes
+``AuthenticationFailed``, naming the variables to check. Once either happens, every later
+request of the run fails at once with the same error, so the run stops with one message
+instead of one per resource.
+"""
+
+from __future__ import annotations
+
+import ssl
+
+import httpx
+
+from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
+
+# Per interface: the variable naming its URL, and those holding its credentials.
+URL_VARIABLES = {"management": "RECONCILE_BASE_URL", "dashboards": "RECONCILE_DASHBOARDS_URL"}
+CREDENTIAL_VARIABLES = {
+    "management": "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or --key-id/--key-secret)",
+    "dashboards": "RECONCILE_DASHBOARDS_TOKEN (or --dashboards-token)",
+}
+
+
+class FirstContact:
+    """Turns first-contact failures into one fatal error for the whole run."""
+
+    def __init__(self) -> None:
+        self._answered: set[str] = set()
+        self._succeeded: set[str] = set()
+        self.fatal: ReconcileError | None = None
+
+    def check(self) -> None:
+        """Raise the run's fatal error, if one happened (called before each request)."""
+        if self.fatal is not None:
+            raise self.fatal
+
+    def transport_error(self, interface: str, exc: Exception, url: str) -> None:
+        """Raise ``ServiceUnreachable`` if ``interface`` never answered; else return (retry)."""
+        if interface in self._answered or not isinstance(exc, httpx.ConnectError):
+            return
+        self.fatal = ServiceUnreachable(
+            interface=interface,
+            url=url,
+            reason=_reason(exc),
+            variable=URL_VARIABLES.get(interface, "the base URL"),
+        )
+        raise self.fatal
+
+    def answered(self, interface: str, status: int) -> None:
+        """Record that ``interface`` answered with ``status``."""
+        self._answered.add(interface)
+        if status < 400:
+            self._succeeded.add(interface)
+
+    def refused(self, interface: str, status: int, detail: str, request_id: str | None) -> None:
+        """Raise ``AuthenticationFailed`` for a 401, or a 403 before any success; else return."""
+        if status == 401 or (status == 403 and interface not in self._succeeded):
+            self.fatal = AuthenticationFailed(
+                interface=interface,
+                status=status,
+                detail=detail,
+                request_id=request_id,
+                variables=CREDENTIAL_VARIABLES.get(interface, "the credentials"),
+            )
+            raise self.fatal
+
+
+def _reason(exc: Exception) -> str:
+    """Say in words why a connection failed (refused, TLS, name lookup)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return (
+                f"TLS handshake failed ({cause.reason or cause}; the server speaks plain "
+                "http://, or its certificate is not trusted)"
+            )
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused (nothing listens on that port)"
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc) or type(exc).__name__
+    if "refused" in text.lower():
+        return "connection refused (nothing listens on that port)"
+    if "ssl" in text.lower() or "tls" in text.lower():
+        return f"TLS handshake failed ({text}; the server may speak plain http://)"
+    return text

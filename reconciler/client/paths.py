@@ -1,0 +1,83 @@
+"""The one place API paths are built.
+
+Every path of both interfaces is spelled here — the fetcher, saved-plan checks, planners and
+the read-only views call these builders instead of formatting URLs inline, so a path changes
+in one place. Ids are inserted as given (they are validated uuids or server-assigned ids);
+query strings are encoded with ``urlencode``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+DASHBOARDS_PATH = "/api/v2/dashboards"
+
+
+def organization_path(org_id: str) -> str:
+    """Return an organization's path: ``/v1/organizations/{id}``."""
+    return f"/v1/organizations/{org_id}"
+
+
+def services_path(org_id: str, filters: Sequence[str] = ()) -> str:
+    """Return the services list of an organization (``filter`` values such as ``tag:Env=Prod``)."""
+    query = f"?{urlencode([('filter', f) for f in filters])}" if filters else ""
+    return f"{organization_path(org_id)}/services{query}"
+
+
+def service_path(org_id: str, service_id: str) -> str:
+    """Return one service's path."""
+    return f"{organization_path(org_id)}/services/{service_id}"
+
+
+def pipes_path(org_id: str, service_id: str) -> str:
+    """Return the pipe list of a service."""
+    return f"{service_path(org_id, service_id)}/pipes"
+
+
+def pipe_path(org_id: str, service_id: str, pipe_id: str) -> str:
+    """Return one pipe's path."""
+    return f"{pipes_path(org_id, service_id)}/{pipe_id}"
+
+
+def endpoint_path(org_id: str, service_id: str, endpoint_id: str) -> str:
+    """Return one reverse private endpoint's path."""
+    return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints/{endpoint_id}"
+
+
+def backups_path(org_id: str, service_id: str) -> str:
+    """Return the backups list of a service."""
+    return f"{service_path(org_id, service_id)}/backups"
+
+
+def dashboard_path(dashboard_id: str) -> str:
+    """Return one dashboard's path."""
+    return f"{DASHBOARDS_PATH}/{dashboard_id}"
+
+
+@dataclass(frozen=True)
+class PipeIds:
+    """Where a pipe lives: its organization, service and own id."""
+
+    organization_id: str
+    service_id: str
+    pipe_id: str
+
+    @classmethod
+    def from_target(cls, target: Mapping[str, str]) -> PipeIds:
+        """Return the ids of a plan action's ``target`` mapping."""
+        return cls(target["organizationId"], target["serviceId"], target["pipeId"])
+
+    @property
+    def path(self) -> str:
+        """Return the pipe's API path."""
+        return pipe_path(self.organization_id, self.service_id, self.pipe_id)
+
+    def as_dict(self) -> dict[str, str]:
+        """Return the ids as the plan's ``target`` mapping."""
+        return {
+            "organizationId": self.organization_id,
+            "serviceId": self.service_id,
+            "pipeId": self.pipe_id,
+        }

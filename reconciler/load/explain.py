@@ -1,0 +1,255 @@
+"""``explain``: what a manifest field is, from the JSON Schemas (as ``kubectl explain`` does).
+
+A target is ``KIND`` or ``KIND.path.to.field`` (``Pipe.spec.settings.engine_max_threads``; the
+``spec.`` may be left out). The schema is walked through ``$ref``s, list items and the
+alternatives of a ``oneOf`` (a pipe's source kinds, a secret reference's two forms), and the
+field is described by its type, bounds, allowed values, description and sub-fields. Whether
+it is writable, a read-only expectation, an identity or a write-only secret comes from the
+field catalogue (``model.fields``) for pipes — the same table the planner uses — and from the
+schema's own "(expectation)" / "Read-only" wording for the other kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
+from reconciler.model.errors import ConfigError
+from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.resources import JsonPath
+
+
+@dataclass(frozen=True)
+class Field:
+    """One sub-field, listed under the explained field."""
+
+    name: str
+    type: str
+    title: str
+    required: bool
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything ``explain`` says about one field."""
+
+    kind: str
+    path: str
+    title: str
+    description: str
+    type: str
+    access: str
+    bounds: list[str] = field(default_factory=list)
+    enum: list[Any] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-friendly form."""
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "title": self.title,
+            "description": self.description,
+            "type": self.type,
+            "access": self.access,
+            "bounds": self.bounds,
+            "enum": self.enum,
+            "fields": [f.__dict__ for f in self.fields],
+        }
+
+
+_BOUNDS = (
+    ("minimum", "≥ {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("maximum", "≤ {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("minLength", "at least {} characters"),
+    ("maxLength", "at most {} characters"),
+    ("minItems", "at least {} items"),
+    ("maxItems", "at most {} items"),
+    ("pattern", "matches {}"),
+)
+
+
+def explain(target: str) -> Explanation:
+    """Describe ``KIND[.path]``; raise ``ConfigError`` naming the unknown part."""
+    head, _, rest = target.partition(".")
+    kind = _kind(head)
+    path: list[str] = [p for p in rest.split(".") if p] if rest else []
+    file = KIND_FILES[kind]
+    root = load_schemas()[file]
+    if path and path[0] not in root.get("properties", {}):
+        path.insert(0, "spec")  # `Pipe.settings` means `Pipe.spec.settings`
+    node, base = _resolve(root, file)
+    walked: list[str] = []
+    for part in path:
+        child = _child(node, base, part)
+        if child is None:
+            choices = sorted(_properties(node, base))
+            where = ".".join([kind, *walked]) or kind
+            hint = suggest(part, choices)
+            known = f"; its fields: {', '.join(choices)}" if choices else ""
+            raise ConfigError(f"{where} has no field {part!r}{hint}{known}")
+        node, base = child
+        walked.append(part)
+    return Explanation(
+        kind=kind,
+        path=".".join(walked),
+        title=str(node.get("title", "")),
+        description=_description(node, base),
+        type=_type(node, base),
+        access=_access(kind, tuple(walked), node),
+        bounds=[text.format(node[k]) for k, text in _BOUNDS if k in node],
+        enum=list(node.get("enum", [])) or ([node["const"]] if "const" in node else []),
+        fields=_fields(node, base),
+    )
+
+
+def _kind(word: str) -> str:
+    for kind in KIND_FILES:
+        if word.lower() in (kind.lower(), kind.lower() + "s"):
+            return kind
+    raise ConfigError(
+        f"unknown kind {word!r}{suggest(word, KIND_FILES)}: one of {', '.join(KIND_FILES)}"
+    )
+
+
+def _resolve(node: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
+    """Follow ``$ref`` (merging the referring node's own title/description over the target)."""
+    seen = 0
+    while "$ref" in node and seen < 20:
+        seen += 1
+        ref = node["$ref"]
+        doc_name, _, pointer = ref.partition("#")
+        doc_name = doc_name or base
+        target: Any = load_schemas()[doc_name if doc_name in load_schemas() else COMMON_FILE]
+        for part in [p for p in pointer.split("/") if p]:
+            target = target[part]
+        own = {k: v for k, v in node.items() if k != "$ref"}
+        node, base = {**target, **own}, doc_name
+    return node, base
+
+
+def _alternatives(node: dict[str, Any], base: str) -> list[tuple[dict[str, Any], str]]:
+    out = [(node, base)]
+    for key in ("oneOf", "anyOf", "allOf"):
+        for alt in node.get(key, []):
+            out.append(_resolve(alt, base))
+    return out
+
+
+def _properties(node: dict[str, Any], base: str) -> dict[str, tuple[dict[str, Any], str]]:
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    for alt, alt_base in _alternatives(node, base):
+        for name, sub in alt.get("properties", {}).items():
+            found.setdefault(name, (sub, alt_base))
+    return found
+
+
+def _child(node: dict[str, Any], base: str, part: str) -> tuple[dict[str, Any], str] | None:
+    if node.get("type") == "array" and "items" in node:
+        node, base = _resolve(node["items"], base)
+    props = _properties(node, base)
+    if part in props:
+        sub, sub_base = props[part]
+        return _resolve(sub, sub_base)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        return _resolve(extra, base)
+    return None
+
+
+def _type(node: dict[str, Any], base: str) -> str:
+    kind = node.get("type")
+    if kind == "array":
+        items, items_base = _resolve(node.get("items", {}), base)
+        return f"list of {_type(items, items_base)}"
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    if kind:
+        return "mapping" if kind == "object" else str(kind)
+    if "enum" in node:
+        return "one of the values below"
+    if "const" in node:
+        return f"the constant {node['const']!r}"
+    titles = [str(alt.get("title", "?")) for alt, _ in _alternatives(node, base)[1:]]
+    return " or ".join(titles) if titles else "any"
+
+
+def _description(node: dict[str, Any], base: str) -> str:
+    if node.get("description"):
+        return str(node["description"])
+    alternatives = _alternatives(node, base)[1:]
+    return " ".join(str(a.get("description", "")) for a, _ in alternatives).strip()
+
+
+def _fields(node: dict[str, Any], base: str) -> list[Field]:
+    if node.get("type") == "array" and "items" in node:
+        node, base = _resolve(node["items"], base)
+    required = set(node.get("required", []))
+    out: list[Field] = []
+    for name, (sub, sub_base) in _properties(node, base).items():
+        resolved, resolved_base = _resolve(sub, sub_base)
+        title = str(sub.get("title") or resolved.get("title", ""))
+        out.append(Field(name, _type(resolved, resolved_base), title, name in required))
+    return out
+
+
+def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
+    """Say how reconcile treats the field: identity, writable, expectation or secret."""
+    if not path:
+        return "the whole manifest"
+    if path[0] in ("apiVersion", "kind"):
+        return "format: fixed value, never sent"
+    if path[0] == "metadata":
+        return "local: names the resource in plans and state; never sent"
+    spec = path[1:]
+    if not spec:
+        return "the desired state"
+    wording = f"{node.get('title', '')} {node.get('description', '')}"
+    if kind == "Pipe":
+        if spec[0] in PIPE_IDENTITY:
+            return "identity: says which pipe; never changed"
+        if is_secret_path(spec):
+            return (
+                "sensitive, writable: write-only secret, sent when changed and never read back; "
+                "write {fromEnv: NAME} or {fromFile: PATH}, never the value"
+            )
+        if is_writable_pipe_path(spec):
+            return "writable: changed by the pipe update (PATCH)"
+        return "read-only: an expectation; the plan reports a mismatch but cannot change it"
+    if kind == "Organization" and spec[0] == "organizationId":
+        return "identity: says which organization; never changed"
+    if "(expectation)" in wording or "Read-only" in wording:
+        return "read-only: an expectation; the plan reports a mismatch but cannot change it"
+    return "writable"
+
+
+def render(item: Explanation) -> str:
+    """Return the text ``reconcile explain`` prints."""
+    lines = [f"KIND:     {item.kind}"]
+    if item.path:
+        title = f"  ({item.title})" if item.title else ""
+        lines.append(f"FIELD:    {item.path}{title}")
+    lines.append(f"TYPE:     {item.type}")
+    lines.append(f"ACCESS:   {item.access}")
+    if item.bounds:
+        lines.append(f"BOUNDS:   {', '.join(item.bounds)}")
+    if item.enum:
+        lines.append(f"VALUES:   {', '.join(str(v) for v in item.enum)}")
+    if item.description:
+        lines += ["", "DESCRIPTION:", *_wrap(item.description, "    ")]
+    if item.fields:
+        lines += ["", "FIELDS:"]
+        width = max(len(f.name) + (11 if f.required else 0) for f in item.fields)
+        for f in item.fields:
+            name = f"{f.name} (required)" if f.required else f.name
+            lines.append(f"    {name.ljust(width)}  <{f.type}>  {f.title}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=96, initial_indent=indent, subsequent_indent=indent)

@@ -1,0 +1,242 @@
+"""Where the state document lives: the backend protocol and the session every run uses.
+
+A backend stores one document per workspace and offers four operations, the same on every
+store: ``read`` (the document's bytes and an opaque version token, or ``None`` when the state
+is new), ``write`` (compare-and-set: it succeeds only if the stored version is still the one
+read, so a writer that lost its lock can never overwrite a newer state), ``acquire``/``release``
+(a lock for the whole run holding a ``Holder`` record, waited for up to ``--lock-timeout``)
+and ``unlock`` (force-removal of a lock left by a dead run, named by its lock ID).
+
+``open_backend`` picks the implementation from the ``--state`` address: a path (local file),
+``postgresql://…`` or ``s3://BUCKET/KEY``. ``locked_state`` is the one way a run holds a state:
+lock, read, decode, and bind writes to compare-and-set on the version read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import re
+import shlex
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from reconciler.model.errors import ConfigError, StateConflictError
+from reconciler.state.document import State, decode, new_state
+
+DEFAULT_WORKSPACE = "default"
+_WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# How often a waiting run asks again for a lock held elsewhere.
+POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lock: written with the lock, printed to whoever waits for it."""
+
+    lockId: str
+    user: str
+    host: str
+    pid: int
+    command: str
+    startedAt: str
+    started: float
+
+    @classmethod
+    def current(cls, command: str | None = None) -> Holder:
+        """Return a record for this process, with a fresh lock ID."""
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = str(os.getuid())
+        return cls(
+            lockId=uuid.uuid4().hex,
+            user=user,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            command=command or _command_line(),
+            startedAt=datetime.now(UTC).isoformat(timespec="seconds"),
+            started=time.time(),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record as JSON-ready data."""
+        return asdict(self)
+
+
+def _command_line() -> str:
+    args = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv else ["reconcile"]
+    # Only the command and its sub-commands: an option value could be a secret.
+    shown = []
+    for arg in args:
+        if arg.startswith("-"):
+            break
+        shown.append(arg)
+    return shlex.join(shown[:3])
+
+
+def holder_age(record: dict[str, Any] | None) -> float | None:
+    """Return how long ago a holder record was written (None when unknown)."""
+    if not record:
+        return None
+    started = record.get("started")
+    return time.time() - float(started) if isinstance(started, (int, float)) else None
+
+
+class Backend(Protocol):
+    """One workspace's state document in one store."""
+
+    description: str  # printable: never holds a password
+    remote: bool  # True when nothing is kept in the working directory
+
+    def read(self) -> tuple[bytes | None, Any]:
+        """Return the document's bytes (None when new) and its version token."""
+        ...
+
+    def write(self, data: bytes, expected: Any) -> Any:
+        """Store ``data`` if the version is still ``expected``; return the new version."""
+        ...
+
+    def acquire(self, holder: Holder, timeout: float) -> None:
+        """Take the lock (waiting up to ``timeout`` s) or raise ``StateLockedError``."""
+        ...
+
+    def release(self) -> None:
+        """Give back the lock taken by ``acquire``."""
+        ...
+
+    def unlock(self, lock_id: str) -> str:
+        """Remove a lock left by a dead run; return what was done."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def check_workspace(name: str) -> str:
+    """Return ``name`` if it is a valid workspace name, else raise ``ConfigError``."""
+    if not _WORKSPACE.match(name):
+        raise ConfigError(
+            f"workspace {name!r} is not valid: use letters, digits, '.', '_' or '-' (at most 64, "
+            "starting with a letter or digit)"
+        )
+    return name
+
+
+def workspace_name(name: str, workspace: str) -> str:
+    """Return the file or object name of a workspace: ``state.json`` → ``state.WS.json``."""
+    if workspace == DEFAULT_WORKSPACE:
+        return name
+    head, sep, tail = name.rpartition("/")
+    stem, dot, ext = tail.rpartition(".")
+    leaf = f"{stem}.{workspace}.{ext}" if dot and stem else f"{tail}.{workspace}"
+    return f"{head}{sep}{leaf}"
+
+
+def is_remote(address: str | None) -> bool:
+    """Tell whether a ``--state`` address names a remote store (not a local path)."""
+    return bool(address) and str(address).startswith(("postgresql://", "postgres://", "s3://"))
+
+
+def redact_address(url: str) -> str:
+    """Return a ``--state`` address without a password (in the authority or the query)."""
+    if "://" not in url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}@{hostport}" if user else hostport
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def open_backend(address: str, workspace: str = DEFAULT_WORKSPACE) -> Backend:
+    """Return the backend for a ``--state`` address and workspace."""
+    check_workspace(workspace)
+    if address.startswith(("postgresql://", "postgres://")):
+        from reconciler.state.postgres import PostgresBackend
+
+        return PostgresBackend(address, workspace)
+    if address.startswith("s3://"):
+        from reconciler.state.s3 import S3Backend
+
+        return S3Backend(address, workspace)
+    if re.match(r"^[a-z][a-z0-9+.-]*://", address):
+        raise ConfigError(
+            f"--state {address.split('://')[0]}://… is not a known backend: use a path, "
+            "postgresql://USER@HOST:PORT/DB or s3://BUCKET/KEY"
+        )
+    from reconciler.state.local import LocalBackend
+
+    return LocalBackend(Path(workspace_name(address, workspace)))
+
+
+def read_state(backend: Backend) -> State:
+    """Read the state without locking (a consistent snapshot: every write is atomic)."""
+    data, version = backend.read()
+    state = new_state(backend.description) if data is None else decode(data, backend.description)
+    state.sink = _cas_sink(backend, version)
+    return state
+
+
+@contextlib.contextmanager
+def locked_state(
+    backend: Backend, *, timeout: float = 0.0, command: str | None = None
+) -> Iterator[State]:
+    """Hold the backend's lock for the whole block and yield the state read under it."""
+    backend.acquire(Holder.current(command), timeout)
+    try:
+        yield read_state(backend)
+    finally:
+        backend.release()
+
+
+def _cas_sink(backend: Backend, version: Any) -> Any:
+    cell = [version]
+
+    def sink(data: bytes) -> None:
+        cell[0] = backend.write(data, cell[0])
+
+    return sink
+
+
+__all__ = [
+    "DEFAULT_WORKSPACE",
+    "Backend",
+    "Holder",
+    "StateConflictError",
+    "check_workspace",
+    "holder_age",
+    "is_remote",
+    "locked_state",
+    "open_backend",
+    "read_state",
+    "redact_address",
+    "workspace_name",
+]
+
+
+def create_state(backend: Backend, state: State, *, timeout: float = 0.0) -> None:
+    """Write a new state (its key) under the lock; refuse if another run created one meanwhile."""
+    from reconciler.model.errors import StateError
+
+    with locked_state(backend, timeout=timeout) as current:
+        if current.exists:
+            raise StateError(
+                f"state {backend.description} was created by another run since this one read it; "
+                "run plan again"
+            )
+        backend.write(state.serialize().encode("utf-8"), None)
+        state.exists = True

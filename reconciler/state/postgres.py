@@ -1,0 +1,205 @@
+"""The PostgreSQL backend: one row per workspace, a session advisory lock for the run.
+
+Address: a libpq URL (``postgresql://USER@HOST:PORT/DB?sslmode=…``); whatever it leaves out
+comes from the usual ``PG*`` variables and ``~/.pgpass`` (libpq reads them), so the password
+need never appear on a command line. It is never printed: messages name the URL without it.
+
+Tables (created on first use, under a transaction-level advisory lock so that two first runs
+do not race): ``reconcile_state`` (workspace, document, version, updated_at) and
+``reconcile_state_locks`` (workspace, lock id, holder record, server pid). A run holds a
+session advisory lock on its workspace for its whole life: the server releases it the moment
+the connection ends, so a killed runner never blocks the next one. Every write is
+``UPDATE … WHERE version = <read>`` (or an insert that fails if a row appeared), so a writer
+that lost its lock can never overwrite a newer state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.state import backend as _backend
+from reconciler.state.backend import Holder, holder_age, redact_address
+
+STATE_TABLE = "reconcile_state"
+LOCK_TABLE = "reconcile_state_locks"
+# Serialises the first run's CREATE TABLE among concurrent first runs.
+_SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {STATE_TABLE} (
+    workspace text PRIMARY KEY,
+    document bytea NOT NULL,
+    version bigint NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
+    workspace text PRIMARY KEY,
+    lock_id text NOT NULL,
+    holder jsonb NOT NULL,
+    server_pid integer NOT NULL,
+    acquired_at timestamptz NOT NULL DEFAULT now()
+);
+"""
+
+
+def _lock_key(workspace: str) -> int:
+    digest = hashlib.sha256(f"reconcile-state:{workspace}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresBackend:
+    """One workspace's state in a PostgreSQL table."""
+
+    remote = True
+
+    def __init__(self, url: str, workspace: str) -> None:
+        self._url = url
+        self.workspace = workspace
+        self.description = f"{redact_address(url)} (workspace {workspace})"
+        self._conn: psycopg.Connection[Any] | None = None
+        self._guard = threading.Lock()
+        self._holder: Holder | None = None
+        self._key = _lock_key(workspace)
+
+    # -- connection ----------------------------------------------------------------------------
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            try:
+                conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise StateError(
+                    f"cannot connect to the state database {self.description}: {self._clean(exc)}"
+                ) from None
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                conn.execute(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def _clean(self, exc: BaseException) -> str:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        password = urlsplit(self._url).password
+        return text.replace(password, "***") if password else text
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
+        with self._guard:
+            try:
+                return self._connection().execute(sql, params)
+            except psycopg.Error as exc:
+                raise StateError(f"state database {self.description}: {self._clean(exc)}") from None
+
+    # -- document ------------------------------------------------------------------------------
+
+    def read(self) -> tuple[bytes | None, Any]:
+        """Return the workspace's document and version (None, None when it has no row)."""
+        row = self._run(
+            f"SELECT document, version FROM {STATE_TABLE} WHERE workspace = %s",
+            (self.workspace,),
+        ).fetchone()
+        if row is None:
+            return None, None
+        return bytes(row[0]), int(row[1])
+
+    def write(self, data: bytes, expected: Any) -> Any:
+        """Store ``data`` if the row's version is still ``expected``; return the new version."""
+        if expected is None:
+            cursor = self._run(
+                f"INSERT INTO {STATE_TABLE} (workspace, document, version) VALUES (%s, %s, 1) "
+                "ON CONFLICT (workspace) DO NOTHING",
+                (self.workspace, data),
+            )
+            new = 1
+        else:
+            cursor = self._run(
+                f"UPDATE {STATE_TABLE} SET document = %s, version = version + 1, updated_at = now() "
+                "WHERE workspace = %s AND version = %s",
+                (data, self.workspace, expected),
+            )
+            new = int(expected) + 1
+        if cursor.rowcount != 1:
+            raise StateConflictError(self.description)
+        return new
+
+    # -- lock ----------------------------------------------------------------------------------
+
+    def acquire(self, holder: Holder, timeout: float) -> None:
+        """Take the workspace's session advisory lock, polling until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self._run("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
+            if got and got[0]:
+                break
+            if time.monotonic() >= deadline:
+                record = self._lock_record()
+                raise StateLockedError(
+                    self.description, record, waited=timeout, age=holder_age(record)
+                )
+            time.sleep(min(_backend.POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        self._run(
+            f"INSERT INTO {LOCK_TABLE} (workspace, lock_id, holder, server_pid) "
+            "VALUES (%s, %s, %s, pg_backend_pid()) ON CONFLICT (workspace) DO UPDATE SET "
+            "lock_id = EXCLUDED.lock_id, holder = EXCLUDED.holder, "
+            "server_pid = EXCLUDED.server_pid, acquired_at = now()",
+            (self.workspace, holder.lockId, Jsonb(holder.to_dict())),
+        )
+        self._holder = holder
+
+    def _lock_record(self) -> dict[str, Any] | None:
+        row = self._run(
+            f"SELECT holder, server_pid FROM {LOCK_TABLE} WHERE workspace = %s", (self.workspace,)
+        ).fetchone()
+        if row is None:
+            return None
+        record = row[0] if isinstance(row[0], dict) else json.loads(row[0])
+        return {**record, "serverPid": row[1]}
+
+    def release(self) -> None:
+        """Delete the holder record and release the advisory lock."""
+        if self._holder is None:
+            return
+        holder, self._holder = self._holder, None
+        if self._conn is None or self._conn.closed:
+            return  # the session ended: the server already released the lock
+        self._run(
+            f"DELETE FROM {LOCK_TABLE} WHERE workspace = %s AND lock_id = %s",
+            (self.workspace, holder.lockId),
+        )
+        self._run("SELECT pg_advisory_unlock(%s)", (self._key,))
+
+    def unlock(self, lock_id: str) -> str:
+        """Clear a dead session's holder record; a live session's lock ends with that session."""
+        record = self._lock_record()
+        if record is None or record.get("lockId") != lock_id:
+            raise StateError(f"state {self.description} has no lock with ID {lock_id}")
+        got = self._run("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
+        if not (got and got[0]):
+            raise StateError(
+                f"lock {lock_id} on {self.description} is held by a live database session "
+                f"(server pid {record.get('serverPid')}; pid {record.get('pid')} on "
+                f"{record.get('host')}); the server releases it when that run ends. To end that "
+                f"run's session now: SELECT pg_terminate_backend({record.get('serverPid')})"
+            )
+        try:
+            self._run(
+                f"DELETE FROM {LOCK_TABLE} WHERE workspace = %s AND lock_id = %s",
+                (self.workspace, lock_id),
+            )
+        finally:
+            self._run("SELECT pg_advisory_unlock(%s)", (self._key,))
+        return f"Removed the record of lock {lock_id} (its session had ended; the lock was already free)."
+
+    def close(self) -> None:
+        """Close the connection (which also releases any advisory lock it held)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

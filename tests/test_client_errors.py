@@ -1,0 +1,133 @@
+"""Typed API errors: each HTTP status becomes its own ``ApiError`` branch, optional endpoints a
+server lacks become ``Unsupported``, and every caller can tell them apart without a status code
+(the client against the in-process emulator through ``httpx.ASGITransport``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from reconciler.client.paths import organization_path, pipe_path, pipes_path
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    AuthError,
+    BadRequest,
+    Conflict,
+    FailedDependency,
+    MethodNotAllowed,
+    NotFound,
+    RateLimited,
+    ReconcileError,
+    ServerError,
+    Unsupported,
+    api_error_type,
+)
+from tests.asgi_helpers import emulator_app, in_process
+from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
+
+MISSING_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-000000000000"
+
+
+@pytest.mark.parametrize(
+    ("status", "branch"),
+    [
+        (400, BadRequest),
+        (401, AuthError),
+        (403, AuthError),
+        (404, NotFound),
+        (405, MethodNotAllowed),
+        (409, Conflict),
+        (424, FailedDependency),
+        (429, RateLimited),
+        (500, ServerError),
+        (503, ServerError),
+        (418, ApiError),
+        (None, ApiError),
+    ],
+)
+def test_each_status_maps_to_one_branch_of_the_root_exception(
+    status: int | None, branch: type[ApiError]
+) -> None:
+    assert api_error_type(status) is branch
+    assert issubclass(branch, ReconcileError)
+
+
+def test_naming_the_resource_keeps_the_branch_and_the_message_fields() -> None:
+    error = NotFound(
+        status=404, message="NOT_FOUND: no pipe", request_id="r-1", method="GET", path="/p"
+    )
+    named = error.with_resource("pipe orders")
+    assert type(named) is NotFound
+    assert str(named) == "pipe orders: HTTP 404: NOT_FOUND: no pipe (requestId r-1)"
+
+
+def test_a_missing_pipe_is_not_found_and_names_status_and_request_id() -> None:
+    async def go() -> NotFound:
+        async with in_process() as (client, _):
+            with pytest.raises(NotFound) as caught:
+                await client.get(pipe_path(ORG_ID, ANALYTICS, MISSING_PIPE), resource="pipe x")
+            return caught.value
+
+    error = asyncio.run(go())
+    assert (error.status, error.resource) == (404, "pipe x")
+    assert error.request_id
+
+
+def test_wrong_credentials_are_an_authentication_failure_that_stops_the_run() -> None:
+    # Not an ApiError on purpose: per-resource handlers must not swallow it (issue 16).
+    async def go() -> None:
+        async with in_process(key_secret="wrong") as (client, _):
+            await client.get(organization_path(ORG_ID))
+
+    with pytest.raises(AuthenticationFailed) as caught:
+        asyncio.run(go())
+    assert caught.value.status == 401 and not isinstance(caught.value, ApiError)
+
+
+def test_an_invalid_body_is_a_bad_request() -> None:
+    async def go() -> None:
+        async with in_process() as (client, _):
+            await client.call(
+                "management",
+                "PATCH",
+                pipe_path(ORG_ID, ANALYTICS, KAFKA_PIPE),
+                {"settings": {"streaming_max_insert_wait_ms": 1}},
+                idempotent=True,
+            )
+
+    with pytest.raises(BadRequest):
+        asyncio.run(go())
+
+
+def test_an_optional_endpoint_the_server_lacks_is_unsupported_and_a_required_one_not_found() -> (
+    None
+):
+    app = emulator_app(spec_only=True)
+
+    async def go() -> tuple[ApiError, ApiError]:
+        async with in_process(app) as (client, _):
+            with pytest.raises(Unsupported) as optional:
+                await client.get(pipes_path(ORG_ID, ANALYTICS), optional=True)
+            with pytest.raises(NotFound) as required:
+                await client.get(pipes_path(ORG_ID, ANALYTICS))
+            with pytest.raises(Unsupported):
+                await client.dashboards("GET", "/api/v2/dashboards", optional=True)
+            return optional.value, required.value
+
+    optional, required = asyncio.run(go())
+    assert not isinstance(required, Unsupported)
+    assert optional.status in (404, 405)
+
+
+def test_a_spent_budget_is_rate_limited_once_retries_are_exhausted() -> None:
+    app = emulator_app(rate_limit=(1, 60.0))
+
+    async def go() -> None:
+        async with in_process(app, max_attempts=1) as (client, _):
+            await client.get(organization_path(ORG_ID))
+            await client.get(organization_path(ORG_ID))
+
+    with pytest.raises(RateLimited):
+        asyncio.run(go())

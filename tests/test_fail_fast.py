@@ -1,0 +1,133 @@
+"""Fail fast on the obvious: unreachable server, TLS mismatch and refused credentials stop the run."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.client.api import Client
+from reconciler.model.errors import ApiError, AuthenticationFailed, ServiceUnreachable
+from tests.asgi_helpers import config, emulator_app
+from tests.cli_helpers import run_cli
+from tests.conftest import Emulator
+
+REPO = Path(__file__).resolve().parent.parent
+ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def plan(env: dict[str, str], tmp_path: Path) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = run_cli(["plan", str(REPO / "manifests"), "--state", str(tmp_path / "s.json")], env)
+    return result, time.monotonic() - started
+
+
+def test_connection_refused_on_the_first_request_is_one_error_not_retried(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    result, elapsed = plan({**emulator.env(), "RECONCILE_BASE_URL": url}, tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: cannot reach the management API at {url}: connection refused (nothing listens "
+        "on that port). Check RECONCILE_BASE_URL; not retried, because no request has reached "
+        "the server yet\n"
+    )
+    assert elapsed < 3.0  # the issue's bound; without fail-fast this took 27 s of retries
+
+
+def test_https_to_a_plain_http_server_is_a_tls_error_not_retried(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    url = emulator.url.replace("http://", "https://")
+    result, _ = plan({**emulator.env(), "RECONCILE_BASE_URL": url}, tmp_path)
+    assert result.exit_code == 1
+    assert "TLS handshake failed" in result.stderr and "RECONCILE_BASE_URL" in result.stderr
+    assert result.stderr.count("Error:") == 1
+
+
+@pytest.mark.parametrize(
+    ("variable", "named"),
+    [
+        ("RECONCILE_KEY_SECRET", "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET"),
+        ("RECONCILE_DASHBOARDS_TOKEN", "RECONCILE_DASHBOARDS_TOKEN"),
+    ],
+)
+def test_refused_credentials_stop_the_run_with_one_message_naming_the_variable(
+    emulator: Emulator, tmp_path: Path, variable: str, named: str
+) -> None:
+    result, _ = plan({**emulator.env(), variable: "wrong"}, tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.count("Error:") == 1
+    assert "refused the credentials (HTTP 401" in result.stderr
+    assert f"Check {named}" in result.stderr
+    refused = [r for r in emulator.requests() if r["status"] == 401]
+    assert 1 <= len(refused) <= 8  # at most the first wave of parallel reads, not one per resource
+
+
+class FlakyAfterFirst(httpx.AsyncBaseTransport):
+    """Answers from the emulator app, but refuses the connection on chosen calls."""
+
+    def __init__(self, fail_on: set[int]) -> None:
+        self.inner = httpx.ASGITransport(app=emulator_app())
+        self.fail_on = fail_on
+        self.calls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        if self.calls in self.fail_on:
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+def test_a_connection_error_after_the_server_answered_is_still_retried() -> None:
+    async def go() -> Any:
+        transport = FlakyAfterFirst(fail_on={2})
+        async with Client(config(), transport=transport) as client:
+            await client.get(f"/v1/organizations/{ORG}")
+            await client.get(f"/v1/organizations/{ORG}")
+            return client.stats, transport.calls
+
+    stats, calls = asyncio.run(go())
+    assert calls == 3 and stats.requests["management"] == 3
+
+
+def test_first_contact_refusal_fails_every_later_request_without_sending_it() -> None:
+    async def go() -> Any:
+        transport = FlakyAfterFirst(fail_on={1})
+        async with Client(config(), transport=transport) as client:
+            with pytest.raises(ServiceUnreachable):
+                await client.get(f"/v1/organizations/{ORG}")
+            with pytest.raises(ServiceUnreachable):
+                await client.get(f"/v1/organizations/{ORG}")
+            return transport.calls
+
+    assert asyncio.run(go()) == 1
+
+
+def test_a_403_after_a_success_is_an_error_of_that_request_only() -> None:
+    other_org = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+
+    async def go() -> Any:
+        transport = FlakyAfterFirst(fail_on=set())
+        async with Client(config(), transport=transport) as client:
+            await client.get(f"/v1/organizations/{ORG}")
+            with pytest.raises(ApiError) as caught:
+                await client.get(f"/v1/organizations/{other_org}")
+            assert not isinstance(caught.value, AuthenticationFailed)
+            return caught.value.status
+
+    assert asyncio.run(go()) in (403, 404)

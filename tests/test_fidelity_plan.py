@@ -1,0 +1,85 @@
+"""Planning against the real service's rules: fieldMappings violations become plan errors
+naming the manifest line; the example manifests plan and apply cleanly against the emulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reconciler.client.live import Observed
+from reconciler.model.resources import Resource
+from reconciler.plan.actions import Action, Op
+from reconciler.plan.planners import plan_pipe
+from tests.cli_helpers import run_cli
+from tests.conftest import Emulator
+from tests.test_plan import IDS, KAFKA_LIVE, NO_SECRETS, PIPE_PATH, LineLocator, plan_for
+
+REPO = Path(__file__).resolve().parent.parent
+LIVE = {
+    **KAFKA_LIVE,
+    "destination": {"columns": [{"name": "id"}, {"name": "amount"}]},
+    "fieldMappings": [
+        {"sourceField": "id", "destinationField": "id"},
+        {"sourceField": "amount", "destinationField": "amount"},
+    ],
+}
+
+
+def m(source: str, destination: str) -> dict[str, str]:
+    return {"sourceField": source, "destinationField": destination}
+
+
+def located_plan(spec: dict[str, Any], lines: dict[tuple[Any, ...], int]) -> Action:
+    locator = LineLocator({("metadata", "name"): 4, ("spec",): 6, **lines})
+    resource = Resource("Pipe", "orders", {**IDS, **spec}, "m.yaml", locator=locator)
+    observed = Observed(live=LIVE, error=None, path=PIPE_PATH, endpoint_status={})
+    return plan_pipe(resource, resource.spec, observed, NO_SECRETS, ids=IDS)
+
+
+def test_mapping_to_a_column_the_destination_lacks_is_a_plan_error_naming_its_line() -> None:
+    spec = {"fieldMappings": [m("id", "id"), m("total", "order_total")]}
+    action = located_plan(spec, {("spec", "fieldMappings", 1, "destinationField"): 14})
+    assert action.operation is Op.ERROR and not action.requests
+    message = next(e for e in action.errors if "order_total" in e)
+    assert "m.yaml:14" in message and "order_total" in message
+    assert "id, amount" in message
+
+
+def test_leaving_a_destination_column_unmapped_is_a_plan_error() -> None:
+    action = located_plan({"fieldMappings": [m("id", "id")]}, {("spec", "fieldMappings"): 12})
+    assert action.operation is Op.ERROR
+    assert any("amount" in e and "not mapped" in e and "m.yaml:12" in e for e in action.errors)
+
+
+def test_new_columns_are_checked_against_the_live_mappings() -> None:
+    spec = {"destination": {"columns": [{"name": "id"}, {"name": "amount"}, {"name": "region"}]}}
+    action = located_plan(spec, {("spec", "destination", "columns"): 9})
+    assert action.operation is Op.ERROR
+    assert any("region" in e and "not mapped" in e for e in action.errors)
+
+
+def test_complete_mappings_plan_one_patch() -> None:
+    spec = {"fieldMappings": [m("id", "id"), m("total", "amount")]}
+    action = plan_for(spec, LIVE)
+    assert action.operation is Op.UPDATE and not action.errors
+    assert [r.body for r in action.requests] == [{"fieldMappings": spec["fieldMappings"]}]
+
+
+def test_unchanged_mappings_are_not_checked_again() -> None:
+    broken_live = {**LIVE, "fieldMappings": [m("id", "id")]}
+    assert plan_for({"name": "orders"}, broken_live).operation is Op.NOOP
+
+
+def test_example_manifests_plan_without_errors_and_apply_end_to_end(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    state = ["--state", str(tmp_path / "state.json"), "--rate", "none"]
+    plan = run_cli(["plan", str(REPO / "manifests"), "-o", "json", *state], emulator.env())
+    assert plan.exit_code == 0, plan.output
+    assert not [a for a in plan.json()["actions"] if a.get("errors")]
+    applied = run_cli(["apply", str(REPO / "manifests"), "--auto-approve", *state], emulator.env())
+    assert applied.exit_code == 0, applied.output
+    again = run_cli(
+        ["plan", str(REPO / "manifests"), "--detailed-exitcode", *state], emulator.env()
+    )
+    assert again.exit_code == 0, again.output
