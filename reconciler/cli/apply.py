@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import plan_options
 
 
@@ -50,6 +51,7 @@ def _apply_options(func: Any) -> Any:
     type=float,
     help="Seconds to wait for the state lock.",
 )
+@metrics_option("apply")
 def apply(**kw: Any) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
     from reconciler.cli.common import use_color
@@ -147,6 +149,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                         )
                     finally:
                         progress.close()
+                note_plan(the_plan)
                 if text_out:
                     click.echo(render_text(the_plan, color=color), nl=False)
                 blind = () if new_state else new_state_creates(the_plan, state)
@@ -174,6 +177,7 @@ def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) ->
                     report = await applier.apply(the_plan, stale=stale)
                 finally:
                     progress.close()
+                note_apply(report, the_plan)
                 if text_out:
                     click.echo(_results_text(report, color))
                 else:

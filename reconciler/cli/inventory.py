@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from reconciler.cli.common import api_options
+from reconciler.cli.metrics import metrics_option, note
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 
@@ -393,6 +394,7 @@ def check() -> None:
 )
 @_org_option
 @api_options
+@metrics_option("check_backups")
 def check_backups(**kw: Any) -> int:
     """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
     import asyncio
@@ -429,6 +431,7 @@ def check_backups(**kw: Any) -> int:
 
     results = _reading(kw, fetch)
     stale = [r for r in results if not r.ok]
+    note({"fresh": len(results) - len(stale), "stale": len(stale)})
     if output == "json":
         body = {
             "ok": not stale,

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from reconciler.cli.common import api_options, organization_option
+from reconciler.cli.metrics import metrics_option, note_plan
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
@@ -90,6 +91,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     type=float,
     help="Seconds to wait for the state lock (taken only to create a new state for --out).",
 )
+@metrics_option("plan", success=lambda code: code in (0, 2))
 def plan(**kw: Any) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
     from reconciler.cli.common import use_color
@@ -103,6 +105,7 @@ def plan(**kw: Any) -> int:
     lock_timeout = kw.pop("lock_timeout")
     kw_new_state = kw["new_state"]
     result, state, backend = compute(kw)
+    note_plan(result)
     if out_file:
         from reconciler.model.errors import StateError
         from reconciler.plan.compute import new_state_creates, new_state_message

@@ -16,11 +16,13 @@ be, and retries stop at a time and attempt budget with an error that says what w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -254,6 +256,21 @@ def _tls_context(config: ApiConfig) -> ssl.SSLContext:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
+# Lists that collect the stats of every Client created while they are observed (metrics).
+_OBSERVERS: ContextVar[tuple[list[ClientStats], ...]] = ContextVar("client_stats", default=())
+
+
+@contextlib.contextmanager
+def observe_clients() -> Iterator[list[ClientStats]]:
+    """Collect the ``ClientStats`` of every ``Client`` created inside the block."""
+    sink: list[ClientStats] = []
+    token = _OBSERVERS.set((*_OBSERVERS.get(), sink))
+    try:
+        yield sink
+    finally:
+        _OBSERVERS.reset(token)
+
+
 class Client:
     """An async client for both interfaces; use as ``async with Client(config) as api``."""
 
@@ -262,6 +279,8 @@ class Client:
     ) -> None:
         self.config = config
         self.stats = ClientStats()
+        for sink in _OBSERVERS.get():
+            sink.append(self.stats)
         self.first_contact = FirstContact()
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
