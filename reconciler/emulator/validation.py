@@ -150,19 +150,21 @@ def boolean() -> Validator:
     return Rule(check, {"type": "boolean"})
 
 
-class Nullable:
+class Nullable(Rule):
     """``item``, or JSON ``null``, which the real service takes as "reset to the default".
 
     Validating ``null`` yields ``default`` itself, so the update that follows stores the
     service's default with no special case; ``default`` stays readable for descriptions of
-    the API built from these structures.
+    the API built from these structures (the schema says it too).
     """
 
     def __init__(self, item: Validator, default: Any) -> None:
         self.item = item
         self.default = default
+        schema = {"anyOf": [item.schema, {"type": "null"}], "default": default}
+        super().__init__(self._nullable, schema)
 
-    def __call__(self, value: Any, path: str) -> Any:
+    def _nullable(self, value: Any, path: str) -> Any:
         """The default for ``null``, else what ``item`` makes of ``value``."""
         return self.default if value is None else self.item(value, path)
 
@@ -186,7 +188,8 @@ def one_of(*shapes: tuple[str, Validator]) -> Validator:
         names = "; ".join(name for name, _ in shapes)
         raise Invalid(path, f"must be one of: {names}")
 
-    return check
+    # The first shape that fits wins, as ``anyOf`` says (the shapes' fields tell them apart).
+    return Rule(check, {"anyOf": [shape.schema for _, shape in shapes]})
 
 
 def array(item: Validator) -> Validator:
