@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from reconciler.cli.common import api_options, organization_option
+from reconciler.cli.completion import complete_targets
 from reconciler.cli.metrics import metrics_option, note_plan
 
 
@@ -22,6 +23,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 "targets",
                 multiple=True,
                 metavar="KIND/NAME",
+                shell_complete=complete_targets,
                 help="Limit to these resources (glob allowed; repeatable).",
             ),
             click.option(
