@@ -208,8 +208,30 @@ def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
         names = ", ".join(f"'{m}'" for m in missing)
         return [(path, f"missing required field{'s' if len(missing) > 1 else ''} {names}")]
     if keyword in ("oneOf", "anyOf"):
+        recognised = _recognised_branch(error)
+        if recognised is not None:
+            return [item for sub in recognised for item in _explain_one(sub)]
         return [(path, _explain_alternatives(error, schema, hide))]
     return [(path, message_for(keyword, value, instance, hide))]
+
+
+def _recognised_branch(error: Any) -> list[Any] | None:
+    """The errors of the one alternative that knows every field of the mapping, if only one
+    does (``credentials: {username, password}`` is the user/password shape, whatever else is
+    wrong in it): its own errors say more than "matches none of …"."""
+    if not isinstance(error.instance, dict) or not error.context:
+        return None
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context:
+        by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+    if len(by_branch) != len(error.validator_value):
+        return None
+    fitting = [
+        errs
+        for errs in by_branch.values()
+        if not any(e.validator == "additionalProperties" and not e.relative_path for e in errs)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
