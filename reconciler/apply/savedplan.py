@@ -9,16 +9,18 @@ match the fingerprints the plan recorded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconciler.apply.verify import value_at
 from reconciler.client.api import Client
 from reconciler.client.live import read_dashboards
 from reconciler.client.paths import PipeIds, organization_path
-from reconciler.model.errors import ApiError, PlanError, Unsupported
-from reconciler.model.resources import JsonPath
+from reconciler.model.errors import ApiError, ManifestError, ManifestErrors, PlanError, Unsupported
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import fingerprint
 from reconciler.plan.actions import Action, Plan
+from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
 
 
@@ -102,3 +104,24 @@ def secrets_for_saved_plan(
                 )
             out.setdefault(action.key, {})[change.path] = value
     return out
+
+
+def resolve_saved_secrets(
+    plan: Plan, resources: Sequence[Resource], key: bytes
+) -> dict[str, dict[JsonPath, Any]]:
+    """Resolve the manifests' secrets again and match them with a saved plan's fingerprints.
+
+    Every unresolvable reference is reported at once (``ManifestErrors``); a secret that
+    differs from the one the plan was made with is a ``PlanError``.
+    """
+    resolved: dict[str, Mapping[str, Any]] = {}
+    errors: list[ManifestError] = []
+    for resource in resources:
+        if resource.kind == "Pipe":
+            try:
+                resolved[resource.key] = resolve_pipe_secrets(resource)
+            except ManifestError as exc:
+                errors.append(exc)
+    if errors:
+        raise ManifestErrors(errors)
+    return secrets_for_saved_plan(plan, resolved, lambda value: fingerprint(key, value))

@@ -85,7 +85,20 @@ class ApiConfig:
     max_backoff: float = 20.0
 
     def check(self) -> None:
-        """Refuse a missing URL or plain http to a host that is not loopback (unless insecure)."""
+        """Refuse missing credentials, a missing URL, or plain http to a host that is not
+        loopback (unless insecure)."""
+        missing = [
+            name
+            for name, value in (
+                ("RECONCILE_KEY_ID", self.key_id),
+                ("RECONCILE_KEY_SECRET", self.key_secret),
+            )
+            if not value
+        ]
+        if missing:
+            raise ConfigError(
+                f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
+            )
         for name, url in (
             ("RECONCILE_BASE_URL", self.base_url),
             ("RECONCILE_DASHBOARDS_URL", self.dashboards_url),

@@ -231,3 +231,10 @@ def load_resources(
 def _error_order(error: ManifestError) -> tuple[str, int, int, str]:
     loc = error.location
     return (loc.file, loc.line, loc.col, error.path)
+
+
+def load_manifests(
+    paths: Sequence[str | Path], *, organization: str | None = None
+) -> list[Resource]:
+    """Load the manifests in ``paths`` for planning (every field located); raise ``ManifestErrors``."""
+    return load_resources(paths, default_organization=organization, positions=True)

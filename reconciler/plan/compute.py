@@ -1,9 +1,10 @@
-"""Orchestration: from desired resources and a client to a plan.
+"""The planning engine: from desired resources, a client and a state to a plan.
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
 the pure planner, resource by resource. An error on one resource (an API failure, a missing
 secret) becomes an error action for that resource; the others are still planned.
+``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
     return spec
 
 
-async def compute_plan(
+async def plan_resources(
     client: Client,
     resources: Sequence[Resource],
     state: State,
