@@ -439,7 +439,9 @@ def check_field_mappings(pipe: dict[str, Any]) -> None:
         )
 
 
-def check_kafka_credentials(kafka: dict[str, Any], changes: dict[str, Any]) -> None:
+def check_kafka_credentials(
+    kafka: dict[str, Any], changes: dict[str, Any], *, switched: bool
+) -> None:
     """The credentials must be a shape the authentication method takes; a method that needs
     credentials of another shape than those stored needs them in the same request."""
     method = kafka.get("authentication") or "PLAIN"
@@ -452,7 +454,7 @@ def check_kafka_credentials(kafka: dict[str, Any], changes: dict[str, Any]) -> N
             f"source.kafka.credentials do not fit authentication {method} (it takes {accepted})",
         )
     fitting = isinstance(credentials, dict) and frozenset(credentials) in shapes
-    if "authentication" in changes and shapes and not fitting:
+    if switched and shapes and not fitting:
         raise ApiError(
             400, f"source.kafka.credentials are required to switch authentication to {method}"
         )
