@@ -722,7 +722,8 @@ def test_unconverged_checks_dashboard_fields() -> None:
     assert unconverged(action, LIVE_DASH) == ["tags differs after the write"]
 
 
-def test_field_change_kinds_in_a_plan_are_the_five_documented() -> None:
-    assert {k.value for k in ChangeKind} == {"set", "sensitive", "expectation", "add", "remove"}
+def test_field_change_kinds_in_a_plan_are_the_six_documented() -> None:
+    documented = {"set", "sensitive", "expectation", "add", "remove", "reset"}
+    assert {k.value for k in ChangeKind} == documented
     change = FieldChange(("name",), "a", "b", ChangeKind.SET, Location("m.yaml", 1, 1))
     assert change.dotted == "name"

@@ -284,7 +284,11 @@ class Applier:
         # Every field the manifest manages (not only the changed ones), secrets included.
         managed = sorted(
             {".".join(map(str, p)) for p in leaf_paths(action.basis)}
-            | {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
+            | {
+                c.dotted
+                for c in action.changes
+                if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE, ChangeKind.RESET)
+            }
         )
         if action.kind == "Pipe":
             self.state.record(

@@ -126,6 +126,8 @@ def _pipe_requests(
     for change in changes:
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
             _set_in(body, change.path, change.new)
+        elif change.kind is ChangeKind.RESET:
+            _set_in(body, change.path, None)
     removes = [_mapping_ref(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
     adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = (

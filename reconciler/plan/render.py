@@ -47,6 +47,11 @@ def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
     return text
 
 
+def _reset(default: Any) -> str:
+    shown = "unset" if default is None else _value(default)
+    return f"reset to default ({shown})"
+
+
 def describe_change(change: FieldChange) -> tuple[str, str]:
     """Return (sign, text) describing one field change for people."""
     if change.kind is ChangeKind.SENSITIVE:
@@ -57,6 +62,8 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
         return "-", f"{change.dotted}" + (
             f": {_value(change.old)}" if change.old is not MISSING else ""
         )
+    if change.kind is ChangeKind.RESET:
+        return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
     if change.kind is ChangeKind.EXPECTATION:
         return (
             "!",
@@ -230,6 +237,8 @@ def _md_details(action: Action, with_bodies: bool) -> str:
             new = (
                 "(sensitive value changed)"
                 if change.kind is ChangeKind.SENSITIVE
+                else _reset(change.new)
+                if change.kind is ChangeKind.RESET
                 else ("" if change.new is MISSING else _value(change.new, 60))
             )
             parts.append(
