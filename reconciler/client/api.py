@@ -368,20 +368,21 @@ class Client:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
         self.first_contact.check()
-        started = await budget.acquire()
-        self.first_contact.check()
-        self.stats.requests[interface] += 1
-        http = self._http[interface]
-        try:
-            response = await http.request(method, path, content=payload, headers=headers)
-        except httpx.ConnectError as exc:
-            self.first_contact.transport_error(interface, exc, str(http.base_url))
-            # Never reached the server: safe to resend anything.
-            raise _Retryable(self._transport_error(exc, method, path)) from None
-        except (httpx.TransportError, httpx.TimeoutException) as exc:
-            raise _Retryable(
-                self._transport_error(exc, method, path), unknown_outcome=True
-            ) from None
+        # The budget's place is held until the answer (or the failure) is in: see budget.slot.
+        async with budget.slot() as started:
+            self.first_contact.check()
+            self.stats.requests[interface] += 1
+            http = self._http[interface]
+            try:
+                response = await http.request(method, path, content=payload, headers=headers)
+            except httpx.ConnectError as exc:
+                self.first_contact.transport_error(interface, exc, str(http.base_url))
+                # Never reached the server: safe to resend anything.
+                raise _Retryable(self._transport_error(exc, method, path)) from None
+            except (httpx.TransportError, httpx.TimeoutException) as exc:
+                raise _Retryable(
+                    self._transport_error(exc, method, path), unknown_outcome=True
+                ) from None
         status = response.status_code
         self.first_contact.answered(interface, status)
         if status in (401, 403):
