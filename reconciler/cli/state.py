@@ -1,0 +1,250 @@
+"""``reconcile state``: inspect and edit the state wherever it lives, move it, clear a lock.
+
+Each sub-command parses ``--state``/``--workspace`` (the same options and variables as
+``plan``/``apply``), calls one function of ``reconciler.state.ops`` and renders the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import click
+
+from reconciler.cli.common import StateWhere, collect
+
+
+def _where(func: Any) -> Any:
+    func = collect("where", StateWhere, ("state_path", "workspace"))(func)
+    for option in reversed(
+        [
+            click.option(
+                "--state",
+                "state_path",
+                envvar="RECONCILE_STATE",
+                metavar="PATH|URL",
+                help="A file, postgresql://USER@HOST:PORT/DB or s3://BUCKET/KEY [default: "
+                ".reconcile/state.json in the project root; env RECONCILE_STATE].",
+            ),
+            click.option(
+                "--workspace",
+                envvar="RECONCILE_WORKSPACE",
+                default="default",
+                show_default=True,
+                help="Workspace in the backend [env RECONCILE_WORKSPACE].",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _lock_timeout(func: Any) -> Any:
+    return click.option(
+        "--lock-timeout",
+        default=0.0,
+        show_default=True,
+        type=float,
+        help="Seconds to wait for the state lock.",
+    )(func)
+
+
+def _output(func: Any) -> Any:
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+    )(func)
+
+
+def _json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+@click.group("state")
+def state() -> None:
+    """Inspect and edit the state (any backend), move it, or clear a dead run's lock."""
+
+
+@state.command("list")
+@_where
+@_output
+def list_(output: str, where: StateWhere) -> int:
+    """Print every address in the state (Kind/name), one a line."""
+    from reconciler.state import ops
+
+    backend = where.backend()
+    try:
+        addresses = ops.list_addresses(backend)
+    finally:
+        backend.close()
+    if output == "json":
+        _json(addresses)
+    else:
+        for address in addresses:
+            click.echo(address)
+    return 0
+
+
+@state.command("show")
+@click.argument("address")
+@_where
+@_output
+def show(address: str, output: str, where: StateWhere) -> int:
+    """Print what the state records for ADDRESS (fingerprints, ids; never a secret)."""
+    from reconciler.state import ops
+
+    backend = where.backend()
+    try:
+        entry = ops.show(backend, address)
+    finally:
+        backend.close()
+    if output == "json":
+        _json(entry)
+    else:
+        click.echo(address)
+        for key in sorted(entry):
+            click.echo(f"  {key}: {json.dumps(entry[key], sort_keys=True)}")
+    return 0
+
+
+@state.command("rm")
+@click.argument("addresses", nargs=-1, required=True)
+@_where
+@_lock_timeout
+@_output
+def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, where: StateWhere) -> int:
+    """Forget ADDRESSES (the live objects are left alone; the next apply may adopt or create)."""
+    from reconciler.state import ops
+
+    backend = where.backend()
+    try:
+        removed = ops.remove(backend, list(addresses), timeout=lock_timeout)
+    finally:
+        backend.close()
+    if output == "json":
+        _json({"removed": removed})
+    else:
+        for address in removed:
+            click.echo(f"Removed {address} from the state.")
+    return 0
+
+
+@state.command("mv")
+@click.argument("old")
+@click.argument("new")
+@_where
+@_lock_timeout
+@_output
+def mv(old: str, new: str, lock_timeout: float, output: str, where: StateWhere) -> int:
+    """Move the record at OLD to NEW (after renaming a resource's metadata.name)."""
+    from reconciler.state import ops
+
+    backend = where.backend()
+    try:
+        ops.move(backend, old, new, timeout=lock_timeout)
+    finally:
+        backend.close()
+    if output == "json":
+        _json({"moved": {"from": old, "to": new}})
+    else:
+        click.echo(f"Moved {old} to {new}.")
+    return 0
+
+
+@state.command("pull")
+@_where
+def pull(where: StateWhere) -> int:
+    """Print the state document (JSON, formatVersion and all), byte for byte."""
+    from reconciler.state import ops
+
+    backend = where.backend()
+    try:
+        data = ops.pull(backend)
+    finally:
+        backend.close()
+    click.echo(data, nl=False)  # bytes: written to the binary stream untouched
+    return 0
+
+
+@state.command("push")
+@click.argument("file", type=click.File("rb"))
+@click.option("--force", is_flag=True, help="Replace a state of a different lineage.")
+@_where
+@_lock_timeout
+def push(file: Any, force: bool, lock_timeout: float, where: StateWhere) -> int:
+    """Store FILE ('-' for stdin) as the state, byte for byte (same lineage unless --force)."""
+    from reconciler.state import ops
+
+    data = file.read()
+    backend = where.backend()
+    try:
+        lineage = ops.push(backend, data, force=force, timeout=lock_timeout)
+    finally:
+        backend.close()
+    click.echo(f"Pushed {len(data)} bytes to {backend.description} (lineage {lineage}).")
+    return 0
+
+
+@state.command("unlock")
+@click.argument("lock_id")
+@_where
+def unlock(lock_id: str, where: StateWhere) -> int:
+    """Remove the lock LOCK_ID left by a run that died (the ID is in the lock message)."""
+    backend = where.backend()
+    try:
+        click.echo(backend.unlock(lock_id))
+    finally:
+        backend.close()
+    return 0
+
+
+@state.command("migrate")
+@click.option("--to", "to", required=True, metavar="PATH|URL", help="Where to copy the state.")
+@click.option(
+    "--to-workspace", help="Workspace at the destination [default: the same as --workspace]."
+)
+@click.option("--force", is_flag=True, help="Replace a different state at the destination.")
+@_where
+@_lock_timeout
+@_output
+def migrate(
+    to: str,
+    to_workspace: str | None,
+    force: bool,
+    lock_timeout: float,
+    output: str,
+    where: StateWhere,
+) -> int:
+    """Copy the state to another backend under both locks, and verify the copy."""
+    from reconciler.model.errors import ConfigError
+    from reconciler.state import ops
+    from reconciler.state.backend import open_backend
+
+    workspace = where.workspace or "default"
+    source = where.backend()
+    destination = open_backend(to, to_workspace or workspace)
+    if destination.description == source.description:
+        raise ConfigError(f"--to {destination.description} is the state itself")
+    try:
+        result = ops.migrate(source, destination, force=force, timeout=lock_timeout)
+    finally:
+        source.close()
+        destination.close()
+    if output == "json":
+        _json(dataclasses.asdict(result))
+    elif result.copied:
+        click.echo(
+            f"Copied the state ({result.resources} resources, {result.bytes} bytes, lineage "
+            f"{result.lineage}) from {result.source} to {result.destination} and verified it."
+        )
+        click.echo(
+            f"The source was left in place: point --state (RECONCILE_STATE) at {to} from now on."
+        )
+    else:
+        click.echo(f"{result.destination} already holds this state; nothing to copy.")
+    return 0
