@@ -1,7 +1,7 @@
 """Streaming plans: each pipe is planned as soon as its live object arrives, output unchanged.
 
 Against the in-process emulator (spec-only, so one GET per pipe, with latency so answers
-overlap), ``compute_plan`` must hand pipes to the planner while other reads are still in
+overlap), ``plan_resources`` must hand pipes to the planner while other reads are still in
 flight, and still produce exactly the plan that planning everything after the fetch gives,
 in manifest order, whatever order the answers came back in.
 """
@@ -20,7 +20,7 @@ from reconciler.client.live import Fetcher
 from reconciler.load.manifests import load_resources
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Plan
-from reconciler.plan.compute import PlanOptions, compute_plan, plan_resource
+from reconciler.plan.compute import PlanOptions, plan_resource, plan_resources
 from reconciler.plan.render import render_text
 from reconciler.state.document import new_state
 from tests.asgi_helpers import emulator_app, in_process
@@ -56,7 +56,7 @@ def test_plan_should_plan_pipes_while_reads_are_in_flight_and_equal_the_batch_pl
         async with in_process(app, parallelism=3) as (client, _):
             with monkeypatch.context() as patch:
                 patch.setattr("reconciler.plan.compute.plan_resource", spy)
-                streamed = await compute_plan(
+                streamed = await plan_resources(
                     client,
                     resources,
                     state,
