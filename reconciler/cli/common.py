@@ -145,6 +145,19 @@ def api_options(func: F) -> F:
     return func
 
 
+def format_option(*choices: str) -> Callable[[F], F]:
+    """Add ``-o/--output`` choosing among ``choices`` (the first is the default)."""
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
 def organization_option(func: F) -> F:
     """Add ``--organization`` (default organization for manifests that omit it)."""
     return click.option(
