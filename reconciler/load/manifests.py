@@ -5,7 +5,8 @@
 parser of ``reconciler.load.yamlsource``, checks ``apiVersion`` and ``kind``, validates each
 document against its kind's JSON Schema, then checks what a schema cannot say (unique table
 mappings, unique private endpoint ids, unique ``metadata.name`` per kind, a known
-organization). Every problem found in every file is collected and raised at once as one
+organization, and one manifest per live object: one pipe id, one organization id, one dashboard
+name). Every problem found in every file is collected and raised at once as one
 ``ManifestErrors``; each is located at ``file:line:col`` through a lazy locator, so a valid
 file is parsed once and a file with a problem twice.
 A file is read only up to its size bound, and parsing bounds alias expansion and nesting
@@ -31,6 +32,12 @@ from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
 
 SUFFIXES = (".yaml", ".yml")
+# What binds a manifest to one live object, per kind: two manifests may not share it.
+IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
+    "Pipe": (("pipe", ("spec", "pipeId")),),
+    "Organization": (("organization", ("spec", "organizationId")),),
+    "Dashboard": (("dashboard named", ("spec", "name")),),
+}
 ORG_MISSING = (
     "organizationId is not set: add spec.organizationId or pass --organization / "
     "RECONCILE_ORGANIZATION_ID"
@@ -118,6 +125,7 @@ class _Loader:
         self.resources: list[Resource] = []
         self.errors: list[ManifestError] = []
         self.names: dict[tuple[str, str], DocumentLocator] = {}
+        self.identities: dict[tuple[str, str, str], tuple[DocumentLocator, str]] = {}
 
     def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
         self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
@@ -209,8 +217,32 @@ class _Loader:
             )
             return
         self.names[(kind, name)] = locator
-        if len(self.errors) == count:
+        if len(self.errors) == count and self.check_identity(locator, kind, name, spec):
             self.resources.append(Resource(kind, name, spec, source.name, index, locator))
+
+    def check_identity(
+        self, locator: DocumentLocator, kind: str, name: str, spec: dict[str, Any]
+    ) -> bool:
+        """Refuse a second manifest addressing a live object another manifest already addresses."""
+        for label, path in IDENTITY_FIELDS.get(kind, ()):
+            value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
+            if not isinstance(value, str):
+                continue
+            # A pipe id is unique within its organization (however its service is named).
+            scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
+            first = self.identities.get((label, scope, value))
+            if first is None:
+                self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
+                continue
+            there, owner = first[0].locate(path), first[1]
+            self.error(
+                locator,
+                path,
+                f"{label} {value if kind != 'Dashboard' else repr(value)} is also addressed by {owner} at {there}: two manifests must "
+                "not manage one live object",
+            )
+            return False
+        return True
 
     def check_spec(self, locator: DocumentLocator, kind: str, spec: dict[str, Any]) -> None:
         if kind in ("Pipe", "Organization") and "organizationId" not in spec:
