@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from reconciler.state.local import load_state
-from tests.cli_helpers import SECRET_ENV, run_cli
+from tests.cli_helpers import SECRET_ENV, run_cli, settle
 from tests.conftest import Emulator
 from tests.test_apply_cli import _scale_manifests, apply_args, plan_code
 
@@ -61,6 +61,7 @@ def test_random_sigkills_under_faults_should_converge_with_exact_dashboards_and_
         proc.wait()
         if state.exists():
             json.loads(state.read_text(encoding="utf-8"))  # never half-written
+    settle(emulator)
     log = emulator.requests()
     writes_before = sum(1 for r in log if r["method"] != "GET")
     # Creations that took effect while runs were being killed (a dropped answer included).
