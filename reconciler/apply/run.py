@@ -22,7 +22,7 @@ from reconciler.apply.applier import ActionResult, Applier
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
-from reconciler.model.errors import StateError
+from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -30,6 +30,7 @@ from reconciler.plan.compute import (
     new_state_creates,
     new_state_message,
     plan_resources,
+    select_actions,
 )
 from reconciler.plan.run import ProgressFactory, Scope, no_progress
 from reconciler.state.backend import locked_state
@@ -116,6 +117,22 @@ async def apply_plan(
     """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
     scope = request.scope
     saved = request.saved_plan
+    if saved is not None:
+        # What a plan contains was decided when it was made; --target narrows what is applied.
+        shaping = [
+            f
+            for f, on in (
+                ("--prune", request.options.prune),
+                ("--replace", request.options.replace),
+            )
+            if on
+        ]
+        if shaping:
+            raise ConfigError(
+                f"{' and '.join(shaping)} cannot be used with --plan: they decide what a plan "
+                "contains, so pass them to `plan --out` instead"
+            )
+        saved = select_actions(saved, request.options.targets)
     paths = scope.paths or (saved.manifest_paths if saved else ())
     resources = load_manifests(paths, organization=scope.organization) if paths else []
     backend = scope.backend()
