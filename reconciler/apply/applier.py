@@ -22,9 +22,9 @@ from enum import StrEnum
 from typing import Any
 
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
+from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
-from reconciler.client.live import read_dashboards
-from reconciler.model.errors import ApiError
+from reconciler.model.errors import ApiError, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
@@ -232,8 +232,9 @@ class Applier:
         """Re-read after a lost answer; return the live object if the write took effect."""
         try:
             if action.kind == "Dashboard" and request.method == "POST":
-                listed = await read_dashboards(self.client)
-                if listed is None:
+                try:
+                    listed = await reads.list_dashboards(self.client)
+                except Unsupported:
                     self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
                     return None
                 known = {r.id for r in self.state.dashboards().values()}

@@ -9,13 +9,14 @@ match the fingerprints the plan recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconciler.apply.verify import value_at
+from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.live import read_dashboards
-from reconciler.client.paths import PipeIds, organization_path
+from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, ManifestError, ManifestErrors, PlanError, Unsupported
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint
@@ -29,7 +30,8 @@ async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
     stale: dict[str, str] = {}
     dashboards: list[dict[str, Any]] | None = None
     if any(a.kind == "Dashboard" and a.has_changes and a.basis is not None for a in plan.actions):
-        dashboards = await read_dashboards(client)
+        with contextlib.suppress(Unsupported):
+            dashboards = await reads.list_dashboards(client)
 
     async def check(action: Action) -> None:
         if not action.has_changes or action.basis is None:
@@ -37,15 +39,12 @@ async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
         label = f"{action.kind.lower()} {action.name}"
         try:
             if action.kind == "Pipe":
-                path = PipeIds.from_target(action.target).path
-                live: Any = await client.get(path, resource=label)
+                ids = PipeIds.from_target(action.target)
+                live: Any = await reads.get_pipe(client, ids, name=action.name)
             elif action.kind == "Organization":
+                org = action.target["organizationId"]
                 try:
-                    live = await client.get(
-                        organization_path(action.target["organizationId"]),
-                        resource=label,
-                        optional=True,
-                    )
+                    live = await reads.get_organization(client, org, name=action.name)
                 except Unsupported:
                     return
             else:
