@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -77,25 +77,6 @@ class ActionResult:
         return self.outcome in FAILURES
 
 
-@dataclass
-class ApplyReport:
-    """Every action's result, in plan order."""
-
-    results: list[ActionResult] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[ActionResult]:
-        """Return the results that leave work undone."""
-        return [r for r in self.results if r.failed]
-
-    def counts(self) -> dict[str, int]:
-        """Count results by outcome."""
-        out: dict[str, int] = {}
-        for result in self.results:
-            out[result.outcome] = out.get(result.outcome, 0) + 1
-        return out
-
-
 class Applier:
     """Carries out a plan's actions through a client, recording state as it goes."""
 
@@ -114,7 +95,9 @@ class Applier:
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
 
-    async def apply(self, plan: Plan, *, stale: Mapping[str, str] | None = None) -> ApplyReport:
+    async def apply(
+        self, plan: Plan, *, stale: Mapping[str, str] | None = None
+    ) -> tuple[ActionResult, ...]:
         """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message."""
         stale = stale or {}
 
@@ -132,7 +115,7 @@ class Applier:
             results = await asyncio.gather(*(one(a) for a in plan.actions))
         finally:
             await self.flush()
-        return ApplyReport(list(results))
+        return tuple(results)
 
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:

@@ -167,7 +167,7 @@ class _Run:
         bar = self.hooks.progress("applying", len(plan.actions), "action")
         try:
             applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
-            report = await applier.apply(plan, stale=stale)
+            results = await applier.apply(plan, stale=stale)
         finally:
             bar.close()
-        return ApplyResult(ApplyStatus.APPLIED, plan, tuple(report.results), stale)
+        return ApplyResult(ApplyStatus.APPLIED, plan, results, stale)

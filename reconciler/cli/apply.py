@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,6 @@ from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import ManifestOptions, plan_options
 
 if TYPE_CHECKING:
-    from reconciler.apply.applier import ActionResult
     from reconciler.apply.run import ApplyResult
     from reconciler.plan.actions import Plan
 
@@ -114,13 +112,13 @@ def apply(
         if text_out:
             click.echo("Nothing to apply.")
         else:
-            click.echo(json.dumps(_results_json([], result.plan), indent=2))
+            click.echo(json.dumps(_results_json(result), indent=2))
     elif result.status is ApplyStatus.CANCELLED:
         click.echo("Apply cancelled; nothing was sent.")
     elif text_out:
         click.echo(_results_text(result, color))
     else:
-        click.echo(json.dumps(_results_json(result.results, result.plan), indent=2))
+        click.echo(json.dumps(_results_json(result), indent=2))
     return 1 if result.failed else 0
 
 
@@ -166,11 +164,11 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     return "\n".join(lines)
 
 
-def _results_json(results: Sequence[ActionResult], plan: Plan) -> dict[str, Any]:
+def _results_json(result: ApplyResult) -> dict[str, Any]:
     return {
         "formatVersion": 1,
-        "summary": _count(results),
-        "planErrors": [{"resource": a.key, "errors": list(a.errors)} for a in plan.failed],
+        "summary": result.counts(),
+        "planErrors": [{"resource": a.key, "errors": list(a.errors)} for a in result.plan.failed],
         "results": [
             {
                 "resource": r.key,
@@ -190,13 +188,6 @@ def _results_json(results: Sequence[ActionResult], plan: Plan) -> dict[str, Any]
                     for q in r.requests
                 ],
             }
-            for r in results
+            for r in result.results
         ],
     }
-
-
-def _count(results: Sequence[ActionResult]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in results:
-        out[r.outcome] = out.get(r.outcome, 0) + 1
-    return out

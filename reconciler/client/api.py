@@ -49,7 +49,7 @@ from reconciler.model.secrets import reveal
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
 
-# The service's own limits per key (DESIGN.md, "API facts").
+# The service's own limits per key: 10 management requests per 10 s, 100 dashboards per minute.
 MANAGEMENT_RATE = Rate(10, 10.0)
 DASHBOARDS_RATE = Rate(100, 60.0)
 
