@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection
+from reconciler.cli.common import Connection, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import ManifestOptions, plan_options
 
@@ -40,21 +40,8 @@ def _apply_options(func: Any) -> Any:
     is_flag=True,
     help="With --plan: apply the actions that are not stale even if some are.",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--lock-timeout",
-    default=0.0,
-    show_default=True,
-    type=float,
-    help="Seconds to wait for the state lock.",
-)
+@output_option("text", "json")
+@lock_timeout_option()
 @metrics_option("apply")
 def apply(
     manifests: ManifestOptions,

@@ -145,6 +145,24 @@ def api_options(func: F) -> F:
     return func
 
 
+def output_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
+    """``-o/--output`` choosing among ``choices``; the first is the default."""
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Callable[[F], F]:
+    """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock)."""
+    return click.option("--lock-timeout", default=0.0, show_default=True, type=float, help=help)
+
+
 def organization_option(func: F) -> F:
     """Add ``--organization`` (default organization for manifests that omit it)."""
     return click.option(

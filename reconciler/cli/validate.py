@@ -6,17 +6,12 @@ import json
 
 import click
 
+from reconciler.cli.common import output_option
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@output_option("text", "json", help="Output format.")
 @click.option(
     "--organization",
     envvar="RECONCILE_ORGANIZATION_ID",
