@@ -158,6 +158,12 @@ def output_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
     )
 
 
+def path_option(flag: str, name: str, help: str, *, directory: bool = False) -> Callable[[F], F]:
+    """An option naming a file (or, with ``directory``, a directory) to write."""
+    kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
+    return click.option(flag, name, type=kind, help=help)
+
+
 def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Callable[[F], F]:
     """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock)."""
     return click.option("--lock-timeout", default=0.0, show_default=True, type=float, help=help)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, api_options, collect, output_option
+from reconciler.cli.common import Connection, api_options, collect, output_option, path_option
 from reconciler.cli.metrics import metrics_option, note
 
 if TYPE_CHECKING:
@@ -99,6 +99,21 @@ class Reading:
         _emit(found, self.output, lambda: table(found))
         return 0
 
+    def show_one(
+        self,
+        query: Callable[[Client, str, str, str], Awaitable[dict[str, Any]]],
+        service: str,
+        ref: str,
+        details: Callable[[dict[str, Any]], list[tuple[str, str]]],
+    ) -> int:
+        """Show one object of a service (``query(client, org, service, ref)``) as details."""
+        from reconciler.inventory.views import details_text
+
+        return self.show(
+            lambda client, org: query(client, org, service, ref),
+            lambda found: details_text(details(found)),
+        )
+
 
 def _get_options(func: Any) -> Any:
     func = collect("reading", Reading, ("connection", "organization", "output"))(func)
@@ -162,10 +177,7 @@ def endpoint(reading: Reading, service: str, endpoint_id: str) -> int:
     """Show one reverse private endpoint of a service."""
     from reconciler.inventory import queries, views
 
-    return reading.show(
-        lambda client, org: queries.service_endpoint(client, org, service, endpoint_id),
-        lambda found: views.details_text(views.endpoint_details(found)),
-    )
+    return reading.show_one(queries.service_endpoint, service, endpoint_id, views.endpoint_details)
 
 
 @get.command("pipe")
@@ -176,10 +188,7 @@ def pipe(reading: Reading, service: str, pipe_ref: str) -> int:
     """Show one pipe (a NAME is resolved through the service's pipe list)."""
     from reconciler.inventory import queries, views
 
-    return reading.show(
-        lambda client, org: queries.service_pipe(client, org, service, pipe_ref),
-        lambda found: views.details_text(views.pipe_details(found)),
-    )
+    return reading.show_one(queries.service_pipe, service, pipe_ref, views.pipe_details)
 
 
 @get.command("pipes")
@@ -249,12 +258,7 @@ def dashboards(reading: Reading) -> int:
     help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-@click.option(
-    "--dir",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    help="Directory to write manifests into.",
-)
+@path_option("--dir", "out_dir", "Directory to write manifests into.", directory=True)
 @click.option(
     "--output-dir", "legacy_dir", type=click.Path(file_okay=False), hidden=True
 )  # deprecated spelling of --dir

@@ -15,6 +15,7 @@ from reconciler.cli.common import (
     lock_timeout_option,
     organization_option,
     output_option,
+    path_option,
 )
 from reconciler.cli.metrics import metrics_option, note_plan
 
@@ -112,12 +113,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
 @click.command("plan")
 @plan_options
 @output_option("text", "json", "markdown")
-@click.option(
-    "--out",
-    "out_file",
-    type=click.Path(dir_okay=False),
-    help="Save the plan (JSON, redacted) for `apply --plan`.",
-)
+@path_option("--out", "out_file", "Save the plan (JSON, redacted) for `apply --plan`.")
 @click.option(
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )

@@ -460,24 +460,16 @@ class Client:
             raise ApiError(
                 status=status, message="response is not JSON", method=method, path=path
             ) from None
+        member = "result" if interface == MANAGEMENT else "data"
+        if not isinstance(body, dict) or member not in body:
+            raise ApiError(
+                status=status,
+                message=f"response has no '{member}' envelope",
+                method=method,
+                path=path,
+            )
         if interface == MANAGEMENT:
-            if not isinstance(body, dict) or "result" not in body:
-                raise ApiError(
-                    status=status,
-                    message="response has no 'result' envelope",
-                    method=method,
-                    path=path,
-                )
             raw_id = body.get("requestId")
             request_id = raw_id if isinstance(raw_id, str) else None
-            payload = body["result"]
-        else:
-            payload = body.get("data") if isinstance(body, dict) else None
-            if not isinstance(body, dict) or "data" not in body:
-                raise ApiError(
-                    status=status,
-                    message="response has no 'data' envelope",
-                    method=method,
-                    path=path,
-                )
+        payload = body[member]
         return payload, RequestRecord(interface, method, path, status, request_id, attempts)
