@@ -125,4 +125,4 @@ def test_explain_json_carries_the_same_facts() -> None:
         ["explain", "Pipe.spec.settings.streaming_max_insert_wait_ms", "-o", "json"], {}
     )
     body = result.json()
-    assert body["type"] == "integer" and body["bounds"] == ["≥ 500", "≤ 60000"]
+    assert body["type"] == "integer or null" and body["bounds"] == ["≥ 500", "≤ 60000"]

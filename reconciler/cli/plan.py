@@ -17,6 +17,7 @@ from reconciler.cli.common import (
     output_option,
     path_option,
 )
+from reconciler.cli.completion import complete_targets
 from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 "targets",
                 multiple=True,
                 metavar="KIND/NAME",
+                shell_complete=complete_targets,
                 help="Limit to these resources (glob allowed; repeatable).",
             ),
             click.option(

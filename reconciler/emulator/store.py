@@ -207,9 +207,12 @@ class Store:
             return
         stored = pipe["source"][kind]
         if kind != "postgres":
+            before = stored.get("authentication")
             stored.update(changes)
             if kind == "kafka":
-                check_kafka_credentials(stored, changes)
+                check_kafka_credentials(
+                    stored, changes, switched=before != stored.get("authentication")
+                )
             elif kind == "objectStorage":
                 check_object_storage(stored)
             return
