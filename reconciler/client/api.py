@@ -294,7 +294,9 @@ class Client:
         self.stats = ClientStats()
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
-        self.first_contact = FirstContact()
+        self.first_contact = FirstContact(
+            shared_url=config.dashboards_url.rstrip("/") == config.base_url.rstrip("/")
+        )
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
