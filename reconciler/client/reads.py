@@ -30,7 +30,10 @@ JsonObject = dict[str, Any]
 
 
 def _objects(value: object) -> list[JsonObject]:
-    return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+    # Decoded JSON objects are dicts already: kept as they are (no copy of a 10,000-pipe list).
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, dict) else dict(v) for v in value if isinstance(v, Mapping)]
 
 
 def _object(value: object, path: str) -> JsonObject:
