@@ -164,8 +164,19 @@ def api_options(func: F) -> F:
     return func
 
 
-def output_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
-    """``-o/--output`` choosing among ``choices``; the first is the default."""
+def output_option(
+    *choices: str, help: str | None = None, machine: bool = False
+) -> Callable[[F], F]:
+    """``-o/--output`` choosing among ``choices``; the first is the default.
+
+    ``machine``: the format is remembered before anything else is parsed, so that even an
+    error is reported in it (``reconciler.cli.machine``).
+    """
+    extra: dict[str, Any] = {}
+    if machine:
+        from reconciler.cli.machine import remember_output
+
+        extra = {"is_eager": True, "callback": remember_output}
     return click.option(
         "--output",
         "-o",
@@ -174,6 +185,7 @@ def output_option(*choices: str, help: str | None = None) -> Callable[[F], F]:
         default=choices[0],
         show_default=True,
         help=help,
+        **extra,
     )
 
 

@@ -364,10 +364,15 @@ def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any
 
 # -- check ----------------------------------------------------------------------------------
 
+# A finding (stale backups) is not an error: automation must tell it from a check that could not
+# run (exit 1, like every error), as `plan --detailed-exitcode` tells drift (2) from errors.
+STALE_BACKUPS = 2
+
 
 @click.group("check")
 def check() -> None:
-    """Health checks for cron: exit 0 when healthy, 1 when a finding is reported."""
+    """Health checks for cron: exit 0 when healthy, 2 when a finding is reported, 1 when the
+    check could not run."""
 
 
 @check.command("backups")
@@ -381,7 +386,7 @@ def check() -> None:
     metavar="NAME|ID",
     help="Services to check (repeatable; default: every service).",
 )
-@output_option("table", "json")
+@output_option("table", "json", machine=True)
 @_org_option
 @api_options
 @metrics_option("check_backups")
@@ -392,7 +397,12 @@ def check_backups(
     service_refs: tuple[str, ...],
     output: str,
 ) -> int:
-    """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
+    """Exit 0 when every selected service has a `done` backup newer than --max-age.
+
+    \b
+    Exit codes: 0 every backup fresh, 2 a service's backups are stale (the finding),
+    1 the check could not run (unknown service, API or connection error).
+    """
     import json
     from datetime import UTC, datetime
 
@@ -430,4 +440,4 @@ def check_backups(
             click.echo(
                 f"\nAll {len(results)} services have a done backup newer than {max_age_text}."
             )
-    return 1 if stale else 0
+    return STALE_BACKUPS if stale else 0

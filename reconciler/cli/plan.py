@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,20 @@ class ManifestOptions:
         return PlanOptions(
             targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
         )
+
+
+def _prepare_out(path: Path) -> None:
+    """Create ``--out``'s directory and check it is writable before any request is made."""
+    from reconciler.model.errors import ConfigError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"--out {path}: cannot create its directory {path.parent} ({exc.strerror or exc})"
+        ) from None
+    if path.is_dir() or not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"--out {path}: not a writable file path")
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
@@ -114,7 +129,14 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
 
 @click.command("plan")
 @plan_options
-@output_option("text", "json", "markdown")
+@output_option(
+    "text",
+    "json",
+    "markdown",
+    machine=True,
+    help="text, json (one document on stdout, also on errors: schemas/plan.schema.json) or "
+    "markdown (for pull-request comments, errors included).",
+)
 @path_option("--out", "out_file", "Save the plan (JSON, redacted) for `apply --plan`.")
 @click.option(
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
@@ -141,6 +163,8 @@ def plan(
 
     scope = manifests.scope()
     config = connection.api_config()
+    if out_file:
+        _prepare_out(Path(out_file))
     computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
     result = computed.plan
     note_plan(result)
@@ -148,8 +172,9 @@ def plan(
         save_plan(
             computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
         )
+    code = 1 if result.failed else 2 if detailed_exitcode and result.changed else 0
     if output == "json":
-        click.echo(planfile.dumps(result), nl=False)
+        click.echo(planfile.dumps(result, exit_code=code), nl=False)
     elif output == "markdown":
         click.echo(render_markdown(result), nl=False)
     else:
@@ -158,8 +183,4 @@ def plan(
             click.echo(
                 f"Saved the plan to {out_file}; apply it with: reconcile apply --plan {out_file}"
             )
-    if result.failed:
-        return 1
-    if detailed_exitcode and result.changed:
-        return 2
-    return 0
+    return code
