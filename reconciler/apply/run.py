@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -50,6 +50,14 @@ def _show_nothing(plan: Plan) -> None:
 
 def _say_nothing(message: str) -> None:
     return None
+
+
+def count_outcomes(results: Iterable[ActionResult]) -> dict[str, int]:
+    """Count action results by outcome."""
+    out: dict[str, int] = {}
+    for result in results:
+        out[result.outcome] = out.get(result.outcome, 0) + 1
+    return out
 
 
 class ApplyStatus(StrEnum):
@@ -115,10 +123,7 @@ class ApplyResult:
 
     def counts(self) -> dict[str, int]:
         """Count the actions' results by outcome."""
-        out: dict[str, int] = {}
-        for result in self.results:
-            out[result.outcome] = out.get(result.outcome, 0) + 1
-        return out
+        return count_outcomes(self.results)
 
     @property
     def failed(self) -> bool:
@@ -213,13 +218,13 @@ class _Run:
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:
-                report = await applier.apply(plan, stale=stale, applied=applied)
+                results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
         return ApplyResult(
             ApplyStatus.APPLIED,
             plan,
-            tuple(report.results),
+            results,
             stale,
             applied,
             interrupted=watch.received,
