@@ -9,9 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection, api_options, collect, organization_option
+from reconciler.cli.common import (
+    Connection,
+    api_options,
+    collect,
+    lock_timeout_option,
+    organization_option,
+    output_option,
+    path_option,
+)
 from reconciler.cli.completion import complete_targets
-from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
@@ -130,34 +137,21 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
 
 @click.command("plan")
 @plan_options
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    is_eager=True,
-    callback=remember_output,
+@output_option(
+    "text",
+    "json",
+    "markdown",
+    machine=True,
     help="text, json (one document on stdout, also on errors: schemas/plan.schema.json) or "
     "markdown (for pull-request comments, errors included).",
 )
-@click.option(
-    "--out",
-    "out_file",
-    type=click.Path(dir_okay=False),
-    help="Save the plan (JSON, redacted) for `apply --plan`.",
-)
+@path_option("--out", "out_file", "Save the plan (JSON, redacted) for `apply --plan`.")
 @click.option(
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
-@click.option(
-    "--lock-timeout",
-    default=0.0,
-    show_default=True,
-    type=float,
-    help="Seconds to wait for the state lock (taken only to create a new state for --out).",
+@lock_timeout_option(
+    "Seconds to wait for the state lock (taken only to create a new state for --out)."
 )
 @metrics_option("plan", success=lambda code: code in (0, 2))
 def plan(
