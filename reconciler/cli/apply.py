@@ -12,7 +12,7 @@ import click
 
 from reconciler.cli.common import Connection, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
-from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
 
 if TYPE_CHECKING:
     from reconciler.apply.applier import ActionResult
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _apply_options(func: Any) -> Any:
-    return plan_options(func, paths_required=False)
+    return plan_options(func)
 
 
 @click.command("apply")
@@ -67,7 +67,7 @@ def apply(
     from reconciler.plan.render import render_text
 
     if not plan_file and not manifests.paths:
-        raise ConfigError("give manifest PATHS, or --plan FILE")
+        raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
     color = use_color()
     text_out = output == "text"
     saved = planfile.load(Path(plan_file)) if plan_file else None
