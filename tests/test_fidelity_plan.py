@@ -8,11 +8,13 @@ from typing import Any
 
 from reconciler.client.live import Observed
 from reconciler.model.resources import Resource
+from reconciler.model.secrets import Secret, fingerprint
 from reconciler.plan.actions import Action, Op
+from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
-from tests.test_plan import IDS, KAFKA_LIVE, NO_SECRETS, PIPE_PATH, LineLocator, plan_for
+from tests.test_plan import IDS, KAFKA_LIVE, KEY, NO_SECRETS, PIPE_PATH, LineLocator, plan_for
 
 REPO = Path(__file__).resolve().parent.parent
 LIVE = {
@@ -83,3 +85,51 @@ def test_example_manifests_plan_without_errors_and_apply_end_to_end(
         ["plan", str(REPO / "manifests"), "--detailed-exitcode", *state], emulator.env()
     )
     assert again.exit_code == 0, again.output
+
+
+# Kafka authentication and credentials travel together.
+
+USER_PASSWORD = {"username": Secret("u"), "password": Secret("p")}
+IAM_USER_KEY = {"accessKeyId": Secret("AKIA"), "secretKey": Secret("k")}
+PLAIN_LIVE = {**LIVE, "source": {"kafka": {"authentication": "PLAIN", "topics": "orders"}}}
+
+
+def recorded(credentials: dict[str, Secret]) -> SecretCheck:
+    return SecretCheck(KEY, {"source.kafka.credentials": fingerprint(KEY, credentials)})
+
+
+def test_switching_to_iam_user_sends_authentication_and_credentials_in_one_patch() -> None:
+    spec = {"source": {"kafka": {"authentication": "IAM_USER", "credentials": IAM_USER_KEY}}}
+    action = plan_for(spec, PLAIN_LIVE, secrets=recorded(USER_PASSWORD))
+    assert action.operation is Op.UPDATE and len(action.requests) == 1
+    body = action.requests[0].body
+    assert body is not None and set(body["source"]["kafka"]) == {"authentication", "credentials"}
+
+
+def test_a_new_method_resends_unchanged_credentials() -> None:
+    spec = {"source": {"kafka": {"authentication": "SCRAM-SHA-512", "credentials": USER_PASSWORD}}}
+    action = plan_for(spec, PLAIN_LIVE, secrets=recorded(USER_PASSWORD))
+    (request,) = action.requests
+    assert request.body is not None
+    assert set(request.body["source"]["kafka"]) == {"authentication", "credentials"}
+    assert {c.kind for c in action.changes} == {ChangeKind.SET, ChangeKind.SENSITIVE}
+
+
+def test_credentials_of_the_wrong_shape_are_a_plan_error_naming_their_line() -> None:
+    spec = {"source": {"kafka": {"authentication": "IAM_USER", "credentials": USER_PASSWORD}}}
+    action = located_plan(spec, {("spec", "source", "kafka", "credentials"): 17})
+    assert action.operation is Op.ERROR
+    assert any("m.yaml:17" in e and "{accessKeyId, secretKey}" in e for e in action.errors)
+
+
+def test_switching_to_a_method_without_its_credentials_is_a_plan_error() -> None:
+    spec = {"source": {"kafka": {"authentication": "MUTUAL_TLS"}}}
+    action = located_plan(spec, {("spec", "source", "kafka", "authentication"): 15})
+    assert action.operation is Op.ERROR
+    assert any("m.yaml:15" in e and "{certificate, privateKey}" in e for e in action.errors)
+
+
+def test_iam_role_needs_no_credentials() -> None:
+    spec = {"source": {"kafka": {"authentication": "IAM_ROLE", "iamRole": "arn:role"}}}
+    action = plan_for(spec, PLAIN_LIVE)
+    assert action.operation is Op.UPDATE and not action.errors
