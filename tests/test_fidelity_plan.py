@@ -6,14 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reconciler.client.live import Observed
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import Secret, fingerprint
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import SECRET_ENV, run_cli, writes
 from tests.conftest import Emulator
+from tests.seed_ids import (
+    KAFKA_CONNECTION_STRING_PIPE,
+    KAFKA_IAM_USER_PIPE,
+    KAFKA_MUTUAL_TLS_PIPE,
+    KAFKA_PIPE,
+)
 from tests.test_plan import IDS, KAFKA_LIVE, KEY, NO_SECRETS, PIPE_PATH, LineLocator, plan_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,3 +141,54 @@ def test_iam_role_needs_no_credentials() -> None:
     spec = {"source": {"kafka": {"authentication": "IAM_ROLE", "iamRole": "arn:role"}}}
     action = plan_for(spec, PLAIN_LIVE)
     assert action.operation is Op.UPDATE and not action.errors
+
+
+CREDENTIAL_EXAMPLES = [
+    ("orders.yaml", KAFKA_PIPE, "PLAIN", {"username": "KAFKA_USER", "password": "KAFKA_PASSWORD"}),
+    (
+        "payments.yaml",
+        KAFKA_IAM_USER_PIPE,
+        "IAM_USER",
+        {"accessKeyId": "PAYMENTS_KAFKA_ACCESS_KEY_ID", "secretKey": "PAYMENTS_KAFKA_SECRET_KEY"},
+    ),
+    (
+        "telemetry.yaml",
+        KAFKA_CONNECTION_STRING_PIPE,
+        "PLAIN",
+        {"connectionString": "TELEMETRY_KAFKA_CONNECTION_STRING"},
+    ),
+    (
+        "audit-log.yaml",
+        KAFKA_MUTUAL_TLS_PIPE,
+        "MUTUAL_TLS",
+        {"certificate": "AUDIT_KAFKA_CERTIFICATE", "privateKey": "AUDIT_KAFKA_PRIVATE_KEY"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("example", "pipe_id", "method", "env_names"),
+    CREDENTIAL_EXAMPLES,
+    ids=[e[0] for e in CREDENTIAL_EXAMPLES],
+)
+def test_each_credential_shape_example_applies_end_to_end(
+    emulator: Emulator,
+    tmp_path: Path,
+    example: str,
+    pipe_id: str,
+    method: str,
+    env_names: dict[str, str],
+) -> None:
+    path = str(REPO / "manifests" / "pipes" / example)
+    args = [path, "--state", str(tmp_path / "s.json"), "--rate", "none"]
+    applied = run_cli(["apply", *args, "--auto-approve"], emulator.env())
+    assert applied.exit_code == 0, applied.output
+    assert "(sensitive value changed)" in applied.stdout
+    assert not any(SECRET_ENV[name] in applied.output for name in env_names.values())
+    stored = emulator.data()["pipes"][pipe_id]["source"]["kafka"]
+    assert stored["authentication"] == method
+    assert stored["credentials"] == {k: SECRET_ENV[v] for k, v in env_names.items()}
+    again = run_cli(["plan", *args, "--detailed-exitcode"], emulator.env())
+    assert again.exit_code == 0, again.output
+    (body,) = [w["body"] for w in writes(emulator.requests())]
+    assert "credentials" in body["source"]["kafka"]
