@@ -15,7 +15,15 @@ import pytest
 
 from reconciler.load.manifests import find_manifest_files, load_resources
 from reconciler.model.errors import Location, ManifestErrors
-from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORG, ORGANIZATION, replace_line, write
+from tests.manifest_helpers import (
+    DASHBOARD,
+    KAFKA_PIPE,
+    ORG,
+    ORGANIZATION,
+    PIPE,
+    replace_line,
+    write,
+)
 
 
 def test_load_should_return_resource_with_plain_spec_and_secret_references(tmp_path: Path) -> None:
@@ -133,7 +141,10 @@ def test_load_should_skip_empty_documents_between_separators(tmp_path: Path) -> 
 
 
 def test_load_should_handle_large_multi_document_file(tmp_path: Path) -> None:
-    docs = [KAFKA_PIPE.replace("name: orders", f"name: pipe-{i}") for i in range(400)]
+    docs = [
+        KAFKA_PIPE.replace("name: orders", f"name: pipe-{i}").replace(PIPE, PIPE[:-3] + f"{i:03x}")
+        for i in range(400)
+    ]
     docs[311] = replace_line(docs[311], "engine_max_threads: 4", "engine_max_threads: 65")
     file = write(tmp_path, "many.yaml", "---\n".join(docs))
     with pytest.raises(ManifestErrors) as info:
@@ -142,7 +153,11 @@ def test_load_should_handle_large_multi_document_file(tmp_path: Path) -> None:
     lines_per_doc = KAFKA_PIPE.count("\n") + 1
     assert error.location.line == 311 * lines_per_doc + 18
     assert error.path == "spec.settings.engine_max_threads"
-    docs[311] = docs[0].replace("name: pipe-0", "name: pipe-311")
+    docs[311] = (
+        docs[0]
+        .replace("name: pipe-0", "name: pipe-311")
+        .replace(PIPE[:-3] + "000", PIPE[:-3] + f"{311:03x}")
+    )
     write(tmp_path, "many.yaml", "---\n".join(docs))
     assert len(load_resources([file])) == 400
 
@@ -157,3 +172,20 @@ def test_load_should_support_anchors_and_merge_keys(tmp_path: Path) -> None:
         "streaming_max_insert_wait_ms": 5000,
         "engine_max_threads": 4,
     }
+
+
+def test_plan_loading_should_record_only_name_positions_and_find_the_rest_on_demand(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "orders.yaml", KAFKA_PIPE)
+    plain = load_resources([path])[0]
+    [resource] = load_resources([path], positions=True)
+    source = resource.locator.source  # type: ignore[attr-defined]
+    assert resource.locate("metadata", "name") == plain.locate("metadata", "name")
+    assert source._index is None  # the name came from the marks: no full position map
+    deep = ("source", "kafka", "credentials", "username")
+    assert resource.locate_spec(*deep) == plain.locate_spec(*deep)
+    assert source._index is not None  # built on demand, for this file only
+    resource.locator.release()  # type: ignore[attr-defined]
+    assert source._index is None
+    assert resource.locate_spec(*deep) == plain.locate_spec(*deep)

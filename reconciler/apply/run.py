@@ -52,6 +52,8 @@ class ApplyStatus(StrEnum):
     NOTHING_TO_APPLY = "nothing-to-apply"
     STALE = "stale"
     CANCELLED = "cancelled"
+    # A saved plan whose every change is already live: nothing was sent (plans are single-use).
+    ALREADY_APPLIED = "already-applied"
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class ApplyResult:
     plan: Plan
     results: tuple[ActionResult, ...] = ()
     stale: Mapping[str, str] = field(default_factory=dict)
+    applied: Mapping[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """Count the actions' results by outcome."""
@@ -140,14 +143,16 @@ class _Run:
             )
         finally:
             bar.close()
-        return await self.carry_out(plan, secrets={}, stale={})
+        return await self.carry_out(plan, secrets={}, stale={}, applied={})
 
     async def saved(self, plan: Plan, resources: list[Resource], *, partial: bool) -> ApplyResult:
         secrets = resolve_saved_secrets(plan, resources, self.state.key)
-        stale = await find_stale(self.client, plan)
-        if stale and not partial:
-            return ApplyResult(ApplyStatus.STALE, plan, stale=stale)
-        return await self.carry_out(plan, secrets=secrets, stale=stale)
+        check = await find_stale(self.client, plan, self.state)
+        if check.all_applied(plan):
+            return ApplyResult(ApplyStatus.ALREADY_APPLIED, plan, applied=check.applied)
+        if check.stale and not partial:
+            return ApplyResult(ApplyStatus.STALE, plan, stale=check.stale, applied=check.applied)
+        return await self.carry_out(plan, secrets=secrets, stale=check.stale, applied=check.applied)
 
     async def carry_out(
         self,
@@ -155,6 +160,7 @@ class _Run:
         *,
         secrets: Mapping[str, Mapping[JsonPath, Any]],
         stale: Mapping[str, str],
+        applied: Mapping[str, str],
     ) -> ApplyResult:
         self.hooks.show_plan(plan)
         blind = () if self.options.new_state else new_state_creates(plan, self.state)
@@ -167,7 +173,7 @@ class _Run:
         bar = self.hooks.progress("applying", len(plan.actions), "action")
         try:
             applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
-            report = await applier.apply(plan, stale=stale)
+            report = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
-        return ApplyResult(ApplyStatus.APPLIED, plan, tuple(report.results), stale)
+        return ApplyResult(ApplyStatus.APPLIED, plan, tuple(report.results), stale, applied)

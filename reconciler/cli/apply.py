@@ -110,6 +110,16 @@ def apply(
             "to apply the others.",
             err=True,
         )
+    elif result.status is ApplyStatus.ALREADY_APPLIED:
+        message = (
+            "This saved plan was already applied: nothing sent. Run plan again to see what, "
+            "if anything, is left to change."
+        )
+        if text_out:
+            click.echo("\n".join([*result.applied.values(), message]))
+        else:
+            click.echo(json.dumps(_results_json([], result.plan), indent=2))
+            click.echo(message, err=True)
     elif result.status is ApplyStatus.NOTHING_TO_APPLY:
         if text_out:
             click.echo("Nothing to apply.")

@@ -39,11 +39,18 @@ class Connection:
     dashboards_rate: str
     parallelism: int
     timeout: float
+    # The request bounds (``limit_options``); None keeps ``RequestLimits``' default.
+    max_wait: float | None = None
+    retry_budget: float | None = None
+    max_attempts: int | None = None
+    request_deadline: float | None = None
+    max_response_size: str | None = None
 
     def api_config(self) -> ApiConfig:
         """Return the client configuration (checked by the core call that uses it)."""
         from reconciler.client.api import ApiConfig
         from reconciler.client.budget import Rate
+        from reconciler.client.limits import RequestLimits, parse_size
         from reconciler.model.errors import ConfigError
 
         try:
@@ -51,6 +58,15 @@ class Connection:
             dashboards_rate = Rate.parse(self.dashboards_rate)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        size = self.max_response_size
+        given: dict[str, Any] = {
+            "max_wait": self.max_wait,
+            "retry_budget": self.retry_budget,
+            "deadline": self.request_deadline,
+            "max_response_bytes": None if size is None else parse_size(size),
+        }
+        limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
+        attempts = {} if self.max_attempts is None else {"max_attempts": self.max_attempts}
         base_url = self.base_url or ""
         return ApiConfig(
             base_url=base_url,
@@ -63,6 +79,8 @@ class Connection:
             dashboards_rate=dashboards_rate,
             parallelism=self.parallelism,
             timeout=self.timeout,
+            limits=limits,
+            **attempts,
         )
 
 
@@ -137,12 +155,66 @@ def api_options(func: F) -> F:
             default=30.0,
             show_default=True,
             type=float,
-            help="Seconds to wait for one response.",
+            help="Seconds to wait for each read of a response.",
         ),
+        *limit_options(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def format_option(*choices: str) -> Callable[[F], F]:
+    """Add ``-o/--output`` choosing among ``choices`` (the first is the default)."""
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def limit_options() -> list[Callable[[F], F]]:
+    """The request bounds (README "Limits and safety"); each flag has its variable."""
+    return [
+        click.option(
+            "--max-wait",
+            envvar="RECONCILE_MAX_WAIT",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Cap in seconds on any wait a server asks for (429 headers) "
+            "[default: 60; env RECONCILE_MAX_WAIT].",
+        ),
+        click.option(
+            "--retry-budget",
+            envvar="RECONCILE_RETRY_BUDGET",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one request may take, retries and waits included "
+            "[default: 120; env RECONCILE_RETRY_BUDGET].",
+        ),
+        click.option(
+            "--max-attempts",
+            envvar="RECONCILE_MAX_ATTEMPTS",
+            type=click.IntRange(min=1),
+            help="Attempts per request at most [default: 6; env RECONCILE_MAX_ATTEMPTS].",
+        ),
+        click.option(
+            "--request-deadline",
+            envvar="RECONCILE_REQUEST_DEADLINE",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one attempt may take, whole body included "
+            "[default: 60; env RECONCILE_REQUEST_DEADLINE].",
+        ),
+        click.option(
+            "--max-response-size",
+            envvar="RECONCILE_MAX_RESPONSE_SIZE",
+            metavar="SIZE",
+            help="Largest response body read, e.g. 16MiB [default: 16MiB; "
+            "env RECONCILE_MAX_RESPONSE_SIZE].",
+        ),
+    ]
 
 
 def organization_option(func: F) -> F:

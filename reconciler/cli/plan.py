@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import Connection, api_options, collect, organization_option
+from reconciler.cli.completion import complete_targets
 from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 "targets",
                 multiple=True,
                 metavar="KIND/NAME",
+                shell_complete=complete_targets,
                 help="Limit to these resources (glob allowed; repeatable).",
             ),
             click.option(

@@ -3,7 +3,8 @@
 Retries exist for a server that answered before and stumbles; they are wrong for a wrong port,
 an ``https://`` URL pointing at a plain-HTTP server, or a bad key, where each retry only
 delays the one useful message. ``FirstContact`` watches each interface: a connection error
-before any response has arrived from it becomes ``ServiceUnreachable`` (not retried), and a
+(refused, TLS, or a connect timeout) before any response has arrived from it becomes
+``ServiceUnreachable`` (not retried), and a
 401 — or a 403 before any request on that interface succeeded — becomes
 ``AuthenticationFailed``, naming the variables to check. Once either happens, every later
 request of the run fails at once with the same error, so the run stops with one message
@@ -19,7 +20,12 @@ import httpx
 from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
 
 # Per interface: the variable naming its URL, and those holding its credentials.
-URL_VARIABLES = {"management": "RECONCILE_BASE_URL", "dashboards": "RECONCILE_DASHBOARDS_URL"}
+URL_VARIABLES = {
+    "management": "RECONCILE_BASE_URL (or --base-url)",
+    "dashboards": "RECONCILE_DASHBOARDS_URL (or --dashboards-url)",
+}
+# When both interfaces share one URL, the dashboards one came from the base URL.
+SHARED_URL_VARIABLE = "RECONCILE_BASE_URL (or --base-url; the dashboards URL defaults to it)"
 CREDENTIAL_VARIABLES = {
     "management": "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or --key-id/--key-secret)",
     "dashboards": "RECONCILE_DASHBOARDS_TOKEN (or --dashboards-token)",
@@ -29,7 +35,8 @@ CREDENTIAL_VARIABLES = {
 class FirstContact:
     """Turns first-contact failures into one fatal error for the whole run."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared_url: bool = False) -> None:
+        self._shared_url = shared_url
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
@@ -41,13 +48,19 @@ class FirstContact:
 
     def transport_error(self, interface: str, exc: Exception, url: str) -> None:
         """Raise ``ServiceUnreachable`` if ``interface`` never answered; else return (retry)."""
-        if interface in self._answered or not isinstance(exc, httpx.ConnectError):
+        if interface in self._answered or not isinstance(
+            exc, httpx.ConnectError | httpx.ConnectTimeout
+        ):
             return
         self.fatal = ServiceUnreachable(
             interface=interface,
             url=url,
             reason=_reason(exc),
-            variable=URL_VARIABLES.get(interface, "the base URL"),
+            variable=(
+                SHARED_URL_VARIABLE
+                if self._shared_url
+                else URL_VARIABLES.get(interface, "the base URL")
+            ),
         )
         raise self.fatal
 
@@ -71,7 +84,9 @@ class FirstContact:
 
 
 def _reason(exc: Exception) -> str:
-    """Say in words why a connection failed (refused, TLS, name lookup)."""
+    """Say in words why a connection failed (refused, TLS, no answer, name lookup)."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "no answer to the connection (a wrong host or port, or a firewall dropping packets)"
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ssl.SSLError):

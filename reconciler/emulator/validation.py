@@ -3,7 +3,10 @@
 A tiny combinator language describes each accepted body: ``obj`` rejects unknown fields and
 checks required ones, ``integer`` accepts integral JSON numbers but not booleans, and so on.
 Each validator returns the normalised value (integral floats become ints) or raises
-``Invalid`` with the dotted path of the offending field. The public functions turn that into
+``Invalid`` with the dotted path of the offending field. Each validator also carries the JSON
+Schema of what it accepts (``Rule.schema``): the emulator's OpenAPI description
+(``reconciler.emulator.openapi``) is built from these same objects, so the document and the
+validation cannot drift apart. The public functions turn ``Invalid`` into
 the error shape of their interface: ``BAD_REQUEST: settings.x must be …`` for management and
 ``Body validation failed: tiles.0.x: …`` for dashboards. The bounds are the real service's
 (DESIGN.md, "API facts"), so what the server would reject is rejected here too.
@@ -18,7 +21,23 @@ from typing import Any
 
 from reconciler.emulator.protocol import ApiError
 
-Validator = Callable[[Any, str], Any]
+Check = Callable[[Any, str], Any]
+
+
+class Rule:
+    """A validator: call it with ``(value, path)``; ``schema`` is the JSON Schema it enforces."""
+
+    __slots__ = ("check", "schema")
+
+    def __init__(self, check: Check, schema: dict[str, Any]) -> None:
+        self.check = check
+        self.schema = schema
+
+    def __call__(self, value: Any, path: str) -> Any:
+        return self.check(value, path)
+
+
+Validator = Rule
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -52,7 +71,14 @@ def string(min_len: int = 0, max_len: int | None = None, enum: Iterable[str] = (
             raise Invalid(path, f"must be between {min_len} and {max_len} characters long")
         return value
 
-    return check
+    schema: dict[str, Any] = {"type": "string"}
+    if allowed:
+        schema["enum"] = list(allowed)
+    if min_len:
+        schema["minLength"] = min_len
+    if max_len is not None:
+        schema["maxLength"] = max_len
+    return Rule(check, schema)
 
 
 def uuid_string() -> Validator:
@@ -63,7 +89,7 @@ def uuid_string() -> Validator:
             raise Invalid(path, "must be a uuid string")
         return value
 
-    return check
+    return Rule(check, {"type": "string", "pattern": f"^{_UUID.pattern}$"})
 
 
 def integer(lo: int | None = None, hi: int | None = None) -> Validator:
@@ -79,7 +105,7 @@ def integer(lo: int | None = None, hi: int | None = None) -> Validator:
         _bounds(value, lo, hi, path)
         return value
 
-    return check
+    return Rule(check, _bounded({"type": "integer"}, lo, hi))
 
 
 def number(lo: float | None = None, hi: float | None = None) -> Validator:
@@ -93,7 +119,15 @@ def number(lo: float | None = None, hi: float | None = None) -> Validator:
         _bounds(value, lo, hi, path)
         return value
 
-    return check
+    return Rule(check, _bounded({"type": "number"}, lo, hi))
+
+
+def _bounded(schema: dict[str, Any], lo: float | None, hi: float | None) -> dict[str, Any]:
+    if lo is not None:
+        schema["minimum"] = lo
+    if hi is not None:
+        schema["maximum"] = hi
+    return schema
 
 
 def _bounds(value: float, lo: float | None, hi: float | None, path: str) -> None:
@@ -113,22 +147,24 @@ def boolean() -> Validator:
             raise Invalid(path, "must be a boolean")
         return value
 
-    return check
+    return Rule(check, {"type": "boolean"})
 
 
-class Nullable:
+class Nullable(Rule):
     """``item``, or JSON ``null``, which the real service takes as "reset to the default".
 
     Validating ``null`` yields ``default`` itself, so the update that follows stores the
     service's default with no special case; ``default`` stays readable for descriptions of
-    the API built from these structures.
+    the API built from these structures (the schema says it too).
     """
 
     def __init__(self, item: Validator, default: Any) -> None:
         self.item = item
         self.default = default
+        schema = {"anyOf": [item.schema, {"type": "null"}], "default": default}
+        super().__init__(self._nullable, schema)
 
-    def __call__(self, value: Any, path: str) -> Any:
+    def _nullable(self, value: Any, path: str) -> Any:
         """The default for ``null``, else what ``item`` makes of ``value``."""
         return self.default if value is None else self.item(value, path)
 
@@ -152,7 +188,8 @@ def one_of(*shapes: tuple[str, Validator]) -> Validator:
         names = "; ".join(name for name, _ in shapes)
         raise Invalid(path, f"must be one of: {names}")
 
-    return check
+    # The first shape that fits wins, as ``anyOf`` says (the shapes' fields tell them apart).
+    return Rule(check, {"anyOf": [shape.schema for _, shape in shapes]})
 
 
 def array(item: Validator) -> Validator:
@@ -163,7 +200,7 @@ def array(item: Validator) -> Validator:
             raise Invalid(path, "must be an array")
         return [item(element, _join(path, i)) for i, element in enumerate(value)]
 
-    return check
+    return Rule(check, {"type": "array", "items": item.schema})
 
 
 def obj(fields: dict[str, Validator], required: Iterable[str] = ()) -> Validator:
@@ -182,7 +219,14 @@ def obj(fields: dict[str, Validator], required: Iterable[str] = ()) -> Validator
                 raise Invalid(_join(path, key), "is required", known)
         return {key: fields[key](element, _join(path, key)) for key, element in value.items()}
 
-    return check
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {key: rule.schema for key, rule in fields.items()},
+        "additionalProperties": False,
+    }
+    if needed:
+        schema["required"] = list(needed)
+    return Rule(check, schema)
 
 
 _CREDENTIALS = obj({"username": string(), "password": string()}, required=("username", "password"))

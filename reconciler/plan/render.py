@@ -116,6 +116,7 @@ def render_text(
             or action.errors
             or action.warnings
             or action.changes
+            or action.renamed_from
             or show_unchanged
         )
         if not shown:
@@ -123,6 +124,8 @@ def render_text(
         sign = SYMBOL.get(action.operation, "?")
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
+        if action.renamed_from:
+            head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
         for change in action.changes:
             csign, text = describe_change(change)
@@ -164,13 +167,19 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
     head = ["### reconcile plan", "", f"**{summary_line(plan)}** {requests_line(plan)}", ""]
     for note in plan.notes:
         head.append(f"> note: {note}")
-    rows = [a for a in plan.actions if a.has_changes or a.errors or a.warnings or a.changes]
+    rows = [
+        a
+        for a in plan.actions
+        if a.has_changes or a.errors or a.warnings or a.changes or a.renamed_from
+    ]
     if rows:
         head += ["| | Resource | Operation | Changes | Manifest |", "|---|---|---|---:|---|"]
         # The table itself must fit too (2,000 rows would not): give it half the limit.
         table_budget = limit // 2
         for shown, action in enumerate(rows):
             op = "error" if action.errors else action.operation
+            if action.renamed_from:
+                op += f" (renamed from `{action.renamed_from}`)"
             row = (
                 f"| {SYMBOL.get(action.operation, '?')} | `{action.key}` | {op} | {len(action.changes)} | "
                 f"`{action.location.file}:{action.location.line}` |"
