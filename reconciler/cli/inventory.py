@@ -10,19 +10,18 @@ a recent ``done`` backup, 1 (a finding, after the table) when any is stale.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, api_options
+from reconciler.cli.common import Connection, api_options, collect, output_option, path_option
 from reconciler.cli.metrics import metrics_option, note
 
 if TYPE_CHECKING:
     from reconciler.client.api import Client
 
 T = TypeVar("T")
-
-OUTPUTS = click.Choice(["table", "json", "yaml"])
 
 
 def _org_option(func: Any) -> Any:
@@ -34,16 +33,9 @@ def _org_option(func: Any) -> Any:
     )(func)
 
 
-def _output_option(func: Any) -> Any:
-    return click.option(
-        "--output",
-        "-o",
-        "output",
-        type=OUTPUTS,
-        default="table",
-        show_default=True,
-        help="Table for people, JSON or YAML for scripts.",
-    )(func)
+_output_option = output_option(
+    "table", "json", "yaml", help="Table for people, JSON or YAML for scripts."
+)
 
 
 def _service_option(func: Any) -> Any:
@@ -87,6 +79,47 @@ def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
         click.echo(dump(redact_secrets(value), output), nl=False)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """The flags every ``get`` command shares: connection, organization, output format."""
+
+    connection: Connection
+    organization: str | None
+    output: str
+
+    def show(
+        self,
+        fetch: Callable[[Client, str], Awaitable[T]],
+        table: Callable[[T], str],
+        *,
+        need_org: bool = True,
+    ) -> int:
+        """Read with ``fetch`` and print the result as ``table`` or as JSON/YAML; return 0."""
+        found = _reading(self.connection, self.organization, fetch, need_org=need_org)
+        _emit(found, self.output, lambda: table(found))
+        return 0
+
+    def show_one(
+        self,
+        query: Callable[[Client, str, str, str], Awaitable[dict[str, Any]]],
+        service: str,
+        ref: str,
+        details: Callable[[dict[str, Any]], list[tuple[str, str]]],
+    ) -> int:
+        """Show one object of a service (``query(client, org, service, ref)``) as details."""
+        from reconciler.inventory.views import details_text
+
+        return self.show(
+            lambda client, org: query(client, org, service, ref),
+            lambda found: details_text(details(found)),
+        )
+
+
+def _get_options(func: Any) -> Any:
+    func = collect("reading", Reading, ("connection", "organization", "output"))(func)
+    return _output_option(_org_option(api_options(func)))
+
+
 # -- get ------------------------------------------------------------------------------------
 
 
@@ -103,37 +136,23 @@ def get() -> None:
     metavar="tag:Key[=Value]",
     help="Keep services with this tag (repeatable; all must match).",
 )
-@_output_option
-@_org_option
-@api_options
-def services(
-    connection: Connection, organization: str | None, output: str, filters: tuple[str, ...]
-) -> int:
+@_get_options
+def services(reading: Reading, filters: tuple[str, ...]) -> int:
     """List the organization's services."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
-    found = _reading(
-        connection, organization, lambda client, org: inv.list_services(client, org, filters)
+    return reading.show(
+        lambda client, org: reads.list_services(client, org, filters),
+        lambda found: table(views.service_rows(found), views.SERVICE_HEADERS),
     )
-    _emit(found, output, lambda: table(views.service_rows(found), views.SERVICE_HEADERS))
-    return 0
 
 
 @get.command("backups")
 @_service_option
 @click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
-@_output_option
-@_org_option
-@api_options
-def backups(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    since: str | None,
-) -> int:
+@_get_options
+def backups(reading: Reading, service: str, since: str | None) -> int:
     """List a service's backups, newest first."""
     from datetime import UTC, datetime
 
@@ -142,114 +161,75 @@ def backups(
     from reconciler.plan.render import table
 
     window = parse_duration(since) if since else None
-    found = _reading(
-        connection,
-        organization,
+    return reading.show(
         lambda client, org: queries.service_backups(
             client, org, service, since=window, now=datetime.now(UTC)
         ),
+        lambda found: table(views.backup_rows(found), views.BACKUP_HEADERS),
     )
-    _emit(found, output, lambda: table(views.backup_rows(found), views.BACKUP_HEADERS))
-    return 0
 
 
 @get.command("endpoint")
 @click.argument("endpoint_id", metavar="ID")
 @_service_option
-@_output_option
-@_org_option
-@api_options
-def endpoint(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    endpoint_id: str,
-) -> int:
+@_get_options
+def endpoint(reading: Reading, service: str, endpoint_id: str) -> int:
     """Show one reverse private endpoint of a service."""
     from reconciler.inventory import queries, views
 
-    found = _reading(
-        connection,
-        organization,
-        lambda client, org: queries.service_endpoint(client, org, service, endpoint_id),
-    )
-    _emit(found, output, lambda: views.details_text(views.endpoint_details(found)))
-    return 0
+    return reading.show_one(queries.service_endpoint, service, endpoint_id, views.endpoint_details)
 
 
 @get.command("pipe")
 @click.argument("pipe_ref", metavar="NAME|ID")
 @_service_option
-@_output_option
-@_org_option
-@api_options
-def pipe(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    pipe_ref: str,
-) -> int:
+@_get_options
+def pipe(reading: Reading, service: str, pipe_ref: str) -> int:
     """Show one pipe (a NAME is resolved through the service's pipe list)."""
     from reconciler.inventory import queries, views
 
-    found = _reading(
-        connection,
-        organization,
-        lambda client, org: queries.service_pipe(client, org, service, pipe_ref),
-    )
-    _emit(found, output, lambda: views.details_text(views.pipe_details(found)))
-    return 0
+    return reading.show_one(queries.service_pipe, service, pipe_ref, views.pipe_details)
 
 
 @get.command("pipes")
 @_service_option
-@_output_option
-@_org_option
-@api_options
-def pipes(connection: Connection, organization: str | None, output: str, service: str) -> int:
+@_get_options
+def pipes(reading: Reading, service: str) -> int:
     """List every pipe of a service (needs the server's pipe list)."""
     from reconciler.inventory import queries, views
     from reconciler.plan.render import table
 
-    found = _reading(
-        connection, organization, lambda client, org: queries.service_pipes(client, org, service)
+    return reading.show(
+        lambda client, org: queries.service_pipes(client, org, service),
+        lambda found: table(views.pipe_rows(found), views.PIPE_HEADERS),
     )
-    _emit(found, output, lambda: table(views.pipe_rows(found), views.PIPE_HEADERS))
-    return 0
 
 
 @get.command("organization")
-@_output_option
-@_org_option
-@api_options
-def organization(connection: Connection, organization: str | None, output: str) -> int:
+@_get_options
+def organization(reading: Reading) -> int:
     """Show the organization (needs the server's organization GET)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import reads, views
 
-    found = _reading(connection, organization, inv.get_organization)
-    _emit(found, output, lambda: views.details_text(views.organization_details(found)))
-    return 0
+    return reading.show(
+        reads.get_organization,
+        lambda found: views.details_text(views.organization_details(found)),
+    )
 
 
 @get.command("dashboards")
-@_output_option
-@_org_option
-@api_options
-def dashboards(connection: Connection, organization: str | None, output: str) -> int:
+@_get_options
+def dashboards(reading: Reading) -> int:
     """List the dashboards (needs the server's dashboard list)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
     # Dashboards belong to the token's organization: no organization id is needed.
-    found = _reading(
-        connection, organization, lambda client, org: inv.get_dashboards(client), need_org=False
+    return reading.show(
+        lambda client, org: reads.get_dashboards(client),
+        lambda found: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS),
+        need_org=False,
     )
-    _emit(found, output, lambda: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS))
-    return 0
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -278,12 +258,7 @@ def dashboards(connection: Connection, organization: str | None, output: str) ->
     help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-@click.option(
-    "--dir",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    help="Directory to write manifests into.",
-)
+@path_option("--dir", "out_dir", "Directory to write manifests into.", directory=True)
 @click.option(
     "--output-dir", "legacy_dir", type=click.Path(file_okay=False), hidden=True
 )  # deprecated spelling of --dir
@@ -389,10 +364,15 @@ def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any
 
 # -- check ----------------------------------------------------------------------------------
 
+# A finding (stale backups) is not an error: automation must tell it from a check that could not
+# run (exit 1, like every error), as `plan --detailed-exitcode` tells drift (2) from errors.
+STALE_BACKUPS = 2
+
 
 @click.group("check")
 def check() -> None:
-    """Health checks for cron: exit 0 when healthy, 1 when a finding is reported."""
+    """Health checks for cron: exit 0 when healthy, 2 when a finding is reported, 1 when the
+    check could not run."""
 
 
 @check.command("backups")
@@ -406,14 +386,7 @@ def check() -> None:
     metavar="NAME|ID",
     help="Services to check (repeatable; default: every service).",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-)
+@output_option("table", "json", machine=True)
 @_org_option
 @api_options
 @metrics_option("check_backups")
@@ -424,7 +397,12 @@ def check_backups(
     service_refs: tuple[str, ...],
     output: str,
 ) -> int:
-    """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
+    """Exit 0 when every selected service has a `done` backup newer than --max-age.
+
+    \b
+    Exit codes: 0 every backup fresh, 2 a service's backups are stale (the finding),
+    1 the check could not run (unknown service, API or connection error).
+    """
     import json
     from datetime import UTC, datetime
 
@@ -462,4 +440,4 @@ def check_backups(
             click.echo(
                 f"\nAll {len(results)} services have a done backup newer than {max_age_text}."
             )
-    return 1 if stale else 0
+    return STALE_BACKUPS if stale else 0

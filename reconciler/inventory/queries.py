@@ -13,10 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.client.api import Client
+from reconciler.client.reads import get_endpoint
 from reconciler.inventory.reads import (
     BackupFreshness,
     assess_backups,
-    get_endpoint,
     get_pipe,
     is_uuid,
     list_backups,
