@@ -17,7 +17,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.validate", "validate"),
     ("reconciler.cli.plan", "plan"),
     ("reconciler.cli.apply", "apply"),
-    ("reconciler.cli.inventory", "get"),
+    ("reconciler.cli.get", "get"),
     ("reconciler.cli.inventory", "export"),
     ("reconciler.cli.inventory", "check"),
     ("reconciler.cli.emulator", "emulator"),
