@@ -28,6 +28,7 @@ test: lint types
 
 bench: $(STAMP)
 	$(BIN)/python bench/validate_bench.py
+	$(BIN)/python bench/limits_bench.py
 	$(BIN)/python bench/plan_scale.py
 
 # The scale table at small N in under a minute: a regression guard to read, never timed by CI.

@@ -1,14 +1,38 @@
 """reconcile: keep a cloud database organization equal to YAML manifests.
 
-One folder per stage of the data flow, each importing only downwards (checked by
+The Python API is the one the command line itself uses — each command parses its options,
+makes one of these calls and renders the result::
+
+    import asyncio
+    import reconciler
+
+    config = reconciler.ApiConfig(base_url=..., key_id=..., key_secret=...,
+                                  dashboards_url=..., dashboards_token=...)
+    scope = reconciler.Scope(paths=("manifests",), state=".reconcile/state.json")
+    result = asyncio.run(reconciler.compute_plan(config, scope))
+    print(reconciler.render_text(result.plan))
+    applied = asyncio.run(reconciler.apply_plan(
+        config, reconciler.ApplyRequest(scope), reconciler.ApplyHooks(confirm=reconciler.AUTO_APPROVE)))
+    assert not applied.failed
+
+- ``load_manifests(paths)``: validated resources (raises ``ManifestErrors`` with every problem);
+- ``compute_plan(config, scope, options)``: the plan and the state it was computed against;
+- ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
+- ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``.
+
+Every error is a ``ReconcileError``; API failures are ``ApiError`` branches (``NotFound``,
+``AuthError``, ``RateLimited``, …). Names are imported lazily, so ``import reconciler`` stays
+cheap for the command line.
+
+Layout: one folder per stage of the data flow, each importing only downwards (checked by
 import-linter, ``make lint``):
 
-- ``model``: shared vocabulary (resources, field rules, secret references, errors);
+- ``model``: shared vocabulary (resources, field rules, the secret-field list, errors);
 - ``load``: manifests from YAML, validated against the JSON Schemas;
-- ``client``: the one HTTP client, its request budget, and the read layer;
-- ``state``: what the API cannot tell us, and where it is kept;
-- ``plan``: pure diff and planners, the immutable plan, rendering, the plan file;
-- ``apply``: walks a plan's actions and verifies every answer;
+- ``client``: the one HTTP client, its request budget, the path builder and the read layer;
+- ``state``: what the API cannot tell us, and the backends that keep it;
+- ``plan``: pure diff and planners, the immutable plan, the engine, rendering, the plan file;
+- ``apply``: ``apply_plan``: walks a plan's actions and verifies every answer;
 - ``inventory``: read-only views (``get``, ``export``, ``check backups``);
 - ``cli``: click only — parse options, call one core function, render.
 
@@ -16,13 +40,125 @@ The ``emulator`` package is a separate implementation of the server and shares n
 the rest.
 """
 
-__all__ = ["__version__"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reconciler.apply.applier import ActionResult, Outcome
+    from reconciler.apply.run import (
+        AUTO_APPROVE,
+        ApplyHooks,
+        ApplyRequest,
+        ApplyResult,
+        ApplyStatus,
+        apply_plan,
+    )
+    from reconciler.client.api import ApiConfig
+    from reconciler.load.manifests import load_manifests
+    from reconciler.model.errors import (
+        ApiError,
+        AuthError,
+        ConfigError,
+        ManifestErrors,
+        NotFound,
+        PlanError,
+        RateLimited,
+        ReconcileError,
+        StateError,
+        Unsupported,
+    )
+    from reconciler.model.resources import Resource
+    from reconciler.plan.actions import Action, Op, Plan
+    from reconciler.plan.compute import PlanOptions
+    from reconciler.plan.planfile import load as load_plan
+    from reconciler.plan.render import render_markdown, render_text
+    from reconciler.plan.run import PlanResult, Scope, compute_plan, save_plan
+
+# name -> (module, attribute): resolved on first use (PEP 562).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "AUTO_APPROVE": ("reconciler.apply.run", "AUTO_APPROVE"),
+    "ActionResult": ("reconciler.apply.applier", "ActionResult"),
+    "Action": ("reconciler.plan.actions", "Action"),
+    "ApiConfig": ("reconciler.client.api", "ApiConfig"),
+    "ApiError": ("reconciler.model.errors", "ApiError"),
+    "ApplyHooks": ("reconciler.apply.run", "ApplyHooks"),
+    "ApplyRequest": ("reconciler.apply.run", "ApplyRequest"),
+    "ApplyResult": ("reconciler.apply.run", "ApplyResult"),
+    "ApplyStatus": ("reconciler.apply.run", "ApplyStatus"),
+    "AuthError": ("reconciler.model.errors", "AuthError"),
+    "ConfigError": ("reconciler.model.errors", "ConfigError"),
+    "ManifestErrors": ("reconciler.model.errors", "ManifestErrors"),
+    "NotFound": ("reconciler.model.errors", "NotFound"),
+    "Op": ("reconciler.plan.actions", "Op"),
+    "Outcome": ("reconciler.apply.applier", "Outcome"),
+    "Plan": ("reconciler.plan.actions", "Plan"),
+    "PlanError": ("reconciler.model.errors", "PlanError"),
+    "PlanOptions": ("reconciler.plan.compute", "PlanOptions"),
+    "PlanResult": ("reconciler.plan.run", "PlanResult"),
+    "RateLimited": ("reconciler.model.errors", "RateLimited"),
+    "ReconcileError": ("reconciler.model.errors", "ReconcileError"),
+    "Resource": ("reconciler.model.resources", "Resource"),
+    "Scope": ("reconciler.plan.run", "Scope"),
+    "StateError": ("reconciler.model.errors", "StateError"),
+    "Unsupported": ("reconciler.model.errors", "Unsupported"),
+    "apply_plan": ("reconciler.apply.run", "apply_plan"),
+    "compute_plan": ("reconciler.plan.run", "compute_plan"),
+    "load_manifests": ("reconciler.load.manifests", "load_manifests"),
+    "load_plan": ("reconciler.plan.planfile", "load"),
+    "render_markdown": ("reconciler.plan.render", "render_markdown"),
+    "render_text": ("reconciler.plan.render", "render_text"),
+    "save_plan": ("reconciler.plan.run", "save_plan"),
+}
+
+__all__ = [
+    "AUTO_APPROVE",
+    "Action",
+    "ActionResult",
+    "ApiConfig",
+    "ApiError",
+    "ApplyHooks",
+    "ApplyRequest",
+    "ApplyResult",
+    "ApplyStatus",
+    "AuthError",
+    "ConfigError",
+    "ManifestErrors",
+    "NotFound",
+    "Op",
+    "Outcome",
+    "Plan",
+    "PlanError",
+    "PlanOptions",
+    "PlanResult",
+    "RateLimited",
+    "ReconcileError",
+    "Resource",
+    "Scope",
+    "StateError",
+    "Unsupported",
+    "__version__",
+    "apply_plan",
+    "compute_plan",
+    "load_manifests",
+    "load_plan",
+    "render_markdown",
+    "render_text",
+    "save_plan",
+]
 
 
-def __getattr__(name: str) -> str:
-    # The version is read from package metadata on first use (see reconciler.model.version).
+def __getattr__(name: str) -> object:
+    """Import a public name on first use (the version is read from package metadata then)."""
     if name == "__version__":
         from reconciler.model.version import package_version
 
         return package_version()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'reconciler' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value

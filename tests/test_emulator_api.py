@@ -250,7 +250,14 @@ def test_backups_endpoint_should_list_newest_first(client: Client) -> None:
 def test_extensions_should_read_the_organization_and_a_services_pipes(client: Client) -> None:
     org = ok(client.get(ORG))
     assert org["name"] == "Acme Analytics"
-    assert org["privateEndpoints"] == [{"id": "pe-0a1b2c3d4e5f", "description": "primary VPC"}]
+    assert org["privateEndpoints"] == [
+        {
+            "id": "pe-0a1b2c3d4e5f",
+            "description": "primary VPC",
+            "cloudProvider": "cloud",
+            "region": "eu-west-1",
+        }
+    ]
     pipes = ok(client.get(f"{ORG}/services/{ANALYTICS}/pipes"))
     assert {p["id"] for p in pipes} == {KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE}
     assert all(set(p) >= PIPE_FIELDS for p in pipes)
@@ -574,7 +581,14 @@ def test_organization_patch_should_rename_and_remove_then_add_private_endpoints(
     org = ok(client.patch(ORG, json=body))
     assert (org["name"], org["privateEndpoints"]) == (
         "Acme",
-        [{"id": "pe-new", "description": "secondary"}],
+        [
+            {
+                "id": "pe-new",
+                "description": "secondary",
+                "cloudProvider": "cloud",
+                "region": "eu-west-1",
+            }
+        ],
     )
     assert ok(client.get(ORG)) == org
 

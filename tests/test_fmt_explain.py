@@ -94,7 +94,11 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
         ),
         (
             "Pipe.spec.source.kafka.credentials",
-            ["ACCESS:   sensitive, writable: write-only secret", "password (required)"],
+            [
+                "ACCESS:   sensitive, writable: write-only secret",
+                "TYPE:     Credentials or Access key or Connection string or Mutual TLS",
+                "privateKey",
+            ],
         ),
         ("Pipe.spec.pipeId", ["ACCESS:   identity: says which pipe"]),
         ("Dashboard.spec.tiles.series.type", ["VALUES:   time, table, number, search, markdown"]),
@@ -121,4 +125,4 @@ def test_explain_json_carries_the_same_facts() -> None:
         ["explain", "Pipe.spec.settings.streaming_max_insert_wait_ms", "-o", "json"], {}
     )
     body = result.json()
-    assert body["type"] == "integer" and body["bounds"] == ["≥ 500", "≤ 60000"]
+    assert body["type"] == "integer or null" and body["bounds"] == ["≥ 500", "≤ 60000"]

@@ -63,7 +63,8 @@ def test_services_table_lists_every_service_with_tags_and_utc_times(emulator: Em
     assert out.code == 0
     lines = out.output.splitlines()
     assert lines[0].split() == [
-        "NAME", "ID", "STATE", "TAGS", "VERSION", "REPLICAS", "MEMORY", "CREATED"
+        "NAME", "ID", "STATE", "TAGS", "VERSION", "REPLICAS", "MEMORY", "REGION", "TIER",
+        "CREATED",
     ]  # fmt: skip
     assert [line.split()[0] for line in lines[1:]] == ["analytics", "staging", "archive"]
     assert "Environment=Production,isActive" in lines[1]
@@ -94,10 +95,10 @@ def test_backups_table_shows_human_sizes_durations_and_newest_first(emulator: Em
     out = invoke(emulator, "get", "backups", "--service", "analytics")
     assert out.code == 0
     lines = out.output.splitlines()
-    assert lines[0].split() == ["STARTED", "STATUS", "SIZE", "DURATION", "NAME", "ID"]
+    assert lines[0].split() == ["STARTED", "STATUS", "TYPE", "SIZE", "DURATION", "NAME", "ID"]
     assert len(lines) == 5
-    assert re.match(rf"^{ISO}  done    5\.0 GiB  7m 2s ", lines[1])
-    assert lines[4].split()[1:3] == ["error", "0"]
+    assert re.match(rf"^{ISO}  done    incremental  5\.0 GiB  7m 2s ", lines[1])
+    assert lines[4].split()[1:4] == ["error", "full", "0"]
     started = [line.split()[0] for line in lines[1:]]
     assert started == sorted(started, reverse=True)
 

@@ -15,7 +15,15 @@ import pytest
 
 from reconciler.load.manifests import find_manifest_files, load_resources
 from reconciler.model.errors import Location, ManifestErrors
-from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORG, ORGANIZATION, replace_line, write
+from tests.manifest_helpers import (
+    DASHBOARD,
+    KAFKA_PIPE,
+    ORG,
+    ORGANIZATION,
+    PIPE,
+    replace_line,
+    write,
+)
 
 
 def test_load_should_return_resource_with_plain_spec_and_secret_references(tmp_path: Path) -> None:
@@ -133,7 +141,10 @@ def test_load_should_skip_empty_documents_between_separators(tmp_path: Path) -> 
 
 
 def test_load_should_handle_large_multi_document_file(tmp_path: Path) -> None:
-    docs = [KAFKA_PIPE.replace("name: orders", f"name: pipe-{i}") for i in range(400)]
+    docs = [
+        KAFKA_PIPE.replace("name: orders", f"name: pipe-{i}").replace(PIPE, PIPE[:-3] + f"{i:03x}")
+        for i in range(400)
+    ]
     docs[311] = replace_line(docs[311], "engine_max_threads: 4", "engine_max_threads: 65")
     file = write(tmp_path, "many.yaml", "---\n".join(docs))
     with pytest.raises(ManifestErrors) as info:
@@ -142,7 +153,11 @@ def test_load_should_handle_large_multi_document_file(tmp_path: Path) -> None:
     lines_per_doc = KAFKA_PIPE.count("\n") + 1
     assert error.location.line == 311 * lines_per_doc + 18
     assert error.path == "spec.settings.engine_max_threads"
-    docs[311] = docs[0].replace("name: pipe-0", "name: pipe-311")
+    docs[311] = (
+        docs[0]
+        .replace("name: pipe-0", "name: pipe-311")
+        .replace(PIPE[:-3] + "000", PIPE[:-3] + f"{311:03x}")
+    )
     write(tmp_path, "many.yaml", "---\n".join(docs))
     assert len(load_resources([file])) == 400
 

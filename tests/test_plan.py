@@ -525,7 +525,11 @@ def test_plan_dashboard_recreates_a_recorded_dashboard_gone_from_the_server() ->
 
 def test_plan_dashboard_adopts_an_equal_live_dashboard_by_name() -> None:
     action = dash(live=LIVE_DASH)
-    assert (action.operation, action.requests, action.target) == (Op.NOOP, (), {"id": "d-1"})
+    assert (action.operation, action.requests, action.target) == (
+        Op.NOOP,
+        (),
+        {"id": "d-1", "name": "Ops"},
+    )
     assert action.warnings == ()
 
 
@@ -563,7 +567,7 @@ def test_plan_dashboard_without_list_creates_once_and_records_nothing_new() -> N
 def test_plan_dashboard_without_list_leaves_an_unchanged_recorded_dashboard() -> None:
     action = dash(record=DashboardRecord("d-1", DASH_HASH, True), can_read=False, can_update=False)
     assert (action.operation, action.requests, action.warnings) == (Op.NOOP, (), ())
-    assert action.target == {"id": "d-1"}
+    assert action.target == {"id": "d-1", "name": "Ops"}
 
 
 def test_plan_dashboard_without_list_warns_a_changed_one_is_not_updatable() -> None:
@@ -718,7 +722,8 @@ def test_unconverged_checks_dashboard_fields() -> None:
     assert unconverged(action, LIVE_DASH) == ["tags differs after the write"]
 
 
-def test_field_change_kinds_in_a_plan_are_the_five_documented() -> None:
-    assert {k.value for k in ChangeKind} == {"set", "sensitive", "expectation", "add", "remove"}
+def test_field_change_kinds_in_a_plan_are_the_six_documented() -> None:
+    documented = {"set", "sensitive", "expectation", "add", "remove", "reset"}
+    assert {k.value for k in ChangeKind} == documented
     change = FieldChange(("name",), "a", "b", ChangeKind.SET, Location("m.yaml", 1, 1))
     assert change.dotted == "name"

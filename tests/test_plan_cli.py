@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
 from tests.seed_ids import (
@@ -265,8 +266,14 @@ def test_plan_should_refuse_kafka_pipe_naming_an_unusable_endpoint(
 def test_plan_should_check_each_endpoint_once_for_many_pipes(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    for name in ("a", "b", "c"):
-        spec = pipe_spec(source={"kafka": {"reversePrivateEndpointIds": [ENDPOINT_READY]}})
+    emulator.reset(seedPipes=9, services=1)
+    for index in (1, 5, 9):  # kafka pipes of the scale seed (one manifest per pipe)
+        name, pid = scale_ids(index)
+        spec = pipe_spec(
+            pid,
+            scale_service_id(1),
+            source={"kafka": {"reversePrivateEndpointIds": [ENDPOINT_READY]}},
+        )
         write_manifest(tmp_path / f"{name}.yaml", "Pipe", name, spec)
     plan_json(emulator, tmp_path)
     endpoint_gets = [r for r in emulator.requests() if "pipesReversePrivateEndpoints" in r["path"]]

@@ -123,15 +123,27 @@ class Applier:
         self._pending: asyncio.Future[None] | None = None
         self._last_save = float("-inf")
 
-    async def apply(self, plan: Plan, *, stale: Mapping[str, str] | None = None) -> ApplyReport:
-        """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message."""
+    async def apply(
+        self,
+        plan: Plan,
+        *,
+        stale: Mapping[str, str] | None = None,
+        applied: Mapping[str, str] | None = None,
+    ) -> ApplyReport:
+        """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message,
+        ``applied`` those a saved plan already applied (reported unchanged, never resent)."""
         stale = stale or {}
+        applied = applied or {}
 
         async def one(action: Action) -> ActionResult:
             try:
                 if action.key in stale:
                     return ActionResult(
                         action.key, action.operation, Outcome.STALE, (stale[action.key],)
+                    )
+                if action.key in applied:
+                    return ActionResult(
+                        action.key, action.operation, Outcome.UNCHANGED, (applied[action.key],)
                     )
                 return await self._apply_action(action)
             finally:
@@ -281,7 +293,11 @@ class Applier:
         # Every field the manifest manages (not only the changed ones), secrets included.
         managed = sorted(
             {".".join(map(str, p)) for p in leaf_paths(action.basis)}
-            | {c.dotted for c in action.changes if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE)}
+            | {
+                c.dotted
+                for c in action.changes
+                if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE, ChangeKind.RESET)
+            }
         )
         if action.kind == "Pipe":
             self.state.record(
@@ -294,6 +310,7 @@ class Applier:
             observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
             self.state.record(action.key, observed=observed, target=dict(action.target))
         elif action.kind == "Dashboard":
+            self._move_renamed(action)
             if action.operation == Op.DELETE:
                 self.state.forget(action.key)
             elif isinstance(live, Mapping):
@@ -302,6 +319,7 @@ class Applier:
                 self.state.record(
                     action.key,
                     id=str(live.get("id")),
+                    displayName=live.get("name") or action.target.get("name"),
                     contentHash=action.content_hash,
                     createdByUs=created or bool(previous and previous.created_by_us),
                     uncertain=None,
@@ -314,8 +332,22 @@ class Applier:
                 )
         await self._persist(urgent=action.kind == "Dashboard")
 
+    def _move_renamed(self, action: Action) -> bool:
+        """Move a renamed dashboard's record to its new ``metadata.name`` (same id, same owner)."""
+        old_key = f"Dashboard/{action.renamed_from}"
+        if action.renamed_from is None or old_key not in self.state.resources:
+            return False
+        entry = dict(self.state.resources[old_key])
+        entry.pop("appliedAt", None)
+        self.state.forget(old_key)
+        self.state.record(action.key, **entry)
+        return True
+
     async def _record_unchanged(self, action: Action) -> None:
-        if (
+        if action.kind == "Dashboard" and self._move_renamed(action):
+            self.state.record(action.key, displayName=action.target.get("name"))
+            await self._persist(urgent=True)
+        elif (
             action.kind == "Dashboard"
             and action.target.get("id")
             and self.state.dashboard(action.name) is None
@@ -324,6 +356,7 @@ class Applier:
             self.state.record(
                 action.key,
                 id=action.target["id"],
+                displayName=action.target.get("name"),
                 contentHash=action.content_hash,
                 createdByUs=False,
             )

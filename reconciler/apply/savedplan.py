@@ -2,6 +2,8 @@
 
 ``apply --plan FILE`` re-reads every live object a changing action was computed from and
 refuses the ones whose managed fields moved since planning, naming the field and both values.
+A saved plan is single-use: actions it already applied (a create whose dashboard now exists, an
+update the live object already shows) are reported as such and never sent again.
 Secrets are not stored in plan files: they are resolved again from the manifests and must
 match the fingerprints the plan recorded.
 """
@@ -9,30 +11,58 @@ match the fingerprints the plan recorded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.apply.verify import value_at
+from reconciler.apply.verify import unconverged, value_at
 from reconciler.client.api import Client
 from reconciler.client.live import read_dashboards
 from reconciler.client.paths import PipeIds, organization_path
-from reconciler.model.errors import ApiError, PlanError, Unsupported
-from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Plan
+from reconciler.model.errors import ApiError, ManifestError, ManifestErrors, PlanError, Unsupported
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import fingerprint
+from reconciler.plan.actions import Action, Op, Plan
+from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+from reconciler.state.document import State
 
 
-async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
-    """Re-read each changing action's live object; return messages for those that moved."""
-    stale: dict[str, str] = {}
+@dataclass
+class SavedPlanCheck:
+    """What re-reading a saved plan's objects found: stale actions and already applied ones."""
+
+    stale: dict[str, str] = field(default_factory=dict)
+    applied: dict[str, str] = field(default_factory=dict)
+
+    def all_applied(self, plan: Plan) -> bool:
+        """Tell whether every changing action of ``plan`` was already applied."""
+        changed = [a.key for a in plan.changed]
+        return bool(changed) and all(key in self.applied for key in changed)
+
+
+async def find_stale(client: Client, plan: Plan, state: State | None = None) -> SavedPlanCheck:
+    """Re-read each changing action's live object; report those that moved or were applied.
+
+    A saved plan is single-use: an update whose object already shows the planned values (and
+    whose secrets state already records) was applied; a dashboard create whose metadata.name
+    state now binds to an id, or whose name the server now lists, was applied (or made by
+    someone else: stale). Neither is sent again.
+    """
+    result = SavedPlanCheck()
     dashboards: list[dict[str, Any]] | None = None
     if any(a.kind == "Dashboard" and a.has_changes and a.basis is not None for a in plan.actions):
         dashboards = await read_dashboards(client)
 
     async def check(action: Action) -> None:
-        if not action.has_changes or action.basis is None:
+        if not action.has_changes:
             return
         label = f"{action.kind.lower()} {action.name}"
+        if action.operation in (Op.CREATE, Op.REPLACE):
+            _check_create(action, label, dashboards, state, result)
+            return
+        if action.basis is None:
+            return
         try:
             if action.kind == "Pipe":
                 path = PipeIds.from_target(action.target).path
@@ -52,12 +82,17 @@ async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
                     None,
                 )
                 if live is None:
-                    stale[action.key] = (
+                    result.stale[action.key] = (
                         f"stale plan for {label}: the dashboard no longer exists; run plan again"
                     )
                     return
         except ApiError as exc:
-            stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
+            result.stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
+            return
+        if isinstance(live, Mapping) and _shows_plan(action, live, state):
+            result.applied[action.key] = (
+                f"{label}: already applied (the live object shows the planned values)"
+            )
             return
         now = project(live, action.basis)
         if content_hash(now) == action.basis_hash:
@@ -67,12 +102,49 @@ async def find_stale(client: Client, plan: Plan) -> dict[str, str]:
             f"{'.'.join(str(p) for p in path)} changed from {_plain(before)} to {_plain(after)}"
             for path, before, after in moved[:5]
         )
-        stale[action.key] = (
+        result.stale[action.key] = (
             f"stale plan for {label}: {detail or 'live object changed'} since planning; run plan again"
         )
 
     await asyncio.gather(*(check(a) for a in plan.actions))
-    return stale
+    return result
+
+
+def _shows_plan(action: Action, live: Mapping[str, Any], state: State | None) -> bool:
+    """Tell whether ``live`` (and state's fingerprints) already show every planned change."""
+    if action.renamed_from is not None or unconverged(action, live):
+        return False
+    sensitive = [c for c in action.changes if c.kind is ChangeKind.SENSITIVE]
+    if sensitive:
+        recorded = state.fingerprints(action.key) if state is not None else {}
+        return all(recorded.get(k) == v for k, v in action.secrets.items())
+    return bool(action.changes)
+
+
+def _check_create(
+    action: Action,
+    label: str,
+    dashboards: list[dict[str, Any]] | None,
+    state: State | None,
+    result: SavedPlanCheck,
+) -> None:
+    """A create is stale once its dashboard exists: by the id state records, or by name."""
+    basis = action.basis if isinstance(action.basis, Mapping) else {}
+    planned_id = basis.get("id")
+    record = state.dashboard(action.name) if state is not None else None
+    if record is not None and record.id and record.id != planned_id:
+        result.applied[action.key] = (
+            f"{label}: already applied (state records dashboard {record.id} for it)"
+        )
+        return
+    name = basis.get("name", action.target.get("name"))
+    for item in dashboards or []:
+        if name is not None and item.get("name") == name and str(item.get("id")) != planned_id:
+            result.stale[action.key] = (
+                f"stale plan for {label}: a dashboard named {name!r} now exists "
+                f"(id {item.get('id')}), not recorded in this state; run plan again"
+            )
+            return
 
 
 def _plain(value: Any) -> str:
@@ -102,3 +174,24 @@ def secrets_for_saved_plan(
                 )
             out.setdefault(action.key, {})[change.path] = value
     return out
+
+
+def resolve_saved_secrets(
+    plan: Plan, resources: Sequence[Resource], key: bytes
+) -> dict[str, dict[JsonPath, Any]]:
+    """Resolve the manifests' secrets again and match them with a saved plan's fingerprints.
+
+    Every unresolvable reference is reported at once (``ManifestErrors``); a secret that
+    differs from the one the plan was made with is a ``PlanError``.
+    """
+    resolved: dict[str, Mapping[str, Any]] = {}
+    errors: list[ManifestError] = []
+    for resource in resources:
+        if resource.kind == "Pipe":
+            try:
+                resolved[resource.key] = resolve_pipe_secrets(resource)
+            except ManifestError as exc:
+                errors.append(exc)
+    if errors:
+        raise ManifestErrors(errors)
+    return secrets_for_saved_plan(plan, resolved, lambda value: fingerprint(key, value))

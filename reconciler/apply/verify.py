@@ -15,7 +15,14 @@ from typing import Any
 
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Request
-from reconciler.plan.diff import MISSING, ChangeKind, format_mapping_key, mapping_key, same
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    format_mapping_key,
+    is_default,
+    mapping_key,
+    same,
+)
 
 
 def value_at(obj: Any, path: JsonPath) -> Any:
@@ -45,6 +52,13 @@ def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
                 if not same(change.new, have):
                     problems.append(
                         f"{change.dotted} is {have!r} after the write, expected {change.new!r}"
+                    )
+            elif change.kind is ChangeKind.RESET:
+                have = value_at(live, change.path)
+                if not is_default(change.new, have):
+                    problems.append(
+                        f"{change.dotted} is {have!r} after the reset, expected the default "
+                        f"{change.new!r}"
                     )
             elif change.kind is ChangeKind.ADD:
                 key = mapping_key(change.new)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.plan import plan_options
+from reconciler.cli.common import Connection
+from reconciler.cli.metrics import metrics_option, note_apply, note_plan
+from reconciler.cli.plan import ManifestOptions, plan_options
+
+if TYPE_CHECKING:
+    from reconciler.apply.applier import ActionResult
+    from reconciler.apply.run import ApplyResult
+    from reconciler.plan.actions import Plan
 
 
 def _apply_options(func: Any) -> Any:
@@ -50,171 +57,126 @@ def _apply_options(func: Any) -> Any:
     type=float,
     help="Seconds to wait for the state lock.",
 )
-def apply(**kw: Any) -> int:
+@metrics_option("apply")
+def apply(
+    manifests: ManifestOptions,
+    connection: Connection,
+    plan_file: str | None,
+    auto_approve: bool,
+    partial: bool,
+    output: str,
+    lock_timeout: float,
+) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
-    from reconciler.cli.common import use_color
+    from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
+    from reconciler.cli.common import Progress, run, use_color
+    from reconciler.model.errors import ConfigError
+    from reconciler.plan import planfile
+    from reconciler.plan.render import render_text
+
+    if not plan_file and not manifests.paths:
+        raise ConfigError("give manifest PATHS, or --plan FILE")
+    color = use_color()
+    text_out = output == "text"
+    saved = planfile.load(Path(plan_file)) if plan_file else None
+    paths = manifests.paths or (saved.manifest_paths if saved else ())
+    request = ApplyRequest(
+        scope=manifests.scope(paths),
+        options=manifests.plan_options(),
+        saved_plan=saved,
+        partial=partial,
+        lock_timeout=lock_timeout,
+    )
+    config = connection.api_config()
+
+    def show_plan(plan: Plan) -> None:
+        note_plan(plan)
+        if text_out:
+            click.echo(render_text(plan, color=color), nl=False)
+
+    hooks = ApplyHooks(
+        confirm=AUTO_APPROVE if auto_approve else _confirm,
+        show_plan=show_plan,
+        progress=Progress,
+    )
+    result = run(apply_plan(config, request, hooks))
+    if result.status is ApplyStatus.APPLIED:
+        note_apply(result, result.plan)
+    if result.status is ApplyStatus.STALE:
+        for message in result.stale.values():
+            click.echo(f"Error: {message}", err=True)
+        click.echo(
+            f"Nothing applied: {len(result.stale)} action(s) are stale. Run plan again, or pass --partial "
+            "to apply the others.",
+            err=True,
+        )
+    elif result.status is ApplyStatus.ALREADY_APPLIED:
+        message = (
+            "This saved plan was already applied: nothing sent. Run plan again to see what, "
+            "if anything, is left to change."
+        )
+        if text_out:
+            click.echo("\n".join([*result.applied.values(), message]))
+        else:
+            click.echo(json.dumps(_results_json([], result.plan), indent=2))
+            click.echo(message, err=True)
+    elif result.status is ApplyStatus.NOTHING_TO_APPLY:
+        if text_out:
+            click.echo("Nothing to apply.")
+        else:
+            click.echo(json.dumps(_results_json([], result.plan), indent=2))
+    elif result.status is ApplyStatus.CANCELLED:
+        click.echo("Apply cancelled; nothing was sent.")
+    elif text_out:
+        click.echo(_results_text(result, color))
+    else:
+        click.echo(json.dumps(_results_json(result.results, result.plan), indent=2))
+    return 1 if result.failed else 0
+
+
+def _confirm(plan: Plan) -> bool:
     from reconciler.model.errors import ConfigError
 
-    plan_file = kw.pop("plan_file")
-    if not plan_file and not kw["paths"]:
-        raise ConfigError("give manifest PATHS, or --plan FILE")
-    output = kw.pop("output")
-    color = use_color()
-    return _run(kw, plan_file, output, color)
+    if not sys.stdin.isatty():
+        raise ConfigError(
+            "refusing to apply without confirmation: stdin is not a terminal; pass --auto-approve"
+        )
+    return click.confirm(f"Apply {len(plan.changed)} change(s)?", default=False)
 
 
-def _run(kw: dict[str, Any], plan_file: str | None, output: str, color: bool) -> int:
-    from reconciler.apply.applier import Applier
-    from reconciler.apply.savedplan import find_stale, secrets_for_saved_plan
-    from reconciler.cli.common import Progress, make_config, open_state_backend, run
-    from reconciler.client.api import Client
-    from reconciler.load.manifests import load_resources
-    from reconciler.model.errors import ConfigError, ManifestError, ManifestErrors, StateError
-    from reconciler.model.secrets import fingerprint
-    from reconciler.plan import planfile
-    from reconciler.plan.compute import (
-        PlanOptions,
-        compute_plan,
-        new_state_creates,
-        new_state_message,
-        resolve_pipe_secrets,
-    )
-    from reconciler.plan.render import render_text
-    from reconciler.state.backend import locked_state
-
-    auto_approve = kw.pop("auto_approve")
-    partial = kw.pop("partial")
-    lock_timeout = kw.pop("lock_timeout")
-    saved = planfile.load(Path(plan_file)) if plan_file else None
-    paths = list(kw.pop("paths")) or (list(saved.manifest_paths) if saved else [])
-    resources = (
-        load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-        if paths
-        else []
-    )
-    backend = open_state_backend(kw, paths)
-    new_state = kw.pop("new_state")
-    options = PlanOptions(
-        targets=tuple(kw.pop("targets")),
-        replace=kw.pop("replace"),
-        prune=kw.pop("prune"),
-        new_state=new_state,
-    )
-    config = make_config(kw)
-    text_out = output == "text"
-
-    with contextlib.closing(backend), locked_state(backend, timeout=lock_timeout) as state:
-
-        async def go() -> int:
-            async with Client(config) as client:
-                stale: dict[str, str] = {}
-                secrets: dict[str, Any] = {}
-                if saved is not None:
-                    the_plan = saved
-                    resolved: dict[str, Any] = {}
-                    errors: list[ManifestError] = []
-                    for resource in resources:
-                        if resource.kind == "Pipe":
-                            try:
-                                resolved[resource.key] = resolve_pipe_secrets(resource)
-                            except ManifestError as exc:
-                                errors.append(exc)
-                    if errors:
-                        raise ManifestErrors(errors)
-                    secrets = secrets_for_saved_plan(
-                        saved, resolved, lambda v: fingerprint(state.key, v)
-                    )
-                    stale = await find_stale(client, saved)
-                    if stale and not partial:
-                        for message in stale.values():
-                            click.echo(f"Error: {message}", err=True)
-                        click.echo(
-                            f"Nothing applied: {len(stale)} action(s) are stale. Run plan again, or pass --partial "
-                            "to apply the others.",
-                            err=True,
-                        )
-                        return 1
-                else:
-                    progress = Progress("reading live state")
-                    try:
-                        the_plan = await compute_plan(
-                            client,
-                            resources,
-                            state,
-                            options,
-                            manifest_paths=paths,
-                            progress=progress,
-                        )
-                    finally:
-                        progress.close()
-                if text_out:
-                    click.echo(render_text(the_plan, color=color), nl=False)
-                blind = () if new_state else new_state_creates(the_plan, state)
-                if blind:
-                    raise StateError(new_state_message(blind, state, refusing=True))
-                if not the_plan.changed:
-                    if text_out:
-                        click.echo("Nothing to apply.")
-                    else:
-                        click.echo(json.dumps(_results_json([], the_plan), indent=2))
-                    return 1 if the_plan.failed else 0
-                if not auto_approve:
-                    if not sys.stdin.isatty():
-                        raise ConfigError(
-                            "refusing to apply without confirmation: stdin is not a terminal; pass --auto-approve"
-                        )
-                    if not click.confirm(
-                        f"Apply {len(the_plan.changed)} change(s)?", default=False
-                    ):
-                        click.echo("Apply cancelled; nothing was sent.")
-                        return 1
-                progress = Progress("applying", total=len(the_plan.actions), unit="action")
-                try:
-                    applier = Applier(client, state, secrets=secrets, progress=progress)
-                    report = await applier.apply(the_plan, stale=stale)
-                finally:
-                    progress.close()
-                if text_out:
-                    click.echo(_results_text(report, color))
-                else:
-                    click.echo(json.dumps(_results_json(report.results, the_plan), indent=2))
-                return 1 if report.failed or the_plan.failed else 0
-
-        return run(go())
-
-
-def _results_text(report: Any, color: bool) -> str:
+def _results_text(result: ApplyResult, color: bool) -> str:
     from reconciler.apply.applier import Outcome
 
     colours = {Outcome.APPLIED: "green", Outcome.UNCHANGED: "white"}
     lines = []
-    for result in report.results:
-        if result.outcome == Outcome.UNCHANGED and not result.messages:
+    for action in result.results:
+        if action.outcome == Outcome.UNCHANGED and not action.messages:
             continue
-        head = f"{result.key}: {result.outcome}"
-        lines.append(click.style(head, fg=colours.get(result.outcome, "red")) if color else head)
-        for request in result.requests:
+        head = f"{action.key}: {action.outcome}"
+        lines.append(click.style(head, fg=colours.get(action.outcome, "red")) if color else head)
+        for request in action.requests:
             status = request.status if request.status is not None else "-"
             rid = f" requestId {request.request_id}" if request.request_id else ""
             error = f" — {request.error}" if request.error else ""
             lines.append(
                 f"    {request.method} {request.path} [{request.purpose}]: {request.outcome} ({status}){rid}{error}"
             )
-        for message in result.messages:
+        for message in action.messages:
             lines.append(f"    {message}")
-    counts = report.counts()
-    order = ["applied", "unchanged", "failed", "skipped", "stale", "not-converged", "uncertain"]
+    counts = result.counts()
+    order = [o.value for o in Outcome]
     summary = ", ".join(
         f"{counts.get(k, 0)} {k}" for k in order if counts.get(k) or k in ("applied", "failed")
     )
-    verdict = "Apply incomplete" if report.failed else "Apply complete"
+    undone = any(r.failed for r in result.results)
+    verdict = "Apply incomplete" if undone else "Apply complete"
     lines.append(f"{verdict}: {summary}.")
-    if report.failed:
+    if undone:
         lines.append("Run apply again to finish the job once the errors above are fixed.")
     return "\n".join(lines)
 
 
-def _results_json(results: Any, plan: Any) -> dict[str, Any]:
+def _results_json(results: Sequence[ActionResult], plan: Plan) -> dict[str, Any]:
     return {
         "formatVersion": 1,
         "summary": _count(results),
@@ -243,7 +205,7 @@ def _results_json(results: Any, plan: Any) -> dict[str, Any]:
     }
 
 
-def _count(results: Any) -> dict[str, int]:
+def _count(results: Sequence[ActionResult]) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in results:
         out[r.outcome] = out.get(r.outcome, 0) + 1

@@ -25,6 +25,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.project", "version"),
     ("reconciler.cli.fmt", "fmt"),
     ("reconciler.cli.explain", "explain"),
+    ("reconciler.cli.completion", "completion"),
     ("reconciler.cli.state", "state"),
 )
 

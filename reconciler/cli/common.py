@@ -7,19 +7,103 @@ to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay 
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from reconciler.client.api import ApiConfig
+    from reconciler.state.backend import Backend
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+@dataclass(frozen=True)
+class Connection:
+    """The connection flags of a command, as typed values (``api_options`` builds it)."""
+
+    base_url: str | None
+    key_id: str | None
+    key_secret: str | None = field(repr=False)
+    dashboards_url: str | None
+    dashboards_token: str | None = field(repr=False)
+    insecure: bool
+    rate: str
+    dashboards_rate: str
+    parallelism: int
+    timeout: float
+    # The request bounds (``limit_options``); None keeps ``RequestLimits``' default.
+    max_wait: float | None = None
+    retry_budget: float | None = None
+    max_attempts: int | None = None
+    request_deadline: float | None = None
+    max_response_size: str | None = None
+
+    def api_config(self) -> ApiConfig:
+        """Return the client configuration (checked by the core call that uses it)."""
+        from reconciler.client.api import ApiConfig
+        from reconciler.client.budget import Rate
+        from reconciler.client.limits import RequestLimits, parse_size
+        from reconciler.model.errors import ConfigError
+
+        try:
+            rate = Rate.parse(self.rate)
+            dashboards_rate = Rate.parse(self.dashboards_rate)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        size = self.max_response_size
+        given: dict[str, Any] = {
+            "max_wait": self.max_wait,
+            "retry_budget": self.retry_budget,
+            "deadline": self.request_deadline,
+            "max_response_bytes": None if size is None else parse_size(size),
+        }
+        limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
+        attempts = {} if self.max_attempts is None else {"max_attempts": self.max_attempts}
+        base_url = self.base_url or ""
+        return ApiConfig(
+            base_url=base_url,
+            key_id=self.key_id or "",
+            key_secret=self.key_secret or "",
+            dashboards_url=self.dashboards_url or base_url,
+            dashboards_token=self.dashboards_token or "",
+            insecure=self.insecure,
+            rate=rate,
+            dashboards_rate=dashboards_rate,
+            parallelism=self.parallelism,
+            timeout=self.timeout,
+            limits=limits,
+            **attempts,
+        )
+
+
+_CONNECTION_FLAGS = tuple(f.name for f in fields(Connection))
+
+
+def collect(name: str, cls: Callable[..., Any], flags: tuple[str, ...]) -> Callable[[F], F]:
+    """Hand a command the values of ``flags`` as one ``cls`` object, in its parameter ``name``."""
+
+    def decorator(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {flag: kwargs.pop(flag) for flag in flags}
+            return func(*args, **{name: cls(**values)}, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorator
+
+
 def api_options(func: F) -> F:
-    """Add the connection flags (URLs, credentials, rate, parallelism) to a command."""
+    """Add the connection flags (URLs, credentials, rate, parallelism) as ``connection``."""
+    func = collect("connection", Connection, _CONNECTION_FLAGS)(func)
     options = [
         click.option(
             "--base-url",
@@ -71,12 +155,53 @@ def api_options(func: F) -> F:
             default=30.0,
             show_default=True,
             type=float,
-            help="Seconds to wait for one response.",
+            help="Seconds to wait for each read of a response.",
         ),
+        *limit_options(),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def limit_options() -> list[Callable[[F], F]]:
+    """The request bounds (README "Limits and safety"); each flag has its variable."""
+    return [
+        click.option(
+            "--max-wait",
+            envvar="RECONCILE_MAX_WAIT",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Cap in seconds on any wait a server asks for (429 headers) "
+            "[default: 60; env RECONCILE_MAX_WAIT].",
+        ),
+        click.option(
+            "--retry-budget",
+            envvar="RECONCILE_RETRY_BUDGET",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one request may take, retries and waits included "
+            "[default: 120; env RECONCILE_RETRY_BUDGET].",
+        ),
+        click.option(
+            "--max-attempts",
+            envvar="RECONCILE_MAX_ATTEMPTS",
+            type=click.IntRange(min=1),
+            help="Attempts per request at most [default: 6; env RECONCILE_MAX_ATTEMPTS].",
+        ),
+        click.option(
+            "--request-deadline",
+            envvar="RECONCILE_REQUEST_DEADLINE",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds one attempt may take, whole body included "
+            "[default: 60; env RECONCILE_REQUEST_DEADLINE].",
+        ),
+        click.option(
+            "--max-response-size",
+            envvar="RECONCILE_MAX_RESPONSE_SIZE",
+            metavar="SIZE",
+            help="Largest response body read, e.g. 16MiB [default: 16MiB; "
+            "env RECONCILE_MAX_RESPONSE_SIZE].",
+        ),
+    ]
 
 
 def organization_option(func: F) -> F:
@@ -88,47 +213,8 @@ def organization_option(func: F) -> F:
     )(func)
 
 
-def make_config(kw: dict[str, Any]) -> Any:
-    """Build an ``ApiConfig`` from the connection flags in ``kw`` (removing them)."""
-    from reconciler.client.api import ApiConfig
-    from reconciler.client.budget import Rate
-    from reconciler.model.errors import ConfigError
-
-    try:
-        rate = Rate.parse(kw.pop("rate"))
-        dashboards_rate = Rate.parse(kw.pop("dashboards_rate"))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    missing = [
-        name
-        for name, flag in (("RECONCILE_KEY_ID", "key_id"), ("RECONCILE_KEY_SECRET", "key_secret"))
-        if not kw.get(flag)
-    ]
-    if missing:
-        raise ConfigError(
-            f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
-        )
-    base_url = kw.pop("base_url") or ""
-    config = ApiConfig(
-        base_url=base_url,
-        key_id=kw.pop("key_id"),
-        key_secret=kw.pop("key_secret"),
-        dashboards_url=kw.pop("dashboards_url") or base_url,
-        dashboards_token=kw.pop("dashboards_token") or "",
-        insecure=kw.pop("insecure"),
-        rate=rate,
-        dashboards_rate=dashboards_rate,
-        parallelism=kw.pop("parallelism"),
-        timeout=kw.pop("timeout"),
-    )
-    config.check()
-    return config
-
-
-def state_path_for(given: str | None, paths: list[str]) -> Any:
+def state_path_for(given: str | None, paths: tuple[str, ...]) -> Path:
     """Return the state file to use: ``--state``, else the project's default (warning on a legacy one)."""
-    from pathlib import Path
-
     from reconciler.state.local import resolve_state_path
 
     if given:
@@ -139,12 +225,19 @@ def state_path_for(given: str | None, paths: list[str]) -> Any:
     return path
 
 
-def open_state_backend(kw: dict[str, Any], paths: list[str]) -> Any:
-    """Return the state backend of ``--state``/``--workspace`` in ``kw`` (removing them)."""
-    from reconciler.state.backend import open_backend
+@dataclass(frozen=True)
+class StateWhere:
+    """``--state``/``--workspace``: where the state lives (``state_options`` builds it)."""
 
-    address = kw.pop("state_path") or str(state_path_for(None, paths))
-    return open_backend(address, kw.pop("workspace") or "default")
+    state_path: str | None
+    workspace: str | None
+
+    def backend(self, paths: tuple[str, ...] = ()) -> Backend:
+        """Open the backend (the caller closes it); no ``--state``: the project's default file."""
+        from reconciler.state.backend import DEFAULT_WORKSPACE, open_backend
+
+        address = self.state_path or str(state_path_for(None, paths))
+        return open_backend(address, self.workspace or DEFAULT_WORKSPACE)
 
 
 def use_color(stream: Any = None) -> bool:

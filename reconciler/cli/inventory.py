@@ -10,11 +10,17 @@ a recent ``done`` backup, 1 (a finding, after the table) when any is stale.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import api_options
+from reconciler.cli.common import Connection, api_options
+from reconciler.cli.metrics import metrics_option, note
+
+if TYPE_CHECKING:
+    from reconciler.client.api import Client
+
+T = TypeVar("T")
 
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 
@@ -47,19 +53,24 @@ def _service_option(func: Any) -> Any:
 
 
 def _reading(
-    kw: dict[str, Any], fetch: Callable[[Any, str], Awaitable[Any]], *, need_org: bool = True
-) -> Any:
-    """Build the client from the flags in ``kw`` and run ``fetch(client, org)``."""
-    from reconciler.cli.common import make_config, run
+    connection: Connection,
+    organization: str | None,
+    fetch: Callable[[Client, str], Awaitable[T]],
+    *,
+    need_org: bool = True,
+) -> T:
+    """Open a client with the connection flags and run ``fetch(client, org)``."""
+    from reconciler.cli.common import run
     from reconciler.client.api import Client
     from reconciler.model.errors import ConfigError
 
-    org = kw.pop("organization", None) or ""
+    org = organization or ""
     if need_org and not org:
         raise ConfigError("no organization: pass --organization or set RECONCILE_ORGANIZATION_ID")
-    config = make_config(kw)
+    config = connection.api_config()
+    config.check()
 
-    async def go() -> Any:
+    async def go() -> T:
         async with Client(config) as client:
             return await fetch(client, org)
 
@@ -95,14 +106,17 @@ def get() -> None:
 @_output_option
 @_org_option
 @api_options
-def services(**kw: Any) -> int:
+def services(
+    connection: Connection, organization: str | None, output: str, filters: tuple[str, ...]
+) -> int:
     """List the organization's services."""
     from reconciler.inventory import reads as inv
     from reconciler.inventory import views
     from reconciler.plan.render import table
 
-    output, filters = kw.pop("output"), kw.pop("filters")
-    found = _reading(kw, lambda client, org: inv.list_services(client, org, filters))
+    found = _reading(
+        connection, organization, lambda client, org: inv.list_services(client, org, filters)
+    )
     _emit(found, output, lambda: table(views.service_rows(found), views.SERVICE_HEADERS))
     return 0
 
@@ -113,25 +127,28 @@ def services(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def backups(**kw: Any) -> int:
+def backups(
+    connection: Connection,
+    organization: str | None,
+    output: str,
+    service: str,
+    since: str | None,
+) -> int:
     """List a service's backups, newest first."""
     from datetime import UTC, datetime
 
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import queries, views
+    from reconciler.inventory.reads import parse_duration
     from reconciler.plan.render import table
 
-    output, ref, since = kw.pop("output"), kw.pop("service"), kw.pop("since")
-    window = inv.parse_duration(since) if since else None
-
-    async def fetch(client: Any, org: str) -> list[dict[str, Any]]:
-        service = await inv.resolve_service(client, org, ref)
-        return await inv.list_backups(client, org, str(service["id"]))
-
-    found = _reading(kw, fetch)
-    if window is not None:
-        limit = datetime.now(UTC) - window
-        found = [b for b in found if (t := inv.parse_time(b.get("startedAt"))) and t >= limit]
+    window = parse_duration(since) if since else None
+    found = _reading(
+        connection,
+        organization,
+        lambda client, org: queries.service_backups(
+            client, org, service, since=window, now=datetime.now(UTC)
+        ),
+    )
     _emit(found, output, lambda: table(views.backup_rows(found), views.BACKUP_HEADERS))
     return 0
 
@@ -142,18 +159,21 @@ def backups(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def endpoint(**kw: Any) -> int:
+def endpoint(
+    connection: Connection,
+    organization: str | None,
+    output: str,
+    service: str,
+    endpoint_id: str,
+) -> int:
     """Show one reverse private endpoint of a service."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import queries, views
 
-    output, ref, endpoint_id = kw.pop("output"), kw.pop("service"), kw.pop("endpoint_id")
-
-    async def fetch(client: Any, org: str) -> dict[str, Any]:
-        service = await inv.resolve_service(client, org, ref)
-        return await inv.get_endpoint(client, org, str(service["id"]), endpoint_id)
-
-    found = _reading(kw, fetch)
+    found = _reading(
+        connection,
+        organization,
+        lambda client, org: queries.service_endpoint(client, org, service, endpoint_id),
+    )
     _emit(found, output, lambda: views.details_text(views.endpoint_details(found)))
     return 0
 
@@ -164,18 +184,21 @@ def endpoint(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def pipe(**kw: Any) -> int:
+def pipe(
+    connection: Connection,
+    organization: str | None,
+    output: str,
+    service: str,
+    pipe_ref: str,
+) -> int:
     """Show one pipe (a NAME is resolved through the service's pipe list)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import queries, views
 
-    output, ref, pipe_ref = kw.pop("output"), kw.pop("service"), kw.pop("pipe_ref")
-
-    async def fetch(client: Any, org: str) -> dict[str, Any]:
-        service = await inv.resolve_service(client, org, ref)
-        return await inv.get_pipe(client, org, str(service["id"]), pipe_ref)
-
-    found = _reading(kw, fetch)
+    found = _reading(
+        connection,
+        organization,
+        lambda client, org: queries.service_pipe(client, org, service, pipe_ref),
+    )
     _emit(found, output, lambda: views.details_text(views.pipe_details(found)))
     return 0
 
@@ -185,26 +208,14 @@ def pipe(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def pipes(**kw: Any) -> int:
+def pipes(connection: Connection, organization: str | None, output: str, service: str) -> int:
     """List every pipe of a service (needs the server's pipe list)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
-    from reconciler.model.errors import ConfigError
+    from reconciler.inventory import queries, views
     from reconciler.plan.render import table
 
-    output, ref = kw.pop("output"), kw.pop("service")
-
-    async def fetch(client: Any, org: str) -> list[dict[str, Any]]:
-        service = await inv.resolve_service(client, org, ref)
-        listed = await inv.list_pipes(client, org, str(service["id"]))
-        if listed is None:
-            raise ConfigError(
-                "the server does not list the pipes of a service (GET …/pipes answered 404): "
-                "show one pipe by id with `reconcile get pipe ID --service …`"
-            )
-        return listed
-
-    found = _reading(kw, fetch)
+    found = _reading(
+        connection, organization, lambda client, org: queries.service_pipes(client, org, service)
+    )
     _emit(found, output, lambda: table(views.pipe_rows(found), views.PIPE_HEADERS))
     return 0
 
@@ -213,13 +224,12 @@ def pipes(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def organization(**kw: Any) -> int:
+def organization(connection: Connection, organization: str | None, output: str) -> int:
     """Show the organization (needs the server's organization GET)."""
     from reconciler.inventory import reads as inv
     from reconciler.inventory import views
 
-    output = kw.pop("output")
-    found = _reading(kw, inv.get_organization)
+    found = _reading(connection, organization, inv.get_organization)
     _emit(found, output, lambda: views.details_text(views.organization_details(found)))
     return 0
 
@@ -228,15 +238,16 @@ def organization(**kw: Any) -> int:
 @_output_option
 @_org_option
 @api_options
-def dashboards(**kw: Any) -> int:
+def dashboards(connection: Connection, organization: str | None, output: str) -> int:
     """List the dashboards (needs the server's dashboard list)."""
     from reconciler.inventory import reads as inv
     from reconciler.inventory import views
     from reconciler.plan.render import table
 
-    output = kw.pop("output")
     # Dashboards belong to the token's organization: no organization id is needed.
-    found = _reading(kw, lambda client, org: inv.get_dashboards(client), need_org=False)
+    found = _reading(
+        connection, organization, lambda client, org: inv.get_dashboards(client), need_org=False
+    )
     _emit(found, output, lambda: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS))
     return 0
 
@@ -287,22 +298,33 @@ def dashboards(**kw: Any) -> int:
 )
 @_org_option
 @api_options
-def export(**kw: Any) -> int:
+def export(
+    connection: Connection,
+    organization: str | None,
+    service: str | None,
+    pipe_ids: tuple[str, ...],
+    with_organization: bool,
+    with_dashboards: bool,
+    with_expectations: bool,
+    force: bool,
+    out_dir: str | None,
+    legacy_dir: str | None,
+    output: str,
+) -> int:
     """Write manifests for live objects (into --dir) that validate and plan to no changes."""
     import json
 
     from reconciler.inventory import export as ex
     from reconciler.model.errors import ConfigError
 
-    out_dir, output = _export_dir(kw.pop("out_dir"), kw.pop("legacy_dir"), kw.pop("output"))
+    directory, output = _export_dir(out_dir, legacy_dir, output)
     options = ex.ExportOptions(
-        service=kw.pop("service"),
-        pipe_ids=tuple(kw.pop("pipe_ids")),
-        organization=kw.pop("with_organization"),
-        dashboards=kw.pop("with_dashboards"),
-        with_expectations=kw.pop("with_expectations"),
+        service=service,
+        pipe_ids=pipe_ids,
+        organization=with_organization,
+        dashboards=with_dashboards,
+        with_expectations=with_expectations,
     )
-    force = kw.pop("force")
     if not (options.service or options.organization or options.dashboards):
         raise ConfigError(
             "nothing to export: give --service, --organization-manifest or --dashboards"
@@ -310,20 +332,21 @@ def export(**kw: Any) -> int:
     if options.pipe_ids and not options.service:
         raise ConfigError("--pipe needs --service")
     documents = _reading(
-        kw,
+        connection,
+        organization,
         lambda client, org: ex.collect(client, org, options),
         need_org=bool(options.service or options.organization),
     )
-    written = ex.write_documents(documents, out_dir, force=force)
+    written = ex.write_documents(documents, directory, force=force)
     if output == "json":
-        body = {"directory": str(out_dir), "written": [str(p) for p in written]}
+        body = {"directory": str(directory), "written": [str(p) for p in written]}
         click.echo(json.dumps(body, indent=2))
         return 0
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(
-        f"Exported {len(written)} manifest{'s' if len(written) != 1 else ''} to {out_dir}; "
-        f"check with: reconcile plan {out_dir} --detailed-exitcode"
+        f"Exported {len(written)} manifest{'s' if len(written) != 1 else ''} to {directory}; "
+        f"check with: reconcile plan {directory} --detailed-exitcode"
     )
     return 0
 
@@ -393,55 +416,45 @@ def check() -> None:
 )
 @_org_option
 @api_options
-def check_backups(**kw: Any) -> int:
+@metrics_option("check_backups")
+def check_backups(
+    connection: Connection,
+    organization: str | None,
+    max_age: str,
+    service_refs: tuple[str, ...],
+    output: str,
+) -> int:
     """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
-    import asyncio
     import json
     from datetime import UTC, datetime
 
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
+    from reconciler.inventory import queries, views
+    from reconciler.inventory.reads import parse_duration
     from reconciler.plan.render import table
 
-    output, refs = kw.pop("output"), list(kw.pop("service_refs"))
-    max_age_text = kw.pop("max_age")
-    max_age = inv.parse_duration(max_age_text)
-
-    async def fetch(client: Any, org: str) -> list[inv.BackupFreshness]:
-        listed: list[dict[str, Any]] = []
-        if not refs or any(not inv.is_uuid(r) for r in refs):
-            listed = await inv.list_services(client, org)
-        selected = (
-            [
-                inv.pick_service(listed, r, org) if not inv.is_uuid(r) else {"id": r, "name": r}
-                for r in refs
-            ]
-            if refs
-            else listed
-        )
-        lists = await asyncio.gather(
-            *(inv.list_backups(client, org, str(s["id"])) for s in selected)
-        )
-        now = datetime.now(UTC)
-        return [
-            inv.assess_backups(s, b, max_age, now) for s, b in zip(selected, lists, strict=True)
-        ]
-
-    results = _reading(kw, fetch)
+    max_age_text = max_age
+    limit = parse_duration(max_age_text)
+    results = _reading(
+        connection,
+        organization,
+        lambda client, org: queries.backup_freshness(
+            client, org, service_refs, max_age=limit, now=datetime.now(UTC)
+        ),
+    )
     stale = [r for r in results if not r.ok]
+    note({"fresh": len(results) - len(stale), "stale": len(stale)})
     if output == "json":
         body = {
             "ok": not stale,
-            "maxAgeSeconds": int(max_age.total_seconds()),
+            "maxAgeSeconds": int(limit.total_seconds()),
             "services": [r.to_dict() for r in results],
         }
         click.echo(json.dumps(body, indent=2))
     else:
         click.echo(table(views.freshness_rows(results), views.FRESHNESS_HEADERS), nl=False)
         if stale:
-            limit = max_age_text
             click.echo(
-                f"\n{len(stale)} of {len(results)} services have no done backup newer than {limit}:"
+                f"\n{len(stale)} of {len(results)} services have no done backup newer than {max_age_text}:"
             )
             for item in stale:
                 click.echo(f"  STALE {views.offender_line(item)}")

@@ -2,17 +2,57 @@
 
 from __future__ import annotations
 
-import contextlib
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import api_options, organization_option
+from reconciler.cli.common import Connection, api_options, collect, organization_option
+from reconciler.cli.completion import complete_targets
+from reconciler.cli.metrics import metrics_option, note_plan
+
+if TYPE_CHECKING:
+    from reconciler.plan.compute import PlanOptions
+    from reconciler.plan.run import Scope
+
+
+@dataclass(frozen=True)
+class ManifestOptions:
+    """The flags plan and apply share: what to reconcile, and which state to use."""
+
+    paths: tuple[str, ...]
+    targets: tuple[str, ...]
+    state_path: str | None
+    workspace: str | None
+    new_state: bool
+    replace: bool
+    prune: bool
+    organization: str | None
+
+    def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
+        """Return the run's scope (``paths`` overrides the given ones, e.g. a saved plan's)."""
+        from reconciler.cli.common import state_path_for
+        from reconciler.plan.run import Scope
+        from reconciler.state.backend import DEFAULT_WORKSPACE
+
+        chosen = self.paths if paths is None else paths
+        address = self.state_path or str(state_path_for(None, chosen))
+        return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
+
+    def plan_options(self) -> PlanOptions:
+        """Return the choices that change what the plan contains."""
+        from reconciler.plan.compute import PlanOptions
+
+        return PlanOptions(
+            targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
+        )
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
-    """Add the options shared by plan and apply."""
+    """Add the options shared by plan and apply, handed to the command as ``manifests``."""
+    names = tuple(f.name for f in fields(ManifestOptions))
+    func = collect("manifests", ManifestOptions, names)(func)
     for option in reversed(
         [
             click.argument("paths", nargs=-1, required=paths_required, type=click.Path()),
@@ -21,6 +61,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 "targets",
                 multiple=True,
                 metavar="KIND/NAME",
+                shell_complete=complete_targets,
                 help="Limit to these resources (glob allowed; repeatable).",
             ),
             click.option(
@@ -90,33 +131,31 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     type=float,
     help="Seconds to wait for the state lock (taken only to create a new state for --out).",
 )
-def plan(**kw: Any) -> int:
+@metrics_option("plan", success=lambda code: code in (0, 2))
+def plan(
+    manifests: ManifestOptions,
+    connection: Connection,
+    output: str,
+    out_file: str | None,
+    detailed_exitcode: bool,
+    show_unchanged: bool,
+    lock_timeout: float,
+) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
-    from reconciler.cli.common import use_color
+    from reconciler.cli.common import Progress, run, use_color
     from reconciler.plan import planfile
     from reconciler.plan.render import render_markdown, render_text
+    from reconciler.plan.run import compute_plan, save_plan
 
-    output = kw.pop("output")
-    out_file = kw.pop("out_file")
-    detailed = kw.pop("detailed_exitcode")
-    show_unchanged = kw.pop("show_unchanged")
-    lock_timeout = kw.pop("lock_timeout")
-    kw_new_state = kw["new_state"]
-    result, state, backend = compute(kw)
+    scope = manifests.scope()
+    config = connection.api_config()
+    computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
+    result = computed.plan
+    note_plan(result)
     if out_file:
-        from reconciler.model.errors import StateError
-        from reconciler.plan.compute import new_state_creates, new_state_message
-        from reconciler.state.backend import create_state
-
-        blind = () if kw_new_state else new_state_creates(result, state)
-        if blind:
-            # A saved plan is a promise to apply: the guard applies to it now.
-            raise StateError(new_state_message(blind, state, refusing=True))
-        if not state.exists:
-            # The saved plan's secret fingerprints use the state's key: keep it for apply.
-            with contextlib.closing(backend):
-                create_state(backend, state, timeout=lock_timeout)
-        Path(out_file).write_text(planfile.dumps(result), encoding="utf-8")
+        save_plan(
+            computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
+        )
     if output == "json":
         click.echo(planfile.dumps(result), nl=False)
     elif output == "markdown":
@@ -129,40 +168,6 @@ def plan(**kw: Any) -> int:
             )
     if result.failed:
         return 1
-    if detailed and result.changed:
+    if detailed_exitcode and result.changed:
         return 2
     return 0
-
-
-def compute(kw: dict[str, Any]) -> Any:
-    """Load manifests, read state and live objects; return the plan, state and backend."""
-    from reconciler.cli.common import Progress, make_config, open_state_backend, run
-    from reconciler.client.api import Client
-    from reconciler.load.manifests import load_resources
-    from reconciler.plan.compute import PlanOptions, compute_plan
-    from reconciler.state.backend import read_state
-
-    paths = list(kw.pop("paths"))
-    resources = load_resources(paths, default_organization=kw.pop("organization"), positions=True)
-    backend = open_state_backend(kw, paths)
-    with contextlib.closing(backend):
-        state = read_state(backend)
-    options = PlanOptions(
-        targets=tuple(kw.pop("targets")),
-        replace=kw.pop("replace"),
-        prune=kw.pop("prune"),
-        new_state=kw.pop("new_state"),
-    )
-    config = make_config(kw)
-
-    async def go() -> Any:
-        progress = Progress("reading live state")
-        try:
-            async with Client(config) as client:
-                return await compute_plan(
-                    client, resources, state, options, manifest_paths=paths, progress=progress
-                )
-        finally:
-            progress.close()
-
-    return run(go()), state, backend

@@ -12,8 +12,11 @@ from typing import Any
 
 import click
 
+from reconciler.cli.common import StateWhere, collect
+
 
 def _where(func: Any) -> Any:
+    func = collect("where", StateWhere, ("state_path", "workspace"))(func)
     for option in reversed(
         [
             click.option(
@@ -58,12 +61,6 @@ def _output(func: Any) -> Any:
     )(func)
 
 
-def _backend(kw: dict[str, Any]) -> Any:
-    from reconciler.cli.common import open_state_backend
-
-    return open_state_backend(kw, [])
-
-
 def _json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
@@ -76,11 +73,11 @@ def state() -> None:
 @state.command("list")
 @_where
 @_output
-def list_(output: str, **kw: Any) -> int:
+def list_(output: str, where: StateWhere) -> int:
     """Print every address in the state (Kind/name), one a line."""
     from reconciler.state import ops
 
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         addresses = ops.list_addresses(backend)
     finally:
@@ -97,11 +94,11 @@ def list_(output: str, **kw: Any) -> int:
 @click.argument("address")
 @_where
 @_output
-def show(address: str, output: str, **kw: Any) -> int:
+def show(address: str, output: str, where: StateWhere) -> int:
     """Print what the state records for ADDRESS (fingerprints, ids; never a secret)."""
     from reconciler.state import ops
 
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         entry = ops.show(backend, address)
     finally:
@@ -120,11 +117,11 @@ def show(address: str, output: str, **kw: Any) -> int:
 @_where
 @_lock_timeout
 @_output
-def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, **kw: Any) -> int:
+def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, where: StateWhere) -> int:
     """Forget ADDRESSES (the live objects are left alone; the next apply may adopt or create)."""
     from reconciler.state import ops
 
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         removed = ops.remove(backend, list(addresses), timeout=lock_timeout)
     finally:
@@ -143,11 +140,11 @@ def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, **kw: Any) 
 @_where
 @_lock_timeout
 @_output
-def mv(old: str, new: str, lock_timeout: float, output: str, **kw: Any) -> int:
+def mv(old: str, new: str, lock_timeout: float, output: str, where: StateWhere) -> int:
     """Move the record at OLD to NEW (after renaming a resource's metadata.name)."""
     from reconciler.state import ops
 
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         ops.move(backend, old, new, timeout=lock_timeout)
     finally:
@@ -161,11 +158,11 @@ def mv(old: str, new: str, lock_timeout: float, output: str, **kw: Any) -> int:
 
 @state.command("pull")
 @_where
-def pull(**kw: Any) -> int:
+def pull(where: StateWhere) -> int:
     """Print the state document (JSON, formatVersion and all), byte for byte."""
     from reconciler.state import ops
 
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         data = ops.pull(backend)
     finally:
@@ -179,12 +176,12 @@ def pull(**kw: Any) -> int:
 @click.option("--force", is_flag=True, help="Replace a state of a different lineage.")
 @_where
 @_lock_timeout
-def push(file: Any, force: bool, lock_timeout: float, **kw: Any) -> int:
+def push(file: Any, force: bool, lock_timeout: float, where: StateWhere) -> int:
     """Store FILE ('-' for stdin) as the state, byte for byte (same lineage unless --force)."""
     from reconciler.state import ops
 
     data = file.read()
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         lineage = ops.push(backend, data, force=force, timeout=lock_timeout)
     finally:
@@ -196,9 +193,9 @@ def push(file: Any, force: bool, lock_timeout: float, **kw: Any) -> int:
 @state.command("unlock")
 @click.argument("lock_id")
 @_where
-def unlock(lock_id: str, **kw: Any) -> int:
+def unlock(lock_id: str, where: StateWhere) -> int:
     """Remove the lock LOCK_ID left by a run that died (the ID is in the lock message)."""
-    backend = _backend(kw)
+    backend = where.backend()
     try:
         click.echo(backend.unlock(lock_id))
     finally:
@@ -216,15 +213,20 @@ def unlock(lock_id: str, **kw: Any) -> int:
 @_lock_timeout
 @_output
 def migrate(
-    to: str, to_workspace: str | None, force: bool, lock_timeout: float, output: str, **kw: Any
+    to: str,
+    to_workspace: str | None,
+    force: bool,
+    lock_timeout: float,
+    output: str,
+    where: StateWhere,
 ) -> int:
     """Copy the state to another backend under both locks, and verify the copy."""
     from reconciler.model.errors import ConfigError
     from reconciler.state import ops
     from reconciler.state.backend import open_backend
 
-    workspace = kw.get("workspace") or "default"
-    source = _backend(kw)
+    workspace = where.workspace or "default"
+    source = where.backend()
     destination = open_backend(to, to_workspace or workspace)
     if destination.description == source.description:
         raise ConfigError(f"--to {destination.description} is the state itself")

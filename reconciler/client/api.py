@@ -7,16 +7,22 @@ service's rate limit) and a concurrency cap; reads are retried on 429, 502/503/5
 connection errors with capped exponential backoff and jitter; writes are retried only when
 resending cannot do harm (``idempotent=True``), and otherwise an unknown outcome is raised as
 ``OutcomeUnknown`` for the caller to resolve by re-reading. Errors become ``ApiError`` with the
-server's status, code, message and requestId.
+server's status, code, message and requestId. Every request is bounded (``RequestLimits``
+in ``reconciler.client.limits``): waits the server asks for are capped, each attempt has a
+deadline covering its whole body, bodies have a size cap, redirects are refused and said to
+be, and retries stop at a time and attempt budget with an error that says what was tried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import ssl
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -27,18 +33,28 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception,
-    stop_after_attempt,
     wait_exponential_jitter,
 )
 
 from reconciler.client.budget import Rate, RequestBudget
 from reconciler.client.firstcontact import FirstContact
+from reconciler.client.limits import (
+    BodyTooLarge,
+    RequestLimits,
+    format_size,
+    read_capped,
+    redirect_target,
+    server_wait,
+)
 from reconciler.model.errors import (
     ApiError,
     ConfigError,
+    DeadlineExceeded,
     MethodNotAllowed,
     NotFound,
     RateLimited,
+    RedirectRefused,
+    ResponseTooLarge,
     Unsupported,
     api_error_type,
 )
@@ -81,9 +97,23 @@ class ApiConfig:
     timeout: float = 30.0
     max_attempts: int = 6
     max_backoff: float = 20.0
+    limits: RequestLimits = field(default_factory=RequestLimits)
 
     def check(self) -> None:
-        """Refuse a missing URL or plain http to a host that is not loopback (unless insecure)."""
+        """Refuse missing credentials, a missing URL, or plain http to a host that is not
+        loopback (unless insecure)."""
+        missing = [
+            name
+            for name, value in (
+                ("RECONCILE_KEY_ID", self.key_id),
+                ("RECONCILE_KEY_SECRET", self.key_secret),
+            )
+            if not value
+        ]
+        if missing:
+            raise ConfigError(
+                f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
+            )
         for name, url in (
             ("RECONCILE_BASE_URL", self.base_url),
             ("RECONCILE_DASHBOARDS_URL", self.dashboards_url),
@@ -165,15 +195,66 @@ def _parse_error(interface: str, response: httpx.Response, method: str, path: st
     )
 
 
-def _retry_after(response: httpx.Response) -> float:
-    for header in ("X-RateLimit-Reset", "Retry-After"):
-        value = response.headers.get(header)
-        if value:
-            try:
-                return max(0.0, float(value))
-            except ValueError:
-                continue
-    return 1.0
+class _Attempts:
+    """The clock and history of one logical request, for its retry budget and final message."""
+
+    def __init__(self, limits: RequestLimits, max_attempts: int) -> None:
+        self.limits = limits
+        self.max_attempts = max_attempts
+        self.started: float | None = None
+        self.count = 0
+        self.notes: list[str] = []
+
+    def begin(self) -> None:
+        """Count an attempt; the budget's clock starts with the first."""
+        self.count += 1
+        if self.started is None:
+            self.started = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        """Return the seconds since the first attempt started."""
+        return 0.0 if self.started is None else time.monotonic() - self.started
+
+    def remaining(self) -> float:
+        """Return the seconds left of the retry budget."""
+        return self.limits.retry_budget - self.elapsed
+
+    def exhausted(self, upcoming_wait: float) -> bool:
+        """Tell whether another attempt after ``upcoming_wait`` seconds is out of budget."""
+        if self.count >= self.max_attempts:
+            return True
+        return self.elapsed + upcoming_wait >= self.limits.retry_budget
+
+    def summary(self) -> str:
+        """Return what was tried, e.g. ``gave up after 3 attempts in 4.2 s: HTTP 429, …``."""
+        if self.count >= self.max_attempts:
+            why = f"the limit of {self.max_attempts} attempts"
+        else:
+            why = (
+                f"the retry budget of {self.limits.retry_budget:g} s"
+                f" ({RequestLimits.option('retry_budget')})"
+            )
+        plural = "s" if self.count != 1 else ""
+        return (
+            f"gave up after {self.count} attempt{plural} in {self.elapsed:.1f} s ({why});"
+            f" tried: {', '.join(self.notes)}"
+        )
+
+
+def _gave_up(error: ApiError, attempts: _Attempts) -> ApiError:
+    """Return ``error`` (same type) with what was tried appended, when it was retried at all."""
+    if attempts.count <= 1 and attempts.count < attempts.max_attempts:
+        return error
+    return type(error)(
+        status=error.status,
+        message=f"{error.message}; {attempts.summary()}",
+        request_id=error.request_id,
+        code=error.code,
+        resource=error.resource,
+        method=error.method,
+        path=error.path,
+    )
 
 
 def _tls_context(config: ApiConfig) -> ssl.SSLContext:
@@ -188,6 +269,21 @@ def _tls_context(config: ApiConfig) -> ssl.SSLContext:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
+# Lists that collect the stats of every Client created while they are observed (metrics).
+_OBSERVERS: ContextVar[tuple[list[ClientStats], ...]] = ContextVar("client_stats", default=())
+
+
+@contextlib.contextmanager
+def observe_clients() -> Iterator[list[ClientStats]]:
+    """Collect the ``ClientStats`` of every ``Client`` created inside the block."""
+    sink: list[ClientStats] = []
+    token = _OBSERVERS.set((*_OBSERVERS.get(), sink))
+    try:
+        yield sink
+    finally:
+        _OBSERVERS.reset(token)
+
+
 class Client:
     """An async client for both interfaces; use as ``async with Client(config) as api``."""
 
@@ -196,6 +292,8 @@ class Client:
     ) -> None:
         self.config = config
         self.stats = ClientStats()
+        for sink in _OBSERVERS.get():
+            sink.append(self.stats)
         self.first_contact = FirstContact()
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
@@ -316,7 +414,8 @@ class Client:
         idempotent: bool,
     ) -> tuple[Any, RequestRecord]:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
-        attempts = 0
+        attempts = _Attempts(self.config.limits, self.config.max_attempts)
+        budget = self._budgets[interface]
 
         def should_retry(exc: BaseException) -> bool:
             if not isinstance(exc, _Retryable):
@@ -330,8 +429,12 @@ class Client:
                 return 0.0  # the budget holds every caller until the server's reset time
             return float(self._backoff(state))
 
+        def stop(state: RetryCallState) -> bool:
+            # The server's (capped) wait is held by the shared budget: it counts here too.
+            return attempts.exhausted(state.upcoming_sleep + budget.blocked_for())
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts),
+            stop=stop,
             wait=wait,
             retry=retry_if_exception(should_retry),
             reraise=True,
@@ -339,14 +442,14 @@ class Client:
         try:
             async for attempt in retrying:
                 with attempt:
-                    attempts += 1
-                    response = await self._once(interface, method, path, payload)
+                    response = await self._once(interface, method, path, payload, attempts)
                     unwrapped: tuple[Any, RequestRecord] = self._unwrap(
-                        interface, response, method, path, attempts
+                        interface, response, method, path, attempts.count
                     )
                     return unwrapped
         except _Retryable as exc:
-            error = exc.error.with_resource(resource) if resource else exc.error
+            error = _gave_up(exc.error, attempts)
+            error = error.with_resource(resource) if resource else error
             if exc.unknown_outcome and not idempotent:
                 raise OutcomeUnknown(
                     status=error.status,
@@ -363,25 +466,16 @@ class Client:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _once(
-        self, interface: str, method: str, path: str, payload: str | None
+        self, interface: str, method: str, path: str, payload: str | None, attempts: _Attempts
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
         self.first_contact.check()
         started = await budget.acquire()
         self.first_contact.check()
+        attempts.begin()
         self.stats.requests[interface] += 1
-        http = self._http[interface]
-        try:
-            response = await http.request(method, path, content=payload, headers=headers)
-        except httpx.ConnectError as exc:
-            self.first_contact.transport_error(interface, exc, str(http.base_url))
-            # Never reached the server: safe to resend anything.
-            raise _Retryable(self._transport_error(exc, method, path)) from None
-        except (httpx.TransportError, httpx.TimeoutException) as exc:
-            raise _Retryable(
-                self._transport_error(exc, method, path), unknown_outcome=True
-            ) from None
+        response = await self._exchange(interface, method, path, payload, headers, attempts)
         status = response.status_code
         self.first_contact.answered(interface, status)
         if status in (401, 403):
@@ -390,14 +484,97 @@ class Client:
         if status == 429:
             self.stats.throttled += 1
             self.stats.throttled_by[interface] += 1
-            budget.penalize(_retry_after(response), started)
+            pause, note = self._server_pause(response, attempts)
+            budget.penalize(pause, started)
+            attempts.notes.append(note)
             raise _Retryable(_parse_error(interface, response, method, path))
         budget.admitted(started)
-        if status == 503:
-            raise _Retryable(_parse_error(interface, response, method, path))
-        if status in (502, 504):
-            raise _Retryable(_parse_error(interface, response, method, path), unknown_outcome=True)
+        if 300 <= status < 400:
+            raise RedirectRefused(
+                status=status,
+                message=f"redirect to {redirect_target(response)} refused: reconcile never "
+                "follows redirects, so credentials go only to the configured URL (check it)",
+                method=method,
+                path=path,
+            )
+        if status in (502, 503, 504):
+            attempts.notes.append(f"HTTP {status}")
+            raise _Retryable(
+                _parse_error(interface, response, method, path), unknown_outcome=status != 503
+            )
         return response
+
+    async def _exchange(
+        self,
+        interface: str,
+        method: str,
+        path: str,
+        payload: str | None,
+        headers: dict[str, str] | None,
+        attempts: _Attempts,
+    ) -> httpx.Response:
+        """Send one attempt and read its whole body within the deadline and the size cap."""
+        limits = self.config.limits
+        deadline = max(0.001, min(limits.deadline, attempts.remaining()))
+        http = self._http[interface]
+        status: int | None = None
+        try:
+            async with asyncio.timeout(deadline):
+                request = http.build_request(method, path, content=payload, headers=headers)
+                response = await http.send(request, stream=True)
+                status = response.status_code
+                try:
+                    body = await read_capped(response, limits.max_response_bytes)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            note = f"no complete answer within {deadline:.3g} s"
+            attempts.notes.append(note)
+            late = DeadlineExceeded(
+                status=status,
+                message=f"{note} (the request deadline: {RequestLimits.option('deadline')})",
+                method=method,
+                path=path,
+            )
+            raise _Retryable(late, unknown_outcome=True) from None
+        except BodyTooLarge as exc:  # nothing more is read
+            raise ResponseTooLarge(
+                status=status,
+                message=f"response body larger than the limit of "
+                f"{format_size(limits.max_response_bytes)} ({exc}); not read further "
+                f"({RequestLimits.option('max_response_bytes')})",
+                method=method,
+                path=path,
+            ) from None
+        except httpx.ConnectError as exc:
+            self.first_contact.transport_error(interface, exc, str(http.base_url))
+            # Never reached the server: safe to resend anything.
+            error = self._transport_error(exc, method, path)
+            attempts.notes.append(type(exc).__name__)
+            raise _Retryable(error) from None
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            error = self._transport_error(exc, method, path)
+            attempts.notes.append(type(exc).__name__)
+            raise _Retryable(error, unknown_outcome=True) from None
+        # The body was read here under the cap; hand it to the response as httpx's own
+        # ``aread`` would, so ``json()`` and ``content`` work as usual.
+        response._content = body
+        return response
+
+    def _server_pause(self, response: httpx.Response, attempts: _Attempts) -> tuple[float, str]:
+        """Return how long to hold every caller after a 429 (capped) and a note saying why."""
+        cap = self.config.limits.max_wait
+        asked = server_wait(response.headers)
+        if asked is None:
+            # No usable header (absent, negative or garbage): back off exponentially instead.
+            pause = min(cap, 2.0 ** (attempts.count - 1))
+            return pause, f"HTTP 429 (no usable wait header; backing off {pause:g} s)"
+        seconds, header = asked
+        if seconds > cap:
+            option = RequestLimits.option("max_wait")
+            note = f"HTTP 429 ({header} asked {seconds:.0f} s, capped at {cap:g} s: {option})"
+            return cap, note
+        return seconds, f"HTTP 429 ({header} {seconds:.3g} s)"
 
     @staticmethod
     def _transport_error(exc: Exception, method: str, path: str) -> ApiError:

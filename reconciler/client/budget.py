@@ -105,6 +105,10 @@ class RequestBudget:
                 self._starts.append(started)
             return started
 
+    def blocked_for(self) -> float:
+        """Return how many seconds every caller is still held by the last 429."""
+        return max(0.0, self._blocked_until - time.monotonic())
+
     def admitted(self, started: float) -> None:
         """Record that a request started at ``started`` was answered without a 429."""
         if self.rate.unlimited:

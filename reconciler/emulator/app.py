@@ -79,6 +79,96 @@ def _compile(template: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+@dataclass(frozen=True)
+class Operation:
+    """One endpoint: the routing table's row and what the OpenAPI description says of it.
+
+    ``body`` is the validation rule the handler applies to the request body (its schema is the
+    documented one), ``result`` names the resource it answers with (``pipe``, ``[pipe]`` for a
+    list) in ``reconciler.emulator.openapi``'s resource table.
+    """
+
+    method: str
+    template: str
+    handler: str
+    extension: bool
+    summary: str
+    result: str
+    body: validation.Rule | None = None
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("GET", _SVC + "/pipes/{pipeId}", "get_pipe", False, "Get a pipe", "pipe"),
+    Operation(
+        "PATCH",
+        _SVC + "/pipes/{pipeId}",
+        "patch_pipe",
+        False,
+        "Update a pipe (merge)",
+        "pipe",
+        validation.PIPE_UPDATE,
+    ),
+    Operation("GET", _ORG + "/services", "list_services", False, "List services", "[service]"),
+    Operation(
+        "GET",
+        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
+        "get_endpoint",
+        False,
+        "Get a reverse private endpoint",
+        "endpoint",
+    ),
+    Operation(
+        "PATCH",
+        _ORG,
+        "patch_organization",
+        False,
+        "Update the organization",
+        "organization",
+        validation.ORGANIZATION_UPDATE,
+    ),
+    Operation("GET", _SVC + "/backups", "list_backups", False, "List backups", "[backup]"),
+    Operation(
+        "POST",
+        "/api/v2/dashboards",
+        "create_dashboard",
+        False,
+        "Create a dashboard",
+        "dashboard",
+        validation.DASHBOARD,
+    ),
+    Operation("GET", _ORG, "get_organization", True, "Get the organization", "organization"),
+    Operation("GET", _SVC + "/pipes", "list_pipes", True, "List a service's pipes", "[pipe]"),
+    Operation(
+        "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"
+    ),
+    Operation(
+        "GET",
+        "/api/v2/dashboards/{dashboardId}",
+        "get_dashboard",
+        True,
+        "Get a dashboard",
+        "dashboard",
+    ),
+    Operation(
+        "PUT",
+        "/api/v2/dashboards/{dashboardId}",
+        "put_dashboard",
+        True,
+        "Replace a dashboard",
+        "dashboard",
+        validation.DASHBOARD,
+    ),
+    Operation(
+        "DELETE",
+        "/api/v2/dashboards/{dashboardId}",
+        "delete_dashboard",
+        True,
+        "Delete a dashboard",
+        "deleted",
+    ),
+)
+
+
 class Api:
     """Both interfaces: ``handle`` turns a ``Call`` into a response, never raising."""
 
@@ -86,23 +176,15 @@ class Api:
         self.store = store
         self.config = config
         self.identities = identities
-        table: list[tuple[str, str, Handler, bool]] = [
-            ("GET", _SVC + "/pipes/{pipeId}", self.get_pipe, False),
-            ("PATCH", _SVC + "/pipes/{pipeId}", self.patch_pipe, False),
-            ("GET", _ORG + "/services", self.list_services, False),
-            ("GET", _SVC + "/pipesReversePrivateEndpoints/{endpointId}", self.get_endpoint, False),
-            ("PATCH", _ORG, self.patch_organization, False),
-            ("GET", _SVC + "/backups", self.list_backups, False),
-            ("POST", "/api/v2/dashboards", self.create_dashboard, False),
-            ("GET", _ORG, self.get_organization, True),
-            ("GET", _SVC + "/pipes", self.list_pipes, True),
-            ("GET", "/api/v2/dashboards", self.list_dashboards, True),
-            ("GET", "/api/v2/dashboards/{dashboardId}", self.get_dashboard, True),
-            ("PUT", "/api/v2/dashboards/{dashboardId}", self.put_dashboard, True),
-            ("DELETE", "/api/v2/dashboards/{dashboardId}", self.delete_dashboard, True),
-        ]
         self.routes = [
-            Route(m, _compile(t), h, t.startswith("/api/v2"), ext) for m, t, h, ext in table
+            Route(
+                op.method,
+                _compile(op.template),
+                getattr(self, op.handler),
+                op.template.startswith("/api/v2"),
+                op.extension,
+            )
+            for op in OPERATIONS
         ]
 
     def handle(self, call: Call) -> Response:

@@ -1,6 +1,7 @@
 """The request pipeline: the raw ASGI app every request enters first.
 
-Admin requests (``/_emulator/...``) go straight to the admin handlers and are never logged.
+Admin requests (``/_emulator/...``) go straight to the admin handlers and are never logged;
+nor is ``GET /openapi.json``, the OpenAPI description of what this emulator serves.
 Every API request goes through the same steps, in the order a real gateway applies them:
 rate limit on arrival (management only, per key), injected latency (``asyncio.sleep``, so
 concurrent requests overlap), an injected fault, then the API itself; the outcome is appended
@@ -25,6 +26,7 @@ from urllib.parse import parse_qsl
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
+from reconciler.emulator import openapi
 from reconciler.emulator.admin import Admin
 from reconciler.emulator.app import Api, Call
 from reconciler.emulator.faults import (
@@ -33,7 +35,7 @@ from reconciler.emulator.faults import (
     SlidingWindowLimiter,
     reset_headers,
 )
-from reconciler.emulator.protocol import ApiError, Identities, basic_pair
+from reconciler.emulator.protocol import ApiError, Identities, basic_pair, json_response
 from reconciler.emulator.seed import build_seed
 from reconciler.emulator.store import Store
 
@@ -118,6 +120,10 @@ class EmulatorApp:
             return
         request = Request(scope, receive)
         body = await request.body()
+        if scope["path"] == "/openapi.json" and request.method == "GET":
+            document = openapi.document(self.runtime.config.spec_only)
+            await json_response(document)(scope, receive, send)
+            return
         if scope["path"].startswith("/_emulator"):
             response = self.admin.handle(request.method, scope["path"], request.headers, body)
             await response(scope, receive, send)

@@ -34,6 +34,11 @@ ENDPOINT_PROVISIONING = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e52"
 # Fixed namespace so that scale-seed ids are the same in every run and on every machine.
 _NAMESPACE = uuid.UUID("6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f")
 _CREATED = "2024-03-01T09:00:00.000Z"
+# Where the real service names a cloud vendor (service provider, bucket provider, endpoint
+# cloudProvider), a neutral word stands in, as the spec's naming rule asks.
+CLOUD_PROVIDER = "cloud"
+BUCKET_PROVIDER = "CLOUD"
+REGION = "eu-west-1"
 _UPDATED = "2024-06-15T12:30:00.000Z"
 KINDS = ("kafka", "objectStorage", "kinesis", "postgres")
 
@@ -46,7 +51,14 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
                 "id": DEMO_ORG_ID,
                 "createdAt": "2023-11-20T08:15:00.000Z",
                 "name": "Acme Analytics",
-                "privateEndpoints": [{"id": "pe-0a1b2c3d4e5f", "description": "primary VPC"}],
+                "privateEndpoints": [
+                    {
+                        "id": "pe-0a1b2c3d4e5f",
+                        "description": "primary VPC",
+                        "cloudProvider": CLOUD_PROVIDER,
+                        "region": REGION,
+                    }
+                ],
                 "byocConfig": [],
             },
             OTHER_ORG_ID: {
@@ -112,6 +124,11 @@ def _add_service(data: dict[str, Any], sid: str, name: str, state: str, tags: li
         "hasTransparentDataEncryption": False,
         "transparentDataEncryptionKeyId": "",
         "encryptionRoleId": "",
+        "provider": CLOUD_PROVIDER,
+        "region": REGION,
+        "tier": "production",
+        "autoscalingMode": "vertical",
+        "currentScaling": {"numReplicas": 3, "replicaMemoryGb": 8, "totalMemoryGb": 24},
     }
 
 
@@ -178,6 +195,9 @@ def _pipe(pid: str, sid: str, name: str, state: str, source: dict[str, Any], tab
 def _kafka(name: str, topic: str, endpoints: list[str]) -> dict[str, Any]:
     return {
         "kafka": {
+            "type": "kafka",
+            "format": "JSONEachRow",
+            "authentication": "PLAIN",
             "brokers": "broker-1.example.com:9092,broker-2.example.com:9092",
             "topics": topic,
             "consumerGroup": f"reconcile-{name}",
@@ -193,6 +213,11 @@ def _kafka(name: str, topic: str, endpoints: list[str]) -> dict[str, Any]:
 def _object_storage(name: str) -> dict[str, Any]:
     return {
         "objectStorage": {
+            "type": "s3",
+            "format": "JSONEachRow",
+            "authentication": "IAM_ROLE",
+            "skipInitialLoad": False,
+            "startAfter": None,
             "url": f"https://storage.example.com/{name}/**/*.json.gz",
             "delimiter": ",",
             "compression": "gzip",
@@ -206,6 +231,8 @@ def _object_storage(name: str) -> dict[str, Any]:
 def _kinesis(name: str, stream: str, region: str) -> dict[str, Any]:
     return {
         "kinesis": {
+            "format": "JSONEachRow",
+            "authentication": "IAM_ROLE",
             "streamName": stream,
             "region": region,
             "useEnhancedFanOut": False,
@@ -232,7 +259,12 @@ def _postgres(name: str, database: str, mappings: list[dict[str, Any]]) -> dict[
     slot = name.replace("-", "_")
     return {
         "postgres": {
+            "type": "postgres",
             "host": "db.example.com",
+            "tlsHost": None,
+            "caCertificate": None,
+            "disableTls": False,
+            "skipCertVerification": False,
             "port": 5432,
             "database": database,
             "settings": {
@@ -277,6 +309,7 @@ def _add_demo_pipes(data: dict[str, Any]) -> None:
         _kinesis("clickstream", "clickstream", "us-east-1"),
         "clickstream",
     )
+    pipes[KINESIS_PIPE]["scaling"]["concurrency"] = 0  # auto-scaled
     customers = [
         _mapping("customers", ["ssn"], ["customer_id"]),
         _mapping("addresses", [], []),
@@ -314,7 +347,7 @@ def _add_endpoints(data: dict[str, Any]) -> None:
         "type": "VPC_ENDPOINT_SERVICE",
         "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
         "mskClusterArn": "",
-        "mskAuthentication": "",
+        "mskAuthentication": None,
         "endpointId": "vpce-0f1e2d3c4b5a69788",
         "dnsNames": ["vpce-0f1e2d3c4b5a69788.vpce-svc.eu-west-1.example.com"],
         "status": "Ready",
@@ -337,7 +370,7 @@ def _add_backups(
     data: dict[str, Any], sid: str, now: datetime, ages: list[tuple[int, str]]
 ) -> None:
     backups = []
-    for hours, status in ages:
+    for index, (hours, status) in enumerate(ages):
         started = now - timedelta(hours=hours)
         duration = 0 if status == "in_progress" else 420 + hours
         bid = str(uuid.uuid5(_NAMESPACE, f"backup/{sid}/{hours}"))
@@ -353,7 +386,9 @@ def _add_backups(
                 "sizeInBytes": 0 if status != "done" else 5_368_709_120 + hours * 1_048_576,
                 "durationInSeconds": duration,
                 "backupName": f"backup-{started:%Y%m%d-%H%M}",
+                "type": "incremental" if index == 0 else "full",
                 "bucket": {
+                    "bucketProvider": BUCKET_PROVIDER,
                     "bucketPath": f"https://backups.example.com/{sid}/{bid}",
                     "iamRoleArn": "arn:cloud:iam::123456789012:role/backups",
                     "iamRoleSessionName": "backup-session",

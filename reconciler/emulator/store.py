@@ -25,9 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.emulator.protocol import ApiError, later_than
-from reconciler.emulator.validation import check_field_mappings
+from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
+from reconciler.emulator.validation import (
+    check_field_mappings,
+    check_kafka_credentials,
+    check_object_storage,
+)
 
-_WRITE_ONLY = ("credentials", "accessKey")
+_WRITE_ONLY = ("credentials", "accessKey", "serviceAccountKey")
 _SECRET_KEYS = ("key", "signature", "password", "secret", "token", "sig")
 MappingKey = tuple[str, str, str]
 
@@ -202,7 +207,14 @@ class Store:
             return
         stored = pipe["source"][kind]
         if kind != "postgres":
+            before = stored.get("authentication")
             stored.update(changes)
+            if kind == "kafka":
+                check_kafka_credentials(
+                    stored, changes, switched=before != stored.get("authentication")
+                )
+            elif kind == "objectStorage":
+                check_object_storage(stored)
             return
         adds = changes.get("tableMappingsToAdd", [])
         removes = changes.get("tableMappingsToRemove", [])
@@ -236,7 +248,15 @@ class Store:
                     400,
                     f"privateEndpoints.add.{i}: private endpoint {item['id']} is already present",
                 )
-            endpoints.append({"id": item["id"], "description": item.get("description", "")})
+            endpoints.append(
+                {
+                    "id": item["id"],
+                    "description": item.get("description", ""),
+                    # The service fills these in from the organization when left out.
+                    "cloudProvider": item.get("cloudProvider", CLOUD_PROVIDER),
+                    "region": item.get("region", REGION),
+                }
+            )
         if new != org:
             self.data["organizations"][org["id"]] = new
             self.save()

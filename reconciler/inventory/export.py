@@ -36,10 +36,27 @@ from reconciler.model.resources import API_VERSION, JsonPath
 
 _MISSING = object()
 _FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
-_SECRET_HINTS = {
-    "kafka": [
-        "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
+_USER_PASSWORD = (
+    "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
+)
+# The Kafka credential shape each authentication method takes (IAM_ROLE takes none).
+_KAFKA_HINTS = {
+    "PLAIN": [
+        _USER_PASSWORD,
+        "credentials: {{connectionString: {{fromEnv: {p}_CONNECTION_STRING}}}}   # or this shape",
     ],
+    "SCRAM-SHA-256": [_USER_PASSWORD],
+    "SCRAM-SHA-512": [_USER_PASSWORD],
+    "IAM_USER": [
+        "credentials: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}"
+    ],
+    "MUTUAL_TLS": [
+        "credentials: {{certificate: {{fromFile: {f}.crt}}, privateKey: {{fromFile: {f}.key}}}}"
+    ],
+    "IAM_ROLE": [],
+}
+_SECRET_HINTS = {
+    "kafka": [_USER_PASSWORD],
     "postgres": [
         "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
     ],
@@ -49,6 +66,7 @@ _SECRET_HINTS = {
     "objectStorage": [
         "accessKey: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}",
         "connectionString: {{fromEnv: {p}_CONNECTION_STRING}}   # blob storage instead of accessKey",
+        "serviceAccountKey: {{fromEnv: {p}_SERVICE_ACCOUNT_KEY}}   # SERVICE_ACCOUNT authentication",
     ],
 }
 
@@ -179,7 +197,11 @@ def pipe_document(
         source.setdefault(kind, {})
         spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
         prefix = env_prefix(str(pipe.get("name") or name))
-        hints = [h.format(p=prefix) for h in _SECRET_HINTS[kind]]
+        templates = _SECRET_HINTS[kind]
+        if kind == "kafka":
+            method = ((pipe.get("source") or {}).get("kafka") or {}).get("authentication")
+            templates = _KAFKA_HINTS.get(str(method), templates)
+        hints = [h.format(p=prefix, f=slugify(prefix)) for h in templates]
         order = ["organizationId", "serviceId", "pipeId", "name", "state", "scaling", "source"]
         spec = {k: spec[k] for k in order if k in spec} | {
             k: v for k, v in spec.items() if k not in order

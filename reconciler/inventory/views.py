@@ -50,8 +50,30 @@ def scaling_summary(pipe: Mapping[str, Any]) -> str:
     memory = human_size(float(s.get("replicaMemoryGb", 0)) * 1024**3)
     return (
         f"{s.get('replicas', '?')} × ({s.get('replicaCpuMillicores', '?')}m CPU, {memory}), "
-        f"concurrency {s.get('concurrency', '?')}"
+        f"concurrency {_concurrency(s.get('concurrency'))}"
     )
+
+
+def _concurrency(value: Any) -> str:
+    # 0 is how the service says "auto-scaled".
+    return "auto" if value == 0 and not isinstance(value, bool) else str(value or "?")
+
+
+def source_access(pipe: Mapping[str, Any]) -> str:
+    """Describe how a pipe's source is read: ``JSONEachRow, authentication PLAIN``."""
+    body: Mapping[str, Any] = (pipe.get("source") or {}).get(source_kind(pipe)) or {}
+    parts = [str(body["format"])] if body.get("format") else []
+    if body.get("authentication"):
+        parts.append(f"authentication {body['authentication']}")
+    return ", ".join(parts) or "-"
+
+
+def placement(item: Mapping[str, Any], provider_key: str = "provider") -> str:
+    """Return ``provider/region`` of a service or endpoint (``-`` for what is not shown)."""
+    provider, region = item.get(provider_key), item.get("region")
+    if not provider and not region:
+        return "-"
+    return f"{provider or '?'}/{region or '?'}"
 
 
 def tags_text(service: Mapping[str, Any]) -> str:
@@ -89,8 +111,19 @@ def _secs(delta: timedelta | None) -> float | None:
 
 # -- views: rows for ``render.table`` ---------------------------------------------------------
 
-SERVICE_HEADERS = ("NAME", "ID", "STATE", "TAGS", "VERSION", "REPLICAS", "MEMORY", "CREATED")
-BACKUP_HEADERS = ("STARTED", "STATUS", "SIZE", "DURATION", "NAME", "ID")
+SERVICE_HEADERS = (
+    "NAME",
+    "ID",
+    "STATE",
+    "TAGS",
+    "VERSION",
+    "REPLICAS",
+    "MEMORY",
+    "REGION",
+    "TIER",
+    "CREATED",
+)
+BACKUP_HEADERS = ("STARTED", "STATUS", "TYPE", "SIZE", "DURATION", "NAME", "ID")
 PIPE_HEADERS = ("NAME", "ID", "STATE", "SOURCE", "DESTINATION", "UPDATED")
 DASHBOARD_HEADERS = ("NAME", "ID", "TILES", "TAGS")
 FRESHNESS_HEADERS = ("SERVICE", "STATUS", "LAST GOOD BACKUP", "AGE", "LAST ERROR")
@@ -107,6 +140,8 @@ def service_rows(services: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             str(s.get("engineVersion", "-")),
             str(s.get("numReplicas", "-")),
             f"{s.get('minTotalMemoryGb', '?')}-{s.get('maxTotalMemoryGb', '?')} GB",
+            placement(s),
+            str(s.get("tier") or "-"),
             utc_iso(s.get("createdAt")),
         ]
         for s in services
@@ -119,6 +154,7 @@ def backup_rows(backups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
         [
             utc_iso(b.get("startedAt")),
             str(b.get("status", "-")),
+            str(b.get("type") or "-"),
             human_size(b.get("sizeInBytes")),
             human_duration(b.get("durationInSeconds")),
             str(b.get("backupName", "-")),
@@ -179,6 +215,7 @@ def pipe_details(pipe: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Service", str(pipe.get("serviceId"))),
         ("State", str(pipe.get("state", "-"))),
         ("Source", source_summary(pipe)),
+        ("Access", source_access(pipe)),
         ("Destination", destination_summary(pipe)),
         ("Columns", str(len((pipe.get("destination") or {}).get("columns") or []))),
         ("Field mappings", str(len(mappings))),
@@ -198,6 +235,7 @@ def endpoint_details(endpoint: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Status", str(endpoint.get("status") or "-")),
         ("Endpoint ID", str(endpoint.get("endpointId") or "-")),
         ("Service name", str(endpoint.get("vpcEndpointServiceName") or "-")),
+        ("Cluster authentication", str(endpoint.get("mskAuthentication") or "-")),
         ("DNS names", ", ".join(endpoint.get("dnsNames") or []) or "-"),
         ("Private DNS names", ", ".join(endpoint.get("privateDnsNames") or []) or "-"),
     ]
@@ -207,6 +245,7 @@ def organization_details(org: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Return (label, value) pairs describing the organization."""
     endpoints = [
         f"{e.get('id')} ({e.get('description') or '-'})"
+        + (f" {placement(e, 'cloudProvider')}" if e.get("region") or e.get("cloudProvider") else "")
         for e in org.get("privateEndpoints") or []
         if isinstance(e, Mapping)
     ]

@@ -5,9 +5,12 @@
 parser of ``reconciler.load.yamlsource``, checks ``apiVersion`` and ``kind``, validates each
 document against its kind's JSON Schema, then checks what a schema cannot say (unique table
 mappings, unique private endpoint ids, unique ``metadata.name`` per kind, a known
-organization). Every problem found in every file is collected and raised at once as one
+organization, and one manifest per live object: one pipe id, one organization id, one dashboard
+name). Every problem found in every file is collected and raised at once as one
 ``ManifestErrors``; each is located at ``file:line:col`` through a lazy locator, so a valid
 file is parsed once and a file with a problem twice.
+A file is read only up to its size bound, and parsing bounds alias expansion and nesting
+depth (``ManifestLimits``, defaults overridable by ``RECONCILE_MANIFEST_MAX_*``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from reconciler.load.yamlsource import (
     DocumentLocator,
+    ManifestLimits,
     SourceFile,
     YamlSyntaxError,
     parse,
@@ -28,6 +32,12 @@ from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
 
 SUFFIXES = (".yaml", ".yml")
+# What binds a manifest to one live object, per kind: two manifests may not share it.
+IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
+    "Pipe": (("pipe", ("spec", "pipeId")),),
+    "Organization": (("organization", ("spec", "organizationId")),),
+    "Dashboard": (("dashboard named", ("spec", "name")),),
+}
 ORG_MISSING = (
     "organizationId is not set: add spec.organizationId or pass --organization / "
     "RECONCILE_ORGANIZATION_ID"
@@ -76,15 +86,46 @@ def find_manifest_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
+class _TooLarge(Exception):
+    """A manifest file above the size bound (its message says so)."""
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    """Read a file of at most ``max_bytes`` (never more than one byte past it, even if it grows)."""
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            total = max(os.fstat(handle.fileno()).st_size, len(data))
+            raise _TooLarge(
+                f"file is {_size(total)}, more than the limit of {_size(max_bytes)} for one "
+                "manifest (split it, or raise RECONCILE_MANIFEST_MAX_BYTES)"
+            )
+    return data
+
+
 class _Loader:
     """Collects resources and errors over a set of files."""
 
-    def __init__(self, default_organization: str | None, positions: bool = False) -> None:
+    def __init__(
+        self,
+        default_organization: str | None,
+        positions: bool = False,
+        limits: ManifestLimits | None = None,
+    ) -> None:
         self.default_organization = default_organization
         self.positions = positions
+        self.limits = ManifestLimits.from_env() if limits is None else limits
         self.resources: list[Resource] = []
         self.errors: list[ManifestError] = []
         self.names: dict[tuple[str, str], DocumentLocator] = {}
+        self.identities: dict[tuple[str, str, str], tuple[DocumentLocator, str]] = {}
 
     def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
         self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
@@ -92,17 +133,20 @@ class _Loader:
     def load_file(self, path: Path) -> None:
         name = _display(path)
         try:
-            data = path.read_bytes()
+            data = _read_bounded(path, self.limits.max_bytes)
         except OSError as exc:
             self.errors.append(ManifestError(Location(name), "", f"cannot read: {exc.strerror}"))
+            return
+        except _TooLarge as exc:
+            self.errors.append(ManifestError(Location(name), "", str(exc)))
             return
         source = SourceFile(name, data)
         try:
             if self.positions:
-                docs, located = parse_located(data)
+                docs, located = parse_located(data, self.limits)
                 source = SourceFile(name, data, located)
             else:
-                docs = parse(data)
+                docs = parse(data, self.limits)
         except YamlSyntaxError as exc:
             message = exc.message
             if exc.key_path:
@@ -173,8 +217,32 @@ class _Loader:
             )
             return
         self.names[(kind, name)] = locator
-        if len(self.errors) == count:
+        if len(self.errors) == count and self.check_identity(locator, kind, name, spec):
             self.resources.append(Resource(kind, name, spec, source.name, index, locator))
+
+    def check_identity(
+        self, locator: DocumentLocator, kind: str, name: str, spec: dict[str, Any]
+    ) -> bool:
+        """Refuse a second manifest addressing a live object another manifest already addresses."""
+        for label, path in IDENTITY_FIELDS.get(kind, ()):
+            value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
+            if not isinstance(value, str):
+                continue
+            # A pipe id is unique within its organization (however its service is named).
+            scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
+            first = self.identities.get((label, scope, value))
+            if first is None:
+                self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
+                continue
+            there, owner = first[0].locate(path), first[1]
+            self.error(
+                locator,
+                path,
+                f"{label} {value if kind != 'Dashboard' else repr(value)} is also addressed by {owner} at {there}: two manifests must "
+                "not manage one live object",
+            )
+            return False
+        return True
 
     def check_spec(self, locator: DocumentLocator, kind: str, spec: dict[str, Any]) -> None:
         if kind in ("Pipe", "Organization") and "organizationId" not in spec:
@@ -214,12 +282,13 @@ def load_resources(
     *,
     default_organization: str | None = None,
     positions: bool = False,
+    limits: ManifestLimits | None = None,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
     # positions=True records every field's position while parsing (one pass instead of a
     # second parse on first use): for plans, whose every action names its manifest line.
     files, errors = _find(paths)
-    loader = _Loader(default_organization, positions)
+    loader = _Loader(default_organization, positions, limits)
     loader.errors.extend(errors)
     for path in files:
         loader.load_file(path)
@@ -231,3 +300,10 @@ def load_resources(
 def _error_order(error: ManifestError) -> tuple[str, int, int, str]:
     loc = error.location
     return (loc.file, loc.line, loc.col, error.path)
+
+
+def load_manifests(
+    paths: Sequence[str | Path], *, organization: str | None = None
+) -> list[Resource]:
+    """Load the manifests in ``paths`` for planning (every field located); raise ``ManifestErrors``."""
+    return load_resources(paths, default_organization=organization, positions=True)

@@ -86,6 +86,42 @@ def json_validator(kind: str) -> Any:
     return Draft202012Validator(schemas[KIND_FILES[kind]], registry=registry)
 
 
+@cache
+def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, Any]:
+    """Spec paths where ``null`` means "reset to the service's default", and that default.
+
+    Read from the schema itself: a property that admits ``null`` (in its ``type`` or its
+    ``enum``) names the service's default in its ``default`` annotation (absent: unset).
+    """
+    schemas = load_schemas()
+    file = KIND_FILES[kind]
+    root: Any = schemas[file]["$defs"]["spec"] if kind == "Pipe" else schemas[file]
+    found: dict[JsonPath, Any] = {}
+
+    def resolve(node: Any, doc: str) -> tuple[Any, str]:
+        while isinstance(node, dict) and "$ref" in node:
+            target, _, pointer = str(node["$ref"]).partition("#")
+            doc = target or doc
+            node = schemas[doc]
+            for part in [p for p in pointer.split("/") if p]:
+                node = node[part]
+        return node, doc
+
+    def walk(node: Any, doc: str, path: JsonPath) -> None:
+        node, doc = resolve(node, doc)
+        if not isinstance(node, dict):
+            return
+        types = node.get("type")
+        nullable = (isinstance(types, list) and "null" in types) or None in node.get("enum", [0])
+        if path and nullable:
+            found[path] = node.get("default")
+        for key, sub in (node.get("properties") or {}).items():
+            walk(sub, doc, (*path, key))
+
+    walk(root, file, ())
+    return found
+
+
 @dataclass(frozen=True)
 class KindSchema:
     """Everything needed to validate one kind: the schema, the fast check, the normaliser.
@@ -208,8 +244,30 @@ def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
         names = ", ".join(f"'{m}'" for m in missing)
         return [(path, f"missing required field{'s' if len(missing) > 1 else ''} {names}")]
     if keyword in ("oneOf", "anyOf"):
+        recognised = _recognised_branch(error)
+        if recognised is not None:
+            return [item for sub in recognised for item in _explain_one(sub)]
         return [(path, _explain_alternatives(error, schema, hide))]
     return [(path, message_for(keyword, value, instance, hide))]
+
+
+def _recognised_branch(error: Any) -> list[Any] | None:
+    """The errors of the one alternative that knows every field of the mapping, if only one
+    does (``credentials: {username, password}`` is the user/password shape, whatever else is
+    wrong in it): its own errors say more than "matches none of …"."""
+    if not isinstance(error.instance, dict) or not error.context:
+        return None
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context:
+        by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+    if len(by_branch) != len(error.validator_value):
+        return None
+    fitting = [
+        errs
+        for errs in by_branch.values()
+        if not any(e.validator == "additionalProperties" and not e.relative_path for e in errs)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
@@ -217,6 +275,9 @@ def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> 
     shown = _show(instance, hide)
     if keyword == "type":
         names = [value] if isinstance(value, str) else list(value)
+        if len(names) > 1 and instance is not None:
+            # null only resets a field to its default: naming it would only distract.
+            names = [n for n in names if n != "null"]
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
         return f"expected {expected}, got {describe(instance, hide)}"
     if keyword == "enum":

@@ -70,10 +70,11 @@ class Compiler:
             checks.append(_type_check(schema["type"]))
         if "enum" in schema:
             values = schema["enum"]
-            if not all(isinstance(v, str) for v in values):
+            if not all(isinstance(v, str) or v is None for v in values):
                 raise Unsupported("non-string enum")
             allowed = frozenset(values)
-            checks.append(lambda x: type(x) is str and x in allowed)
+            # null is allowed where the enumeration lists it ("reset to the default").
+            checks.append(lambda x: (x is None or type(x) is str) and x in allowed)
         if "const" in schema:
             const = schema["const"]
             if not isinstance(const, str):

@@ -5,15 +5,21 @@ events are turned into plain ``dict``/``list``/``str``/``int``/``float``/``bool`
 here, with a small YAML 1.2 core-schema resolver: ruamel's own constructor and resolver are
 pure Python and cost four times the parse itself. Timestamps stay strings (JSON has no date
 type), mapping keys are always the key's text, anchors, aliases and ``<<`` merge keys work,
-and a duplicate key in a mapping is an error. Positions are not recorded on the fast path:
+and a duplicate key in a mapping is an error. Hostile input is bounded while it is read
+(``ManifestLimits``): the nodes produced through aliases are counted (an anchor's size is known
+once it is built, so an alias costs one addition and a "billion laughs" stops at the alias
+that crosses the bound, long before anything walks the expanded tree), collections may not
+nest deeper than a bound (counting depth reached through aliases too), and an alias to the
+collection that holds it is refused. Positions are not recorded on the fast path:
 a ``SourceFile`` re-reads its own events once, on the first ``locate`` call, and caches a
 ``{json path: (line, col)}`` index per document, so only files that need a message pay for it.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +37,7 @@ from ruamel.yaml.events import (
     StreamStartEvent,
 )
 
-from reconciler.model.errors import Location
+from reconciler.model.errors import ConfigError, Location
 from reconciler.model.resources import JsonPath, PathPart
 
 try:  # the C extension: the point of this module
@@ -49,6 +55,42 @@ _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 
 _TAG = "tag:yaml.org,2002:"
+
+
+@dataclass(frozen=True)
+class ManifestLimits:
+    """Bounds on one manifest file: nodes produced through aliases, nesting depth, bytes."""
+
+    max_alias_nodes: int = 10_000
+    max_depth: int = 100
+    max_bytes: int = 4 * 1024 * 1024
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ManifestLimits:
+        """Return the defaults with each ``RECONCILE_MANIFEST_MAX_*`` variable that is set."""
+        source = os.environ if env is None else env
+        values: dict[str, int] = {}
+        for name, variable in _LIMIT_VARIABLES:
+            text = source.get(variable, "").strip()
+            if not text:
+                continue
+            try:
+                values[name] = int(text)
+            except ValueError:
+                values[name] = 0
+            if values[name] <= 0:
+                raise ConfigError(f"{variable}={text!r}: expected a positive whole number")
+        return cls(**values)
+
+
+_LIMIT_VARIABLES = (
+    ("max_alias_nodes", "RECONCILE_MANIFEST_MAX_ALIAS_NODES"),
+    ("max_depth", "RECONCILE_MANIFEST_MAX_DEPTH"),
+    ("max_bytes", "RECONCILE_MANIFEST_MAX_BYTES"),
+)
+
+
+DEFAULT_LIMITS = ManifestLimits()
 
 
 class YamlSyntaxError(Exception):
@@ -146,16 +188,94 @@ def _syntax_error(exc: YAMLError, text: str) -> YamlSyntaxError:
 class _Builder:
     """Turns the event stream of one file into documents (and optionally positions)."""
 
-    def __init__(self, data: bytes, positions: bool, strict: bool | None = None) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        positions: bool,
+        strict: bool | None = None,
+        limits: ManifestLimits = DEFAULT_LIMITS,
+    ) -> None:
         if CParser is None:  # pragma: no cover
             raise RuntimeError("ruamel.yaml.clib (the C extension) is not installed")
         self.parser = CParser(data)
         self.positions = positions
         # Duplicate keys are errors unless only positions are wanted (then the first wins).
         self.strict = not positions if strict is None else strict
+        self.limits = limits
         self.index: dict[JsonPath, tuple[int, int]] = {}
         self.indexes: list[dict[JsonPath, tuple[int, int]]] = []
         self.anchors: dict[str, Any] = {}
+        self._reset_document()
+
+    def _reset_document(self) -> None:
+        self.anchors = {}
+        # Per finished anchor: (nodes in its value, levels from it to its deepest leaf).
+        self.sizes: dict[str, tuple[int, int]] = {}
+        self.nodes = 0  # nodes produced so far, aliases expanded
+        self.alias_nodes = 0
+        self.deepest = 0
+
+    def _enter(self, event: Any, path: JsonPath) -> None:
+        """Count one collection node at depth ``len(path) + 1``; refuse one nested too deep."""
+        self.nodes += 1
+        depth = len(path) + 1
+        if depth > self.deepest:
+            if depth > self.limits.max_depth:
+                mark = event.start_mark
+                raise YamlSyntaxError(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"collections nested deeper than {self.limits.max_depth} levels "
+                    "(raise RECONCILE_MANIFEST_MAX_DEPTH if this is intended)",
+                )
+            self.deepest = depth
+
+    def _alias(self, event: Any, path: JsonPath) -> Any:
+        """Return an anchored value, counting what it expands to against the limits."""
+        mark = event.start_mark
+        anchor = event.anchor
+        if anchor not in self.anchors:
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unknown alias *{anchor}")
+        size = self.sizes.get(anchor)
+        if size is None:
+            raise YamlSyntaxError(
+                mark.line + 1,
+                mark.column + 1,
+                f"alias *{anchor} refers to the collection that holds it",
+            )
+        nodes, height = size
+        self.nodes += nodes
+        self.alias_nodes += nodes
+        if self.alias_nodes > self.limits.max_alias_nodes:
+            raise YamlSyntaxError(
+                mark.line + 1,
+                mark.column + 1,
+                f"aliases expand to more than {self.limits.max_alias_nodes} nodes "
+                "(a YAML alias bomb?); raise RECONCILE_MANIFEST_MAX_ALIAS_NODES if this is intended",
+            )
+        if height:
+            depth = len(path) + height
+            if depth > self.limits.max_depth:
+                raise YamlSyntaxError(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"alias *{anchor} nests collections deeper than {self.limits.max_depth} "
+                    "levels (raise RECONCILE_MANIFEST_MAX_DEPTH if this is intended)",
+                )
+            self.deepest = max(self.deepest, depth)
+        return self.anchors[anchor]
+
+    def _anchored(self, event: Any, path: JsonPath) -> Any:
+        """Build an anchored value and record its size and height for later aliases."""
+        self.sizes.pop(event.anchor, None)  # a redefined anchor is unfinished again
+        nodes, deepest = self.nodes, self.deepest
+        self.deepest = len(path)
+        value = self._build(event, path)
+        height = self.deepest - len(path)
+        self.sizes[event.anchor] = (self.nodes - nodes, height)
+        self.deepest = max(deepest, self.deepest)
+        self.anchors[event.anchor] = value
+        return value
 
     def _mark(self, event: Any, path: JsonPath) -> None:
         if path not in self.index:
@@ -164,8 +284,16 @@ class _Builder:
 
     def node(self, event: Any, path: JsonPath) -> Any:
         """Build the value that starts with ``event`` (its end event is consumed)."""
+        if type(event) is AliasEvent:
+            return self._alias(event, path)
+        if event.anchor is not None:
+            return self._anchored(event, path)
+        return self._build(event, path)
+
+    def _build(self, event: Any, path: JsonPath) -> Any:
         kind = type(event)
         if kind is ScalarEvent:
+            self.nodes += 1
             if event.tag is not None and event.tag != "!":
                 mark = event.start_mark
                 value = _tagged(event.tag, event.value, mark.line + 1, mark.column + 1)
@@ -177,18 +305,9 @@ class _Builder:
             value = self.mapping(event, path)
         elif kind is SequenceStartEvent:
             value = self.sequence(event, path)
-        elif kind is AliasEvent:
-            if event.anchor not in self.anchors:
-                mark = event.start_mark
-                raise YamlSyntaxError(
-                    mark.line + 1, mark.column + 1, f"unknown alias *{event.anchor}"
-                )
-            return self.anchors[event.anchor]
         else:  # pragma: no cover - libyaml guarantees the grammar
             mark = event.start_mark
             raise YamlSyntaxError(mark.line + 1, mark.column + 1, "unexpected YAML event")
-        if event.anchor is not None:
-            self.anchors[event.anchor] = value
         return value
 
     def mapping(self, start: Any, path: JsonPath) -> dict[str, Any]:
@@ -196,9 +315,10 @@ class _Builder:
         if start.tag not in (None, "!", _TAG + "map"):
             mark = start.start_mark
             raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
+        self._enter(start, path)
         out: dict[str, Any] = {}
         if start.anchor is not None:
-            self.anchors[start.anchor] = out
+            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
         merges: list[Any] = []
         get_event = self.parser.get_event
         positions = self.positions
@@ -242,9 +362,10 @@ class _Builder:
         if start.tag not in (None, "!", _TAG + "seq"):
             mark = start.start_mark
             raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
+        self._enter(start, path)
         out: list[Any] = []
         if start.anchor is not None:
-            self.anchors[start.anchor] = out
+            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
         get_event = self.parser.get_event
         while True:
             event = get_event()
@@ -268,7 +389,7 @@ class _Builder:
                 if type(event) is StreamEndEvent:
                     break
                 assert type(event) is DocumentStartEvent
-                self.anchors = {}
+                self._reset_document()
                 root = get_event()
                 mark = root.start_mark
                 if self.positions:
@@ -285,19 +406,21 @@ class _Builder:
         return docs
 
 
-def parse(data: bytes) -> list[Any]:
+def parse(data: bytes, limits: ManifestLimits = DEFAULT_LIMITS) -> list[Any]:
     """Parse every document of ``data`` into plain JSON data (raise ``YamlSyntaxError``)."""
     text = _decode_check(data)
     try:
-        return [doc for doc, _ in _Builder(data, positions=False).documents()]
+        return [doc for doc, _ in _Builder(data, False, None, limits).documents()]
     except YAMLError as exc:
         raise _syntax_error(exc, text) from None
 
 
-def parse_located(data: bytes) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+def parse_located(
+    data: bytes, limits: ManifestLimits = DEFAULT_LIMITS
+) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
     """Parse like ``parse`` and also return each document's position index, in one pass."""
     text = _decode_check(data)
-    builder = _Builder(data, positions=True, strict=True)
+    builder = _Builder(data, positions=True, strict=True, limits=limits)
     try:
         docs = [doc for doc, _ in builder.documents()]
     except YAMLError as exc:
@@ -317,7 +440,7 @@ def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:
             if type(event) is StreamEndEvent:
                 break
             builder.index = {}
-            builder.anchors = {}
+            builder._reset_document()
             root = get_event()
             builder._mark(root, ())
             builder.node(root, ())

@@ -200,6 +200,18 @@ def api_error_type(status: int | None) -> type[ApiError]:
     return _BY_STATUS.get(status, ApiError)
 
 
+class RedirectRefused(ApiError):
+    """The server answered with a redirect, which is never followed (credentials stay put)."""
+
+
+class ResponseTooLarge(ApiError):
+    """A response body above the configured size cap; reading stopped at the cap."""
+
+
+class DeadlineExceeded(ApiError):
+    """An attempt did not complete (headers and whole body) within its deadline."""
+
+
 class PlanError(ReconcileError):
     """A resource whose desired state cannot be planned (or a saved plan that cannot be used)."""
 

@@ -18,12 +18,37 @@ SOURCE_KINDS: tuple[str, ...] = ("kafka", "objectStorage", "kinesis", "postgres"
 
 # Writable fields under source.<kind> (from the update body).
 _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
-    "kafka": frozenset({"iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}),
+    "kafka": frozenset(
+        {"authentication", "iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}
+    ),
     "objectStorage": frozenset(
-        {"iamRole", "connectionString", "path", "azureContainerName", "accessKey"}
+        {
+            "authentication",
+            "skipInitialLoad",
+            "startAfter",
+            "iamRole",
+            "connectionString",
+            "path",
+            "azureContainerName",
+            "accessKey",
+            "serviceAccountKey",
+        }
     ),
     "kinesis": frozenset({"iamRole", "accessKey"}),
-    "postgres": frozenset({"host", "port", "database", "credentials", "settings", "tableMappings"}),
+    "postgres": frozenset(
+        {
+            "host",
+            "port",
+            "database",
+            "credentials",
+            "tlsHost",
+            "caCertificate",
+            "disableTls",
+            "skipCertVerification",
+            "settings",
+            "tableMappings",
+        }
+    ),
 }
 _POSTGRES_SETTINGS_WRITABLE: frozenset[str] = frozenset({"syncIntervalSeconds", "pullBatchSize"})
 _TOP_WRITABLE: frozenset[str] = frozenset(
@@ -33,9 +58,12 @@ _TOP_WRITABLE: frozenset[str] = frozenset(
 # The one list of write-only secret subtrees of a pipe's source, per source kind: the API
 # accepts them and never returns them. ``connectionString`` is returned masked by the service,
 # so it is treated alike. Every other view of "what is secret" is derived from this table.
+# Kafka ``credentials`` come in four shapes ({username, password}, {accessKeyId, secretKey},
+# {connectionString}, {certificate, privateKey}): the whole subtree is the secret, whatever
+# its shape, so switching shapes is one fingerprinted change.
 SECRET_FIELDS: dict[str, tuple[str, ...]] = {
     "kafka": ("credentials",),
-    "objectStorage": ("accessKey", "connectionString"),
+    "objectStorage": ("accessKey", "connectionString", "serviceAccountKey"),
     "kinesis": ("accessKey",),
     "postgres": ("credentials",),
 }
@@ -44,7 +72,9 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
 SECRET_FIELD_NAMES: frozenset[str] = frozenset(n for names in SECRET_FIELDS.values() for n in names)
 # Members of a secret object (``credentials {username, password}``, ``accessKey {accessKeyId,
 # secretKey}``) that hold key material: redacted wherever they appear in what a server sends.
-SECRET_MEMBERS: frozenset[str] = frozenset({"password", "secretKey", "accessKeyId"})
+SECRET_MEMBERS: frozenset[str] = frozenset(
+    {"password", "secretKey", "accessKeyId", "connectionString", "certificate", "privateKey"}
+)
 # What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
 REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
 

@@ -87,6 +87,8 @@ class Action:
     basis_hash: str | None = None
     secrets: Mapping[str, str] = field(default_factory=dict)
     content_hash: str | None = None
+    # A dashboard whose ``metadata.name`` was renamed: the name its state record had.
+    renamed_from: str | None = None
 
     @property
     def key(self) -> str:
@@ -95,8 +97,12 @@ class Action:
 
     @property
     def has_changes(self) -> bool:
-        """Tell whether applying this action would write anything."""
-        return bool(self.requests) and self.operation not in (Op.NOOP, Op.ERROR)
+        """Tell whether applying this action would write anything (a rename writes the state)."""
+        if self.errors:
+            return False
+        return (bool(self.requests) and self.operation not in (Op.NOOP, Op.ERROR)) or bool(
+            self.renamed_from
+        )
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""Orchestration: from desired resources and a client to a plan.
+"""The planning engine: from desired resources, a client and a state to a plan.
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
 the pure planner, resource by resource. An error on one resource (an API failure, a missing
 secret) becomes an error action for that resource; the others are still planned.
+``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
-from reconciler.model.errors import ConfigError, Location, ManifestError
+from reconciler.model.errors import ConfigError, Location, ManifestError, PlanError
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
 from reconciler.plan.actions import Action, Op, Plan, error_action
-from reconciler.plan.diff import SecretCheck
+from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
 from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
-from reconciler.state.document import State
+from reconciler.state.document import DashboardRecord, State
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
     return spec
 
 
-async def compute_plan(
+async def plan_resources(
     client: Client,
     resources: Sequence[Resource],
     state: State,
@@ -90,9 +91,11 @@ async def compute_plan(
     need_dashboards = options.prune and bool(state.dashboards())
     fetcher = Fetcher(client, organization_fallback=state.organization_values, progress=progress)
     live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
-    actions = [plan_resource(resource, live, state, options) for resource in selected]
+    current = {r.name for r in resources if r.kind == "Dashboard"}
+    bindings = bind_dashboards([r for r in selected if r.kind == "Dashboard"], live, state, current)
+    actions = [plan_resource(resource, live, state, options, bindings) for resource in selected]
     if options.prune:
-        actions.extend(_prune_actions(selected, live, state, options))
+        actions.extend(_prune_actions(current, bindings, live, state, options))
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
@@ -132,8 +135,79 @@ def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> s
     )
 
 
+@dataclass(frozen=True)
+class DashboardBinding:
+    """The live dashboard a manifest is bound to: by the id state recorded, or adopted by name."""
+
+    record: DashboardRecord | None
+    live: Mapping[str, Any] | None = None
+    renamed_from: str | None = None
+
+    @property
+    def id(self) -> str | None:
+        """Return the bound live id, if any."""
+        if self.live is not None:
+            return str(self.live.get("id"))
+        return self.record.id if self.record is not None else None
+
+
+def bind_dashboards(
+    dashboards: Sequence[Resource], live: LiveState, state: State, current: set[str]
+) -> dict[str, DashboardBinding]:
+    """Bind each dashboard manifest to one live id; raise PlanError when two share one.
+
+    A state record whose ``metadata.name`` no manifest uses any more is an orphan; a manifest
+    with no record of its own takes over the orphan that holds the same dashboard (same display
+    name, recorded or live, or same content): that is a rename of ``metadata.name``, never a
+    delete and a create.
+    """
+    orphans = {n: r for n, r in state.dashboards().items() if n not in current and r.id}
+    listed = live.dashboards if live.capabilities.dashboards_list is True else None
+    live_names = {str(d.get("id")): d.get("name") for d in listed or []}
+    out: dict[str, DashboardBinding] = {}
+    owners: dict[str, Resource] = {}
+    conflicts: list[str] = []
+    for resource in dashboards:
+        display = display_name(resource)
+        record = state.dashboard(resource.name)
+        renamed_from = None
+        if record is None:
+            wanted = content_hash(dashboard_content(resource.spec))
+            for name, orphan in sorted(orphans.items()):
+                if display in (orphan.display_name, live_names.get(str(orphan.id))) or (
+                    orphan.display_name is None and orphan.content_hash == wanted
+                ):
+                    record, renamed_from = orphans.pop(name), name
+                    break
+        found = None
+        if listed is not None:
+            found = find_dashboard(listed, display, record.id if record else None)
+        binding = DashboardBinding(record, found, renamed_from)
+        out[resource.name] = binding
+        if binding.id:
+            first = owners.setdefault(binding.id, resource)
+            if first is not resource:
+                conflicts.append(
+                    f"dashboard {binding.id} is addressed by two manifests: {first.key} "
+                    f"({first.locate('metadata', 'name')}) and {resource.key} "
+                    f"({resource.locate('metadata', 'name')}); keep one of them"
+                )
+    if conflicts:
+        raise PlanError("\n".join(conflicts))
+    return out
+
+
+def display_name(resource: Resource) -> str:
+    """Return a dashboard manifest's display name (``spec.name``; ``metadata.name`` is a slug)."""
+    return str(resource.spec.get("name") or resource.name)
+
+
 def plan_resource(
-    resource: Resource, live: LiveState, state: State, options: PlanOptions
+    resource: Resource,
+    live: LiveState,
+    state: State,
+    options: PlanOptions,
+    bindings: Mapping[str, DashboardBinding] | None = None,
 ) -> Action:
     """Plan one resource from what was fetched."""
     where = resource.locate("metadata", "name")
@@ -159,29 +233,42 @@ def plan_resource(
     if resource.kind == "Dashboard":
         if live.dashboards_error is not None:
             return error_action("Dashboard", resource.name, where, live.dashboards_error)
-        record = state.dashboard(resource.name)
+        binding = (bindings or {}).get(resource.name) or bind_dashboards(
+            [resource], live, state, {resource.name}
+        ).get(resource.name, DashboardBinding(None))
         can_read = live.capabilities.dashboards_list is True
-        found: Mapping[str, Any] | None = None
-        if can_read and live.dashboards is not None:
-            # Adopt by the dashboard's own name (spec.name); metadata.name is only a slug.
-            name = str(resource.spec.get("name") or resource.name)
-            found = find_dashboard(live.dashboards, name, record.id if record else None)
-        return plan_dashboard(
-            resource, found, record, can_read=can_read, can_update=can_read, replace=options.replace
+        action = plan_dashboard(
+            resource,
+            binding.live,
+            binding.record,
+            can_read=can_read,
+            can_update=can_read,
+            replace=options.replace,
         )
+        if binding.renamed_from is not None:
+            action = dataclasses.replace(action, renamed_from=binding.renamed_from)
+        return action
     return error_action(resource.kind, resource.name, where, f"unknown kind {resource.kind}")
 
 
 def _prune_actions(
-    selected: Sequence[Resource], live: LiveState, state: State, options: PlanOptions
+    current: set[str],
+    bindings: Mapping[str, DashboardBinding],
+    live: LiveState,
+    state: State,
+    options: PlanOptions,
 ) -> list[Action]:
+    """Delete only what this tool created and no current manifest is bound to (by id)."""
     if live.dashboards_error is not None:
         return []
-    desired = {r.name for r in selected if r.kind == "Dashboard"}
+    bound = {b.id for b in bindings.values() if b.id}
+    moved = {b.renamed_from for b in bindings.values() if b.renamed_from}
     out: list[Action] = []
     for name, record in sorted(state.dashboards().items()):
         if (
-            name in desired
+            name in current
+            or name in moved
+            or record.id in bound
             or not record.created_by_us
             or not matches_target(f"Dashboard/{name}", options.targets)
         ):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
 from reconciler.model.fields import (
     PIPE_IDENTITY,
@@ -66,6 +67,7 @@ class ChangeKind(StrEnum):
     EXPECTATION = "expectation"
     ADD = "add"
     REMOVE = "remove"
+    RESET = "reset"  # ``null`` in the manifest: sent as null; ``new`` is the service's default
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,13 @@ def content_hash(value: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def is_default(default: Any, live: Any) -> bool:
+    """Tell whether a live value is the service's default (an unset default: null or absent)."""
+    if default is None:
+        return live is None or live is MISSING
+    return same(default, live)
+
+
 def project(live: Any, shape: Any) -> Any:
     """Return the part of ``live`` that ``shape`` (a desired value) manages."""
     if isinstance(shape, Mapping) and isinstance(live, Mapping):
@@ -180,6 +189,7 @@ def diff_pipe(
 ) -> list[FieldChange]:
     """Return the field changes that make ``live`` match the pipe ``spec`` (secrets resolved)."""
     changes: list[FieldChange] = []
+    defaults = reset_defaults()
 
     def loc(path: JsonPath) -> Location:
         return resource.locate_spec(*path)
@@ -199,6 +209,13 @@ def diff_pipe(
                     )
                 continue
             have = current_map.get(key, MISSING)
+            if want is None and here in defaults:
+                # null resets to the service's default: converged once live is the default.
+                if not is_default(defaults[here], have):
+                    changes.append(
+                        FieldChange(here, have, defaults[here], ChangeKind.RESET, loc(here))
+                    )
+                continue
             if here == TABLE_MAPPINGS:
                 changes.extend(_diff_mappings(resource, want, have))
                 continue

@@ -74,6 +74,7 @@ def action_to_json(action: Action) -> dict[str, Any]:
         "basisHash": action.basis_hash,
         "secrets": dict(action.secrets),
         "contentHash": action.content_hash,
+        "renamedFrom": action.renamed_from,
     }
 
 
@@ -142,6 +143,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
         basis_hash=raw.get("basisHash"),
         secrets={str(k): str(v) for k, v in (raw.get("secrets") or {}).items()},
         content_hash=raw.get("contentHash"),
+        renamed_from=raw.get("renamedFrom"),
     )
 
 

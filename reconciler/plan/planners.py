@@ -126,6 +126,8 @@ def _pipe_requests(
     for change in changes:
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
             _set_in(body, change.path, change.new)
+        elif change.kind is ChangeKind.RESET:
+            _set_in(body, change.path, None)
     removes = [_mapping_ref(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
     adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = (
@@ -303,7 +305,30 @@ def plan_dashboard(
     can_update: bool,
     replace: bool,
 ) -> Action:
-    """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them."""
+    """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them.
+
+    Every action names the display name in its target, and a create or replace carries its
+    basis too (the id it replaces, or none), so a saved plan can tell it was already applied.
+    """
+    action = _plan_dashboard(
+        resource, live, record, can_read=can_read, can_update=can_update, replace=replace
+    )
+    target = {**action.target, "name": str(resource.spec.get("name") or resource.name)}
+    if action.operation in (Op.CREATE, Op.REPLACE):
+        basis = {"id": target.get("id"), "name": target["name"]}
+        return evolve(action, target=target, basis=basis, basis_hash=content_hash(basis))
+    return evolve(action, target=target)
+
+
+def _plan_dashboard(
+    resource: Resource,
+    live: Mapping[str, Any] | None,
+    record: DashboardRecord | None,
+    *,
+    can_read: bool,
+    can_update: bool,
+    replace: bool,
+) -> Action:
     content = dashboard_content(resource.spec)
     wanted_hash = content_hash(content)
     base = Action(

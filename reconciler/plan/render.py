@@ -47,6 +47,11 @@ def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
     return text
 
 
+def _reset(default: Any) -> str:
+    shown = "unset" if default is None else _value(default)
+    return f"reset to default ({shown})"
+
+
 def describe_change(change: FieldChange) -> tuple[str, str]:
     """Return (sign, text) describing one field change for people."""
     if change.kind is ChangeKind.SENSITIVE:
@@ -57,6 +62,8 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
         return "-", f"{change.dotted}" + (
             f": {_value(change.old)}" if change.old is not MISSING else ""
         )
+    if change.kind is ChangeKind.RESET:
+        return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
     if change.kind is ChangeKind.EXPECTATION:
         return (
             "!",
@@ -109,6 +116,7 @@ def render_text(
             or action.errors
             or action.warnings
             or action.changes
+            or action.renamed_from
             or show_unchanged
         )
         if not shown:
@@ -116,6 +124,8 @@ def render_text(
         sign = SYMBOL.get(action.operation, "?")
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
+        if action.renamed_from:
+            head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
         for change in action.changes:
             csign, text = describe_change(change)
@@ -157,13 +167,19 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
     head = ["### reconcile plan", "", f"**{summary_line(plan)}** {requests_line(plan)}", ""]
     for note in plan.notes:
         head.append(f"> note: {note}")
-    rows = [a for a in plan.actions if a.has_changes or a.errors or a.warnings or a.changes]
+    rows = [
+        a
+        for a in plan.actions
+        if a.has_changes or a.errors or a.warnings or a.changes or a.renamed_from
+    ]
     if rows:
         head += ["| | Resource | Operation | Changes | Manifest |", "|---|---|---|---:|---|"]
         # The table itself must fit too (2,000 rows would not): give it half the limit.
         table_budget = limit // 2
         for shown, action in enumerate(rows):
             op = "error" if action.errors else action.operation
+            if action.renamed_from:
+                op += f" (renamed from `{action.renamed_from}`)"
             row = (
                 f"| {SYMBOL.get(action.operation, '?')} | `{action.key}` | {op} | {len(action.changes)} | "
                 f"`{action.location.file}:{action.location.line}` |"
@@ -221,6 +237,8 @@ def _md_details(action: Action, with_bodies: bool) -> str:
             new = (
                 "(sensitive value changed)"
                 if change.kind is ChangeKind.SENSITIVE
+                else _reset(change.new)
+                if change.kind is ChangeKind.RESET
                 else ("" if change.new is MISSING else _value(change.new, 60))
             )
             parts.append(

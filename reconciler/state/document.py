@@ -37,6 +37,7 @@ class DashboardRecord:
     content_hash: str | None
     created_by_us: bool = False
     uncertain: bool = False
+    display_name: str | None = None
 
 
 def _no_sink(data: bytes) -> None:
@@ -78,6 +79,7 @@ class State:
             content_hash=entry.get("contentHash"),
             created_by_us=bool(entry.get("createdByUs")),
             uncertain=bool(entry.get("uncertain")),
+            display_name=entry.get("displayName"),
         )
 
     def dashboards(self) -> dict[str, DashboardRecord]:

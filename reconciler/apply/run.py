@@ -1,0 +1,179 @@
+"""``apply_plan``: the whole of ``reconcile apply`` as one call, beside ``compute_plan``.
+
+It holds the state backend's lock for the whole run, then either computes a fresh plan or takes a
+saved one (whose secrets are resolved again and matched with the plan's fingerprints, and
+whose actions are checked for staleness against the live objects), shows the plan through a
+hook, asks the caller to confirm, and applies. The caller decides how to show and confirm
+(the command line prints and prompts; a Python caller may pass ``AUTO_APPROVE``); the result
+says what happened, so the caller renders it and chooses the exit code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import httpx
+
+from reconciler.apply.applier import ActionResult, Applier
+from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
+from reconciler.client.api import ApiConfig, Client
+from reconciler.load.manifests import load_manifests
+from reconciler.model.errors import StateError
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.plan.actions import Plan
+from reconciler.plan.compute import (
+    PlanOptions,
+    new_state_creates,
+    new_state_message,
+    plan_resources,
+)
+from reconciler.plan.run import ProgressFactory, Scope, no_progress
+from reconciler.state.backend import locked_state
+from reconciler.state.document import State
+
+
+def AUTO_APPROVE(plan: Plan) -> bool:
+    """Approve every plan without asking (``--auto-approve``)."""
+    return True
+
+
+def _show_nothing(plan: Plan) -> None:
+    return None
+
+
+class ApplyStatus(StrEnum):
+    """How a run of apply ended before or after sending anything."""
+
+    APPLIED = "applied"
+    NOTHING_TO_APPLY = "nothing-to-apply"
+    STALE = "stale"
+    CANCELLED = "cancelled"
+    # A saved plan whose every change is already live: nothing was sent (plans are single-use).
+    ALREADY_APPLIED = "already-applied"
+
+
+@dataclass(frozen=True)
+class ApplyHooks:
+    """How apply talks to its caller: showing the plan, confirming it, progress bars.
+
+    ``show_plan`` is called once with the plan about to be applied (not when a saved plan is
+    refused as stale); ``confirm`` only when the plan has changes, and nothing is sent unless
+    it returns True.
+    """
+
+    confirm: Callable[[Plan], bool]
+    show_plan: Callable[[Plan], None] = _show_nothing
+    progress: ProgressFactory = no_progress
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    """What to apply: the manifests (or a saved plan) and how."""
+
+    scope: Scope
+    options: PlanOptions = field(default_factory=PlanOptions)
+    saved_plan: Plan | None = None
+    partial: bool = False
+    lock_timeout: float = 0.0
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What one apply did: the plan, each action's result, the stale actions refused."""
+
+    status: ApplyStatus
+    plan: Plan
+    results: tuple[ActionResult, ...] = ()
+    stale: Mapping[str, str] = field(default_factory=dict)
+    applied: Mapping[str, str] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        """Count the actions' results by outcome."""
+        out: dict[str, int] = {}
+        for result in self.results:
+            out[result.outcome] = out.get(result.outcome, 0) + 1
+        return out
+
+    @property
+    def failed(self) -> bool:
+        """Tell whether anything is left undone (plan errors, failed or refused actions)."""
+        if self.status in (ApplyStatus.STALE, ApplyStatus.CANCELLED):
+            return True
+        return bool(self.plan.failed) or any(r.failed for r in self.results)
+
+
+async def apply_plan(
+    config: ApiConfig,
+    request: ApplyRequest,
+    hooks: ApplyHooks,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> ApplyResult:
+    """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
+    scope = request.scope
+    saved = request.saved_plan
+    paths = scope.paths or (saved.manifest_paths if saved else ())
+    resources = load_manifests(paths, organization=scope.organization) if paths else []
+    backend = scope.backend()
+    config.check()
+    with contextlib.closing(backend), locked_state(backend, timeout=request.lock_timeout) as state:
+        async with Client(config, transport=transport) as client:
+            run = _Run(client, state, hooks, request.options)
+            if saved is not None:
+                return await run.saved(saved, resources, partial=request.partial)
+            return await run.fresh(resources, paths)
+
+
+@dataclass
+class _Run:
+    client: Client
+    state: State
+    hooks: ApplyHooks
+    options: PlanOptions
+
+    async def fresh(self, resources: list[Resource], paths: tuple[str, ...]) -> ApplyResult:
+        bar = self.hooks.progress("reading live state")
+        try:
+            plan = await plan_resources(
+                self.client, resources, self.state, self.options, manifest_paths=paths, progress=bar
+            )
+        finally:
+            bar.close()
+        return await self.carry_out(plan, secrets={}, stale={}, applied={})
+
+    async def saved(self, plan: Plan, resources: list[Resource], *, partial: bool) -> ApplyResult:
+        secrets = resolve_saved_secrets(plan, resources, self.state.key)
+        check = await find_stale(self.client, plan, self.state)
+        if check.all_applied(plan):
+            return ApplyResult(ApplyStatus.ALREADY_APPLIED, plan, applied=check.applied)
+        if check.stale and not partial:
+            return ApplyResult(ApplyStatus.STALE, plan, stale=check.stale, applied=check.applied)
+        return await self.carry_out(plan, secrets=secrets, stale=check.stale, applied=check.applied)
+
+    async def carry_out(
+        self,
+        plan: Plan,
+        *,
+        secrets: Mapping[str, Mapping[JsonPath, Any]],
+        stale: Mapping[str, str],
+        applied: Mapping[str, str],
+    ) -> ApplyResult:
+        self.hooks.show_plan(plan)
+        blind = () if self.options.new_state else new_state_creates(plan, self.state)
+        if blind:
+            raise StateError(new_state_message(blind, self.state, refusing=True))
+        if not plan.changed:
+            return ApplyResult(ApplyStatus.NOTHING_TO_APPLY, plan, stale=stale)
+        if not self.hooks.confirm(plan):
+            return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
+        bar = self.hooks.progress("applying", len(plan.actions), "action")
+        try:
+            applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
+            report = await applier.apply(plan, stale=stale, applied=applied)
+        finally:
+            bar.close()
+        return ApplyResult(ApplyStatus.APPLIED, plan, tuple(report.results), stale, applied)

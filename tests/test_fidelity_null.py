@@ -1,0 +1,102 @@
+"""``null`` in a manifest resets a field to the service's default: validated against the
+schema, planned as a reset (sent as null, shown as a reset), converged when the live value is
+the default; the schema's defaults are the emulator's, and apply round-trips end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.apply.verify import unconverged
+from reconciler.emulator import Identities, create_app
+from reconciler.load.schema import reset_defaults
+from reconciler.model.fields import is_secret_path
+from reconciler.plan.actions import Op
+from reconciler.plan.diff import ChangeKind
+from reconciler.plan.render import describe_change
+from tests.cli_helpers import pipe_spec, run_cli, write_manifest, writes
+from tests.conftest import Emulator
+from tests.seed_ids import KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE
+from tests.test_emulator_api import AUTH, Client, ok, patch, pipe_url
+from tests.test_plan import KAFKA_LIVE, plan_for
+
+SEED_PIPE = {
+    "kafka": KAFKA_PIPE,
+    "objectStorage": OBJECT_STORAGE_PIPE,
+    "postgres": POSTGRES_PAUSED_PIPE,
+}
+# Write-only secrets accept null too, but are never shown: their reset is not readable.
+READABLE_DEFAULTS = sorted(p for p in reset_defaults() if not is_secret_path(p))
+
+
+def test_null_setting_plans_a_reset_sent_as_null() -> None:
+    action = plan_for({"settings": {"engine_max_threads": None}}, KAFKA_LIVE)
+    (change,) = action.changes
+    assert change.kind is ChangeKind.RESET and change.old == 4 and change.new == 0
+    assert [r.body for r in action.requests] == [{"settings": {"engine_max_threads": None}}]
+    assert describe_change(change)[1] == "settings.engine_max_threads: 4 → reset to default (0)"
+
+
+def test_null_is_converged_when_the_live_value_is_the_default() -> None:
+    live = {**KAFKA_LIVE, "settings": {"engine_max_threads": 0}}
+    assert plan_for({"settings": {"engine_max_threads": None}}, live).operation is Op.NOOP
+    unset = {"source": {"kafka": {"caCertificate": None}}}
+    assert plan_for(unset, KAFKA_LIVE).operation is Op.NOOP  # absent live value: unset
+    with_ca = {**KAFKA_LIVE, "source": {"kafka": {"caCertificate": "PEM"}}}
+    action = plan_for(unset, with_ca)
+    assert [r.body for r in action.requests] == [{"source": {"kafka": {"caCertificate": None}}}]
+
+
+def test_apply_checks_a_reset_against_the_default() -> None:
+    action = plan_for({"settings": {"engine_max_threads": None}}, KAFKA_LIVE)
+    assert unconverged(action, {"settings": {"engine_max_threads": 0}}) == []
+    assert unconverged(action, {"settings": {"engine_max_threads": 4}}) != []
+
+
+def test_null_is_refused_where_the_service_has_no_default(tmp_path: Path) -> None:
+    write_manifest(tmp_path / "m.yaml", "Pipe", "p", pipe_spec(name=None, settings={"x": 1}))
+    result = run_cli(["validate", str(tmp_path / "m.yaml")], {})
+    assert result.exit_code == 1 and "spec.name: expected a string, got null" in result.output
+
+
+def _at(tree: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
+
+
+@pytest.mark.parametrize("path", READABLE_DEFAULTS, ids=str)
+def test_schema_default_is_what_the_emulator_applies_on_null(path: tuple[Any, ...]) -> None:
+    kind = path[1] if path[0] == "source" else "kafka"
+    pipe_id = SEED_PIPE[str(kind)]
+    body: dict[str, Any] = {}
+    node = body
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = None
+    with Client(create_app(identities=Identities.from_env({})), auth=AUTH) as client:
+        answer = ok(patch(client, pipe_id, body))
+        assert ok(client.get(pipe_url(pipe_id))) == answer
+    assert _at(answer, path) == reset_defaults()[path], path
+
+
+def test_apply_resets_a_field_end_to_end_and_then_converges(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = pipe_spec(settings={"engine_max_threads": None, "streaming_max_insert_wait_ms": 5000})
+    spec["source"] = {"kafka": {"iamRole": None}}
+    write_manifest(tmp_path / "m" / "k.yaml", "Pipe", "orders", spec)
+    args = [str(tmp_path / "m"), "--state", str(tmp_path / "s.json")]
+    plan = run_cli(["plan", *args], emulator.env())
+    assert "settings.engine_max_threads: 4 → reset to default (0)" in plan.output
+    assert run_cli(["apply", *args, "--auto-approve"], emulator.env()).exit_code == 0
+    (sent,) = [w["body"] for w in writes(emulator.requests())]
+    assert sent == {
+        "settings": {"engine_max_threads": None},
+        "source": {"kafka": {"iamRole": None}},
+    }
+    again = run_cli(["plan", *args, "--detailed-exitcode"], emulator.env())
+    assert again.exit_code == 0, again.output
+    assert emulator.data()["pipes"][KAFKA_PIPE]["settings"]["engine_max_threads"] == 0

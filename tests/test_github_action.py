@@ -1,0 +1,137 @@
+"""The composite GitHub Action (action.yml): its shell steps run as a runner would, against the emulator."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from tests.conftest import Emulator
+
+REPO = Path(__file__).resolve().parent.parent
+EXPRESSION = re.compile(r"\$\{\{\s*([a-z_.-]+)\s*\}\}", re.IGNORECASE)
+
+
+@dataclass
+class ActionRun:
+    """What one run of the action produced: its outputs, each step's exit code and log."""
+
+    outputs: dict[str, str]
+    steps: list[tuple[str, int, str]] = field(default_factory=list)
+
+    @property
+    def log(self) -> str:
+        return "\n".join(f"--- {name} (exit {code})\n{text}" for name, code, text in self.steps)
+
+
+def run_action(workdir: Path, env: dict[str, str], **inputs: str) -> ActionRun:
+    """Run action.yml's steps in order with bash, as a runner does (-e -o pipefail)."""
+    doc: dict[str, Any] = YAML(typ="safe").load((REPO / "action.yml").read_text(encoding="utf-8"))
+    given = {name: str(spec.get("default", "")) for name, spec in doc["inputs"].items()}
+    given.update({k.replace("_", "-"): v for k, v in inputs.items()})
+    step_outputs: dict[str, dict[str, str]] = {}
+
+    def evaluate(text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            parts = match.group(1).split(".")
+            if parts[0] == "inputs":
+                return given[parts[1]]
+            if parts[0] == "github" and parts[1] == "action_path":
+                return str(REPO)
+            if parts[0] == "steps" and parts[2] == "outputs":
+                return step_outputs.get(parts[1], {}).get(parts[3], "")
+            raise AssertionError(f"unknown expression {match.group(0)}")
+
+        return EXPRESSION.sub(one, text)
+
+    run = ActionRun(outputs={})
+    temp = workdir / ".runner"
+    temp.mkdir(exist_ok=True)
+    for index, step in enumerate(doc["runs"]["steps"]):
+        assert step["shell"] == "bash"
+        output_file = temp / f"output-{index}"
+        output_file.write_text("", encoding="utf-8")
+        step_env = {k: evaluate(str(v)) for k, v in step.get("env", {}).items()}
+        full_env = {
+            **os.environ,
+            **env,
+            **step_env,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_OUTPUT": str(output_file),
+            "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
+            "RUNNER_TEMP": str(temp),
+        }
+        cwd = workdir / evaluate(step.get("working-directory", "."))
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        run.steps.append((step["name"], done.returncode, done.stdout + done.stderr))
+        if "id" in step:
+            pairs = [
+                line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
+            ]
+            step_outputs[step["id"]] = dict(pairs)
+        if done.returncode != 0:
+            break  # the job fails here; later steps do not run
+    run.outputs = {name: evaluate(spec["value"]) for name, spec in doc["outputs"].items()}
+    return run
+
+
+def repository(tmp_path: Path) -> Path:
+    """A user's repository: the example manifests, a project file, secrets in .env."""
+    work = tmp_path / "repo"
+    shutil.copytree(REPO / "manifests", work / "manifests")
+    shutil.copy(REPO / "manifests" / ".env.example", work / ".env")
+    (work / "reconcile.yaml").write_text(
+        "manifests: [manifests]\nstate: .reconcile/state.json\nenvFile: .env\n", encoding="utf-8"
+    )
+    return work
+
+
+def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_no_changes(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    work = repository(tmp_path)
+    env = {**emulator.env(), "RECONCILE_CONFIG": ""}
+    planned = run_action(work, env, package="reconcile")
+    print(planned.log)
+    assert planned.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
+    assert [code for _, code, _ in planned.steps] == [0, 0, 0]
+    assert "reconcile " in planned.steps[0][2]  # the installed version
+    markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
+    assert markdown.startswith("### reconcile plan") and "orders" in markdown
+    assert "apply: not requested" in planned.steps[2][2]
+    assert not [r for r in emulator.requests() if r["method"] != "GET"]
+
+    applied = run_action(work, env, package="reconcile", apply="true")
+    print(applied.log)
+    assert applied.outputs["changes"] == "true"
+    assert "Apply complete: 6 applied, 0 failed." in applied.steps[2][2]
+
+    again = run_action(work, env, package="reconcile", apply="true")
+    assert again.outputs == {"exitcode": "0", "changes": "false", "plan-file": "reconcile-plan.md"}
+    assert "apply: the plan has no changes" in again.steps[2][2]
+
+
+def test_action_fails_the_job_with_exitcode_1_when_the_plan_fails(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    work = repository(tmp_path)
+    env = {**emulator.env(), "RECONCILE_CONFIG": "", "RECONCILE_KEY_SECRET": "wrong"}
+    failed = run_action(work, env, package="reconcile", apply="true")
+    print(failed.log)
+    assert failed.outputs["exitcode"] == "1" and failed.outputs["changes"] == "false"
+    assert [code for _, code, _ in failed.steps] == [0, 1]  # apply never runs
+    assert "refused the credentials" in failed.steps[1][2]
