@@ -265,6 +265,7 @@ def test_apply_killed_midway_should_finish_on_the_next_run(
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    emulator.settle()  # the killed run's requests in flight land before the next run reads
     done_before = len(writes(emulator.requests()))
     assert 0 < done_before < 45, "the kill did not land in the middle of the run"
     json.loads(state.read_text())  # never half-written

@@ -163,9 +163,7 @@ def test_a_killed_apply_holding_the_postgresql_lock_never_blocks_the_next_run(
                 pytest.fail("the apply never held the lock while writing")
         victim.send_signal(signal.SIGKILL)
         victim.wait()
-        # Requests the victim had in flight still complete on the server (it has no idempotency
-        # keys): let them land before the next run lists what exists.
-        time.sleep(1.0)
+        emulator.settle()  # the victim's requests in flight land before the next run lists
     finally:
         if victim.poll() is None:
             victim.kill()
