@@ -16,9 +16,11 @@ computed in the same run:
 3. ``--spec-only`` (one GET per pipe), 1,000 pipes, 50 ms latency, ``--rate none``,
    ``--parallelism 16``: wall ÷ (N × 50 ms ÷ 16), target ≤ 1.25, and the speed-up over
    ``--parallelism 1`` (run on 100 pipes and scaled to N, as printed);
-4. default mode, 10,000 pipes: peak RSS of the plan process, target ≤ 300 MB, and its wall;
+4. default mode, 10,000 pipes: peak RSS of the plan process, target ≤ 150 MB, and its wall,
+   target ≤ 3 s;
 5. apply of 1,000 changed pipes: writes sent must equal pipes changed; 5a with ``--rate
-   none`` (raw speed), 5b under a 100/1 limit on both sides (wall ÷ (requests ÷ rate));
+   none`` (raw speed), 5b under a 100/1 limit on both sides (wall ÷ (requests ÷ rate),
+   target ≤ 1.05× with zero 429s) and its projection to the real 10/10 limit (≤ 1.02×);
    the projected wall at the real 10/10 limit is printed beneath;
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
@@ -469,20 +471,33 @@ def scenario_4(quick: bool, work: Path) -> list[Row]:
         run = reconcile(emulator, work, "plan", path, "--state", str(work / "s4.json"))
     finally:
         emulator.stop()
+    note = f"{changed:,} of {n:,} pipes changed; text plan rendered to a file"
     return [
         Row(
             "4 10k plan RSS",
             n,
             len(run.log),
             run.wall,
-            "300 MB",
-            run.rss_mb / 300,
-            "RSS ≤ 300 MB",
-            run.rss_mb <= 300,
+            "150 MB",
+            run.rss_mb / 150,
+            "RSS ≤ 150 MB",
+            run.rss_mb <= 150,
             run.count(status=429),
             run.rss_mb,
-            [f"{changed:,} of {n:,} pipes changed; text plan rendered to a file"],
-        )
+            [note],
+        ),
+        Row(
+            "4 10k plan wall",
+            n,
+            len(run.log),
+            run.wall,
+            "3.00 s",
+            run.wall / 3.0,
+            "wall ≤ 3 s",
+            run.wall <= 3.0,
+            run.count(status=429),
+            run.rss_mb,
+        ),
     ]
 
 
@@ -490,6 +505,7 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
     """Apply of N changed pipes: exactly one write per changed pipe; wall against the rate."""
     n = 100 if quick else 1000
     rows: list[Row] = []
+    projection: Row | None = None
     # 5b paces 1,000 writes at 100/1 (10 s): long enough that the fixed start-up cost (~0.8 s
     # of Python start-up, parsing and planning) does not pass for pacing inefficiency, short
     # enough to run; the real 10/10 limit is projected from it.
@@ -519,15 +535,39 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
             ideal = len(run.log) / 100
             ratio = run.wall / ideal
             times = sorted(e["time"] for e in run.log)
+            phase = times[-1] - times[0]
             notes.append(
-                f"request phase {times[-1] - times[0]:.2f} s of {run.wall:.2f} s wall (the rest is "
+                f"request phase {phase:.2f} s of {run.wall:.2f} s wall (the rest is "
                 "start-up, parsing and planning)"
             )
-            ok = exact and ratio <= 1.1 and run.count(status=429) == 0
-            ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.1×"
+            ok = exact and ratio <= 1.05 and run.count(status=429) == 0
+            ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.05×"
+            # Each place of the budget is reused one window after its previous answer, so a
+            # cycle costs the window plus one round trip; measured here at 100/1, it projects
+            # to the real 10/10 limit as 10 s plus the same round trip per cycle.
+            cycles = max(1, math.ceil(len(run.log) / 100) - 1)
+            cycle = phase / cycles
+            cycles_10 = math.ceil(len(run.log) / 10) - 1
+            projected = (run.wall - phase) + cycles_10 * (10.0 + cycle - 1.0)
+            ideal_10 = len(run.log) / 1.0
             notes.append(
-                f"projected at the real 10/10 limit: {writes:,} writes ÷ 1/s = {writes:,} s "
-                f"(≈ {writes / 60:.0f} min) plus the {reads} reads"
+                f"one budget cycle at 100/1 took {cycle:.3f} s (window 1 s + round trip); "
+                f"projected at the real 10/10 limit: {cycles_10} cycles of "
+                f"{10.0 + cycle - 1.0:.3f} s + {run.wall - phase:.2f} s fixed = "
+                f"{projected:,.0f} s (≈ {projected / 60:.0f} min) against {ideal_10:,.0f} s"
+            )
+            projection = Row(
+                "5b projected 10/10",
+                n,
+                len(run.log),
+                projected,
+                f"{ideal_10:,.0f} s",
+                projected / ideal_10,
+                "≤ 1.02×, 0×429",
+                projected / ideal_10 <= 1.02 and run.count(status=429) == 0,
+                run.count(status=429),
+                run.rss_mb,
+                ["computed from the 100/1 run above (not run: it would take 17 minutes)"],
             )
         else:
             ratio = writes / n
@@ -552,6 +592,9 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
                 notes,
             )
         )
+        if projection is not None:
+            rows.append(projection)
+            projection = None
     return rows
 
 

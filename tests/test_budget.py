@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
+import time
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -219,3 +221,65 @@ def test_penalize_should_fall_to_what_the_server_admitted_but_not_below_half(
     other.admitted(clock.now)
     other.penalize(5.0, started=clock.now)
     assert other.current_count == 5  # one admission says little: never below half at once
+
+
+def test_slot_keeps_a_place_taken_while_its_request_is_in_flight(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(1, 1.0))
+    starts: list[float] = []
+
+    async def request(rtt: float) -> None:
+        async with budget.slot() as started:
+            starts.append(started - 1000.0)
+            await asyncio.sleep(rtt)  # the fake clock moves: the answer comes rtt later
+
+    async def main() -> None:
+        await asyncio.gather(request(5.0), request(0.0))
+
+    asyncio.run(main())
+    # The second waits for the first answer (t=5), then one window and the answer margin.
+    assert starts == pytest.approx([0.0, 5.0 + 1.0 + budget.ANSWER_MARGIN])
+
+
+def test_slot_frees_a_place_one_window_after_a_fast_answer_not_after_the_margin(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(2, 1.0))
+    starts: list[float] = []
+
+    async def request() -> None:
+        async with budget.slot() as started:
+            starts.append(round(started - 1000.0, 6))
+
+    async def main() -> None:
+        await asyncio.gather(*(request() for _ in range(6)))
+
+    asyncio.run(main())
+    step = 1.0 + budget.ANSWER_MARGIN
+    assert step < budget.window  # cheaper than the start-anchored margin (1.05 s here)
+    assert starts == pytest.approx([0, 0, step, step, 2 * step, 2 * step])
+
+
+def test_slot_never_lets_a_sliding_window_server_see_more_than_n_whatever_the_jitter() -> None:
+    """Real time: each request is counted at an unknown moment between its start and answer.
+
+    Whatever that moment, a server window of T seconds holds at most N requests when, for each
+    request j, at most N requests started no later than j were answered less than T before j
+    started (any of them may have been counted as late as its answer).
+    """
+    rate = Rate(3, 0.25)
+    budget = RequestBudget(rate)
+    rng = random.Random(3)
+    spans: list[tuple[float, float]] = []
+
+    async def request(rtt: float) -> None:
+        async with budget.slot() as started:
+            await asyncio.sleep(rtt)
+        spans.append((started, time.monotonic()))
+
+    async def main() -> None:
+        await asyncio.gather(*(request(rng.choice([0.0, 0.01, 0.12, 0.3])) for _ in range(14)))
+
+    asyncio.run(main())
+    for s_j, _ in spans:
+        possibly_counted = [1 for s_i, r_i in spans if s_i <= s_j and r_i > s_j - rate.seconds]
+        assert len(possibly_counted) <= rate.count

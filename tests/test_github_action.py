@@ -28,7 +28,8 @@ class ActionRun:
 
     @property
     def log(self) -> str:
-        return "\n".join(f"--- {name} (exit {code})\n{text}" for name, code, text in self.steps)
+        steps = "\n".join(f"--- {name} (exit {code})\n{text}" for name, code, text in self.steps)
+        return f"{steps}\n--- outputs: {self.outputs}"
 
 
 def run_action(workdir: Path, env: dict[str, str], **inputs: str) -> ActionRun:
@@ -121,6 +122,7 @@ def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_n
     assert "Apply complete: 6 applied, 0 failed." in applied.steps[2][2]
 
     again = run_action(work, env, package="reconcile", apply="true")
+    print(again.log)
     assert again.outputs == {"exitcode": "0", "changes": "false", "plan-file": "reconcile-plan.md"}
     assert "apply: the plan has no changes" in again.steps[2][2]
 

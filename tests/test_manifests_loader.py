@@ -172,3 +172,20 @@ def test_load_should_support_anchors_and_merge_keys(tmp_path: Path) -> None:
         "streaming_max_insert_wait_ms": 5000,
         "engine_max_threads": 4,
     }
+
+
+def test_plan_loading_should_record_only_name_positions_and_find_the_rest_on_demand(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "orders.yaml", KAFKA_PIPE)
+    plain = load_resources([path])[0]
+    [resource] = load_resources([path], positions=True)
+    source = resource.locator.source  # type: ignore[attr-defined]
+    assert resource.locate("metadata", "name") == plain.locate("metadata", "name")
+    assert source._index is None  # the name came from the marks: no full position map
+    deep = ("source", "kafka", "credentials", "username")
+    assert resource.locate_spec(*deep) == plain.locate_spec(*deep)
+    assert source._index is not None  # built on demand, for this file only
+    resource.locator.release()  # type: ignore[attr-defined]
+    assert source._index is None
+    assert resource.locate_spec(*deep) == plain.locate_spec(*deep)

@@ -164,6 +164,19 @@ def api_options(func: F) -> F:
     return func
 
 
+def format_option(*choices: str) -> Callable[[F], F]:
+    """Add ``-o/--output`` choosing among ``choices`` (the first is the default)."""
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
 def limit_options() -> list[Callable[[F], F]]:
     """The request bounds (README "Limits and safety"); each flag has its variable."""
     return [

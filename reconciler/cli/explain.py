@@ -6,17 +6,12 @@ import json
 
 import click
 
+from reconciler.cli.common import format_option
+
 
 @click.command("explain")
 @click.argument("target", metavar="KIND[.path]")
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("text", "json")
 def explain(target: str, output: str) -> int:
     """Describe a field: type, bounds, values, description, and whether it is writable,
     a read-only expectation or a sensitive secret (e.g. Pipe.spec.settings.engine_max_threads).

@@ -6,17 +6,12 @@ import json
 
 import click
 
+from reconciler.cli.common import format_option
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
-@click.option(
-    "--output",
-    "-o",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("text", "json")
 @click.option(
     "--organization",
     envvar="RECONCILE_ORGANIZATION_ID",

@@ -294,7 +294,9 @@ class Client:
         self.stats = ClientStats()
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
-        self.first_contact = FirstContact()
+        self.first_contact = FirstContact(
+            shared_url=config.dashboards_url.rstrip("/") == config.base_url.rstrip("/")
+        )
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
@@ -471,11 +473,12 @@ class Client:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
         self.first_contact.check()
-        started = await budget.acquire()
-        self.first_contact.check()
-        attempts.begin()
-        self.stats.requests[interface] += 1
-        response = await self._exchange(interface, method, path, payload, headers, attempts)
+        # The budget's place is held until the answer (or the failure) is in: see budget.slot.
+        async with budget.slot() as started:
+            self.first_contact.check()
+            attempts.begin()
+            self.stats.requests[interface] += 1
+            response = await self._exchange(interface, method, path, payload, headers, attempts)
         status = response.status_code
         self.first_contact.answered(interface, status)
         if status in (401, 403):

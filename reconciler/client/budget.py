@@ -8,6 +8,13 @@ with a small margin for the network's jitter. It therefore satisfies a server th
 fixed windows, sliding windows or buckets alike, and still allows the opening burst that
 makes small plans instant. When the server answers 429 anyway, ``penalize`` blocks every
 caller until the server's reset time and lowers the budget for the rest of the run.
+
+The client takes its places through ``slot()``, which also learns when each answer came back.
+A request is counted by the server somewhere between its start here and its answer here, so
+a place reused one window after the previous holder's *answer* can never be refused by a
+sliding window, whatever the jitter, and it costs one round trip per window instead of the
+fixed margin (2 %, at least 50 ms) that ``acquire`` alone must guess — a guess that a busy
+machine's delays can exceed. A place whose request is still in flight stays taken.
 """
 
 from __future__ import annotations
@@ -15,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -57,11 +67,17 @@ class RequestBudget:
     # amount; spacing the window a little wider keeps the server's count below its limit.
     MARGIN_FRACTION = 0.02
     MARGIN_MIN = 0.05
+    # After an answer only the clocks' granularity is left to cover (the server's check is
+    # "older than the window"; a millisecond of rounding either side is plenty at 5 ms).
+    ANSWER_MARGIN = 0.005
 
     def __init__(self, rate: Rate) -> None:
         self.rate = rate
         self._count = rate.count
         self._starts: deque[float] = deque()
+        self._answers: deque[float] = deque()  # answer times of slot() requests, in order
+        self._in_flight = 0
+        self._changed = asyncio.Event()
         self._lock = asyncio.Lock()
         self._blocked_until = 0.0
         self._last_cut = float("-inf")
@@ -82,28 +98,80 @@ class RequestBudget:
         return self._count
 
     async def acquire(self) -> float:
-        """Wait until one more request may start, record its start and return its time."""
+        """Wait until one more request may start, record its start and return its time.
+
+        The place is freed one margin-widened window after this start; callers that can say
+        when the answer came back use ``slot()`` instead, which frees it more exactly.
+        """
+        return await self._take(tracked=False)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[float]:
+        """Hold one place for a request, yielding its start; the place is timed from the answer."""
+        started = await self._take(tracked=True)
+        try:
+            yield started
+        finally:
+            self._in_flight -= 1
+            if not self.rate.unlimited:
+                self._answers.append(time.monotonic())
+            self._changed.set()
+
+    async def _take(self, *, tracked: bool) -> float:
         if self.rate.unlimited and self._blocked_until == 0.0:
+            if tracked:
+                self._in_flight += 1
             return time.monotonic()
         async with self._lock:
             while True:
                 now = time.monotonic()
                 delay = self._blocked_until - now
                 if delay <= 0 and not self.rate.unlimited:
-                    # Same expression as the delay below, so that float rounding can never
-                    # keep an expired start while computing a zero delay for it.
-                    while self._starts and self._starts[0] + self.window <= now:
-                        self._starts.popleft()
-                    if len(self._starts) >= self._count:
-                        delay = self._starts[0] + self.window - now
+                    delay = self._next_free(now)
                 if delay <= 0:
                     break
-                self.waited += delay
-                await asyncio.sleep(delay)
+                before = time.monotonic()
+                await self._wait(delay)
+                self.waited += time.monotonic() - before
             started = time.monotonic()
-            if not self.rate.unlimited:
+            if tracked:
+                self._in_flight += 1
+            elif not self.rate.unlimited:
                 self._starts.append(started)
             return started
+
+    def _next_free(self, now: float) -> float:
+        """Return 0 when a place is free now, else how long until one may be (inf: an answer)."""
+        # Same expressions as the delays below, so that float rounding can never keep an
+        # expired entry while computing a zero delay for it.
+        after_answer = self.rate.seconds + self.ANSWER_MARGIN
+        while self._starts and self._starts[0] + self.window <= now:
+            self._starts.popleft()
+        while self._answers and self._answers[0] + after_answer <= now:
+            self._answers.popleft()
+        if len(self._starts) + len(self._answers) + self._in_flight < self._count:
+            return 0.0
+        waits = []
+        if self._starts:
+            waits.append(self._starts[0] + self.window - now)
+        if self._answers:
+            waits.append(self._answers[0] + after_answer - now)
+        return min(waits) if waits else float("inf")
+
+    async def _wait(self, delay: float) -> None:
+        """Sleep ``delay`` seconds, or less when a request in flight is answered meanwhile."""
+        if self._in_flight == 0:
+            await asyncio.sleep(delay)
+            return
+        self._changed.clear()
+        waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(self._changed.wait())}
+        if delay != float("inf"):
+            waits.add(asyncio.ensure_future(asyncio.sleep(delay)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
 
     def blocked_for(self) -> float:
         """Return how many seconds every caller is still held by the last 429."""

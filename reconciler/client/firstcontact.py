@@ -19,7 +19,12 @@ import httpx
 from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
 
 # Per interface: the variable naming its URL, and those holding its credentials.
-URL_VARIABLES = {"management": "RECONCILE_BASE_URL", "dashboards": "RECONCILE_DASHBOARDS_URL"}
+URL_VARIABLES = {
+    "management": "RECONCILE_BASE_URL (or --base-url)",
+    "dashboards": "RECONCILE_DASHBOARDS_URL (or --dashboards-url)",
+}
+# When both interfaces share one URL, the dashboards one came from the base URL.
+SHARED_URL_VARIABLE = "RECONCILE_BASE_URL (or --base-url; the dashboards URL defaults to it)"
 CREDENTIAL_VARIABLES = {
     "management": "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or --key-id/--key-secret)",
     "dashboards": "RECONCILE_DASHBOARDS_TOKEN (or --dashboards-token)",
@@ -29,7 +34,8 @@ CREDENTIAL_VARIABLES = {
 class FirstContact:
     """Turns first-contact failures into one fatal error for the whole run."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, shared_url: bool = False) -> None:
+        self._shared_url = shared_url
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
@@ -47,7 +53,11 @@ class FirstContact:
             interface=interface,
             url=url,
             reason=_reason(exc),
-            variable=URL_VARIABLES.get(interface, "the base URL"),
+            variable=(
+                SHARED_URL_VARIABLE
+                if self._shared_url
+                else URL_VARIABLES.get(interface, "the base URL")
+            ),
         )
         raise self.fatal
 

@@ -28,6 +28,9 @@ from reconciler.client.paths import (
 from reconciler.model.errors import ApiError, NotFound, Unsupported
 from reconciler.model.resources import Resource
 
+# A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
+LARGE_LIST = 1000
+
 
 @dataclass(frozen=True)
 class Observed:
@@ -64,7 +67,12 @@ class LiveState:
 
 
 class Fetcher:
-    """Reads the live objects a set of desired resources needs."""
+    """Reads the live objects a set of desired resources needs.
+
+    ``on_pipe`` is called with each pipe as soon as everything about it is known (its live
+    object or error, and its endpoints' statuses): the caller can plan it then, while other
+    requests are still in flight, and drop its entry from ``live.pipes``.
+    """
 
     def __init__(
         self,
@@ -72,11 +80,20 @@ class Fetcher:
         *,
         organization_fallback: Callable[[str], Mapping[str, Any] | None] | None = None,
         progress: Callable[[int], None] | None = None,
+        on_pipe: Callable[[Resource], None] | None = None,
     ) -> None:
         self.client = client
         self.organization_fallback = organization_fallback
         self.progress = progress or (lambda n: None)
+        self.on_pipe = on_pipe or (lambda resource: None)
         self.live = LiveState()
+        self._large_lists = False
+
+    def _observed(self, resource: Resource, observed: Observed) -> None:
+        """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
+        self.live.pipes[resource.key] = observed
+        if observed.live is None or not _endpoint_ids(resource):
+            self.on_pipe(resource)
 
     async def fetch(
         self, resources: Sequence[Resource], *, need_dashboards: bool = False
@@ -107,9 +124,15 @@ class Fetcher:
         if groups:
             first, rest = groups[0], groups[1:]
             await self._fetch_service_pipes(*first)
-            await asyncio.gather(
-                *(self._fetch_service_pipes(key, members) for key, members in rest)
-            )
+            if self._large_lists:
+                # Thousands of pipes per service: each parsed list takes tens of MB until its
+                # pipes are planned; one at a time keeps one in memory, at one round trip each.
+                for key, members in rest:
+                    await self._fetch_service_pipes(key, members)
+            else:
+                await asyncio.gather(
+                    *(self._fetch_service_pipes(key, members) for key, members in rest)
+                )
         await self._check_endpoints(pipes)
 
     async def _resolve_services(self, pipes: Sequence[Resource]) -> None:
@@ -131,7 +154,7 @@ class Fetcher:
                 )
             except ApiError as exc:
                 for resource in members:
-                    self.live.pipes[resource.key] = Observed(error=str(exc))
+                    self._observed(resource, Observed(error=str(exc)))
                 return
             self.progress(1)
             names: dict[str, list[str]] = {}
@@ -147,12 +170,18 @@ class Fetcher:
                     )
                 elif not found:
                     known = ", ".join(sorted(names)) or "none"
-                    self.live.pipes[resource.key] = Observed(
-                        error=f"service {name!r} not found in organization {org} (services: {known})"
+                    self._observed(
+                        resource,
+                        Observed(
+                            error=f"service {name!r} not found in organization {org} (services: {known})"
+                        ),
                     )
                 else:
-                    self.live.pipes[resource.key] = Observed(
-                        error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
+                    self._observed(
+                        resource,
+                        Observed(
+                            error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
+                        ),
                     )
 
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
@@ -167,9 +196,8 @@ class Fetcher:
             except ApiError as exc:
                 if not isinstance(exc, Unsupported) or self.live.capabilities.pipes_list:
                     for resource in members:
-                        self.live.pipes[resource.key] = Observed(
-                            error=str(exc), path=self.live.pipe_ids[resource.key].path
-                        )
+                        path = self.live.pipe_ids[resource.key].path
+                        self._observed(resource, Observed(error=str(exc), path=path))
                     return
                 self.live.capabilities.pipes_list = False
                 self.live.notes.append(
@@ -183,16 +211,16 @@ class Fetcher:
                     if isinstance(listed, list)
                     else {}
                 )
+                self._large_lists = len(by_id) >= LARGE_LIST
+                del listed  # each live pipe is kept only until its resource is planned
                 for resource in members:
                     ids = self.live.pipe_ids[resource.key]
-                    pipe = by_id.get(ids.pipe_id)
+                    pipe = by_id.pop(ids.pipe_id, None)
                     if pipe is None:
-                        self.live.pipes[resource.key] = Observed(
-                            error=f"pipe {ids.pipe_id} not found in service {service}",
-                            path=ids.path,
-                        )
+                        error = f"pipe {ids.pipe_id} not found in service {service}"
+                        self._observed(resource, Observed(error=error, path=ids.path))
                     else:
-                        self.live.pipes[resource.key] = Observed(live=pipe, path=ids.path)
+                        self._observed(resource, Observed(live=pipe, path=ids.path))
                 return
         await asyncio.gather(*(self._get_pipe(resource) for resource in members))
 
@@ -201,10 +229,10 @@ class Fetcher:
         try:
             pipe = await self.client.get(ids.path, resource=f"pipe {resource.name}")
         except ApiError as exc:
-            self.live.pipes[resource.key] = Observed(error=str(exc), path=ids.path)
+            self._observed(resource, Observed(error=str(exc), path=ids.path))
             return
         self.progress(1)
-        self.live.pipes[resource.key] = Observed(live=pipe, path=ids.path)
+        self._observed(resource, Observed(live=pipe, path=ids.path))
 
     async def _check_endpoints(self, pipes: Sequence[Resource]) -> None:
         wanted: dict[tuple[str, str, str], list[Resource]] = {}
@@ -213,8 +241,7 @@ class Fetcher:
             observed = self.live.pipes.get(resource.key)
             if ids is None or observed is None or observed.live is None:
                 continue
-            kafka = (resource.spec.get("source") or {}).get("kafka") or {}
-            for endpoint_id in kafka.get("reversePrivateEndpointIds") or []:
+            for endpoint_id in _endpoint_ids(resource):
                 wanted.setdefault(
                     (ids.organization_id, ids.service_id, str(endpoint_id)), []
                 ).append(resource)
@@ -241,11 +268,13 @@ class Fetcher:
         for key, members in wanted.items():
             for resource in members:
                 per_pipe.setdefault(resource.key, {})[key[2]] = results.get(key)
+        settled = {r.key: r for members in wanted.values() for r in members}
         for resource_key, statuses in per_pipe.items():
             old = self.live.pipes[resource_key]
             self.live.pipes[resource_key] = Observed(
                 live=old.live, error=old.error, path=old.path, endpoint_status=statuses
             )
+            self.on_pipe(settled[resource_key])
 
     # -- organizations -----------------------------------------------------------------------
 
@@ -309,6 +338,12 @@ class Fetcher:
         self.live.dashboards = (
             [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
         )
+
+
+def _endpoint_ids(resource: Resource) -> list[Any]:
+    """Return the reverse private endpoint ids a kafka pipe names (their status is read)."""
+    kafka = (resource.spec.get("source") or {}).get("kafka") or {}
+    return list(kafka.get("reversePrivateEndpointIds") or [])
 
 
 async def _nothing() -> None:

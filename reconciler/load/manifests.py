@@ -15,8 +15,10 @@ depth (``ManifestLimits``, defaults overridable by ``RECONCILE_MANIFEST_MAX_*``)
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ from reconciler.load.yamlsource import (
     SourceFile,
     YamlSyntaxError,
     parse,
-    parse_located,
+    parse_marked,
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
@@ -143,8 +145,8 @@ class _Loader:
         source = SourceFile(name, data)
         try:
             if self.positions:
-                docs, located = parse_located(data, self.limits)
-                source = SourceFile(name, data, located)
+                docs, marks = parse_marked(data, self.limits)
+                source = SourceFile.unloaded(name, path, data, marks)
             else:
                 docs = parse(data, self.limits)
         except YamlSyntaxError as exc:
@@ -285,16 +287,36 @@ def load_resources(
     limits: ManifestLimits | None = None,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
-    # positions=True records every field's position while parsing (one pass instead of a
-    # second parse on first use): for plans, whose every action names its manifest line.
+    # positions=True records the position of each document and its metadata.name while
+    # parsing (every plan action names its manifest line); other positions come from parsing
+    # that one file again on first use (a changed field, an error): a plan of 10,000 mostly
+    # unchanged manifests keeps no full position maps.
     files, errors = _find(paths)
     loader = _Loader(default_organization, positions, limits)
     loader.errors.extend(errors)
-    for path in files:
-        loader.load_file(path)
+    with _collector_paused():
+        for path in files:
+            loader.load_file(path)
     if loader.errors:
         raise ManifestErrors(sorted(loader.errors, key=_error_order))
     return sorted(loader.resources, key=lambda r: (r.file, r.index))
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsing builds long-lived containers.
+
+    Parsing 10,000 manifests creates a few hundred thousand dicts and lists that all stay
+    alive; each full collection would walk them all again for nothing (about a tenth of the
+    loading time). Parsing creates no cycles, so nothing is missed; the previous state returns.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _error_order(error: ManifestError) -> tuple[str, int, int, str]:

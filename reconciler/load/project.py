@@ -39,7 +39,7 @@ _PATTERN_HINTS: dict[str, str] = {
     "rates": "is not a request budget: write N/SECONDS (e.g. 10/10) or none",
     "baseUrl": "is not an http:// or https:// URL",
     "dashboardsUrl": "is not an http:// or https:// URL",
-    "workspace": "is not a workspace name: letters, digits, '.', '_' and '-', at most 63",
+    "workspace": "is not a workspace name: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit",
 }
 
 

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -55,6 +58,11 @@ _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 
 _TAG = "tag:yaml.org,2002:"
+
+# The positions a plan needs for every resource (each action names its manifest line). A plan
+# records only these while parsing; anything deeper (a changed field, an error) is found by
+# parsing that one file again, so 10,000 unchanged manifests keep no position maps.
+NAME_PATHS: frozenset[JsonPath] = frozenset({(), ("metadata",), ("metadata", "name")})
 
 
 @dataclass(frozen=True)
@@ -194,11 +202,14 @@ class _Builder:
         positions: bool,
         strict: bool | None = None,
         limits: ManifestLimits = DEFAULT_LIMITS,
+        marks: frozenset[JsonPath] | None = None,
     ) -> None:
         if CParser is None:  # pragma: no cover
             raise RuntimeError("ruamel.yaml.clib (the C extension) is not installed")
         self.parser = CParser(data)
         self.positions = positions
+        # Paths (of depth 2 at most) whose positions are recorded even without ``positions``.
+        self.marks = marks
         # Duplicate keys are errors unless only positions are wanted (then the first wins).
         self.strict = not positions if strict is None else strict
         self.limits = limits
@@ -322,6 +333,7 @@ class _Builder:
         merges: list[Any] = []
         get_event = self.parser.get_event
         positions = self.positions
+        marks = self.marks if len(path) < 2 else None
         strict = self.strict
         while True:
             key_event = get_event()
@@ -332,12 +344,13 @@ class _Builder:
                 raise YamlSyntaxError(
                     mark.line + 1, mark.column + 1, "mapping keys must be plain strings"
                 )
-            key = key_event.value
+            # Keys repeat in every manifest: one string per distinct key, not one per document.
+            key = sys.intern(key_event.value)
             if key == "<<" and not key_event.style:
                 merges.append((key_event, self.node(get_event(), path)))
                 continue
             child = (*path, key)
-            if positions:
+            if positions or (marks is not None and child in marks):
                 self._mark(key_event, child)
             if strict and key in out:
                 mark = key_event.start_mark
@@ -392,7 +405,7 @@ class _Builder:
                 self._reset_document()
                 root = get_event()
                 mark = root.start_mark
-                if self.positions:
+                if self.positions or self.marks is not None:
                     self.index = {}
                     self.indexes.append(self.index)
                     self._mark(root, ())
@@ -428,6 +441,21 @@ def parse_located(
     return docs, builder.indexes
 
 
+def parse_marked(
+    data: bytes,
+    limits: ManifestLimits = DEFAULT_LIMITS,
+    marks: frozenset[JsonPath] = NAME_PATHS,
+) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+    """Parse like ``parse`` and return each document's positions of ``marks`` only (cheap)."""
+    text = _decode_check(data)
+    builder = _Builder(data, positions=False, strict=True, limits=limits, marks=marks)
+    try:
+        docs = [doc for doc, _ in builder.documents()]
+    except YAMLError as exc:
+        raise _syntax_error(exc, text) from None
+    return docs, builder.indexes
+
+
 def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:
     """Return, per document, the 1-based (line, col) of every key and list item by path."""
     builder = _Builder(data, positions=True)
@@ -453,26 +481,59 @@ def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceFile:
-    """One manifest file: its name as shown to the user, its bytes, and a lazy position index."""
+    """One manifest file: its name as shown to the user, its bytes, and a lazy position index.
+
+    ``_marks`` holds the few positions recorded while parsing (``parse_marked``); a path
+    outside them builds the full index by parsing the file again, which ``release`` drops
+    once no more locations will be asked for. With ``path`` set the bytes are not kept at
+    all: they are read again (and checked against ``digest``) if a position is ever needed.
+    """
 
     name: str
     data: bytes
     _index: list[dict[JsonPath, tuple[int, int]]] | None = None
+    _marks: list[dict[JsonPath, tuple[int, int]]] | None = None
+    path: Path | None = None
+    digest: int = 0
+    size: int = 0
+
+    @classmethod
+    def unloaded(
+        cls, name: str, path: Path, data: bytes, marks: list[dict[JsonPath, tuple[int, int]]]
+    ) -> SourceFile:
+        """Return a source that re-reads ``path`` when it needs its bytes again."""
+        return cls(name, b"", _marks=marks, path=path, digest=zlib.crc32(data), size=len(data))
+
+    def _bytes(self) -> bytes:
+        if self.path is None:
+            return self.data
+        try:
+            with self.path.open("rb") as handle:
+                data = handle.read(self.size + 1)  # never more than what was parsed
+        except OSError:
+            return b""
+        # Changed since it was parsed: its positions would be wrong, so give none.
+        same = len(data) == self.size and zlib.crc32(data) == self.digest
+        return data if same else b""
 
     def positions(self, document: int) -> dict[JsonPath, tuple[int, int]]:
         """Return the position index of one document (parsing the file again on first use)."""
         if self._index is None:
-            self._index = position_index(self.data)
+            self._index = position_index(self._bytes())
         if 0 <= document < len(self._index):
             return self._index[document]
         return {}
 
     def locate(self, document: int, path: Sequence[PathPart]) -> Location:
         """Return where ``path`` (or its nearest present parent) is in one document."""
-        index = self.positions(document)
         key = tuple(path)
+        if self._index is None and self._marks is not None and 0 <= document < len(self._marks):
+            marked = self._marks[document].get(key)
+            if marked is not None:
+                return Location(self.name, marked[0], marked[1])
+        index = self.positions(document)
         while True:
             found = index.get(key)
             if found is not None:
@@ -480,6 +541,10 @@ class SourceFile:
             if not key:
                 return Location(self.name, 1, 1)
             key = key[:-1]
+
+    def release(self) -> None:
+        """Drop the full position index (it is rebuilt from the bytes if asked for again)."""
+        self._index = None
 
 
 @dataclass(frozen=True)
@@ -492,3 +557,7 @@ class DocumentLocator:
     def locate(self, path: Sequence[PathPart]) -> Location:
         """Return the location of ``path`` (or of its nearest present parent)."""
         return self.source.locate(self.document, path)
+
+    def release(self) -> None:
+        """Let the file drop its full position index: no more locations will be asked for."""
+        self.source.release()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from reconciler.model.errors import Location
 
@@ -27,6 +27,15 @@ class Locator(Protocol):
 
     def locate(self, path: Sequence[PathPart]) -> Location:
         """Return the location of ``path`` (or of its nearest present parent)."""
+        ...
+
+
+@runtime_checkable
+class Releasable(Protocol):
+    """A locator that caches position maps and can drop them when no more are needed."""
+
+    def release(self) -> None:
+        """Drop cached position data; ``locate`` still works (it may re-read the source)."""
         ...
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
 from reconciler.model.errors import ConfigError, Location, ManifestError, PlanError
-from reconciler.model.resources import Resource
+from reconciler.model.resources import Releasable, Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
@@ -89,11 +89,32 @@ async def plan_resources(
     """Fetch live state and plan every selected resource."""
     selected = select_targets(resources, options.targets)
     need_dashboards = options.prune and bool(state.dashboards())
-    fetcher = Fetcher(client, organization_fallback=state.organization_values, progress=progress)
+    planned: dict[str, Action] = {}
+
+    def plan_now(resource: Resource) -> None:
+        # Streaming: a pipe is planned the moment its live object (or error) is in, while the
+        # other requests are still in flight; then its live object and position map are let go.
+        planned[resource.key] = plan_resource(resource, fetcher.live, state, options)
+        fetcher.live.pipes.pop(resource.key, None)
+        if isinstance(resource.locator, Releasable):
+            resource.locator.release()
+
+    fetcher = Fetcher(
+        client,
+        organization_fallback=state.organization_values,
+        progress=progress,
+        on_pipe=plan_now,
+    )
     live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards([r for r in selected if r.kind == "Dashboard"], live, state, current)
-    actions = [plan_resource(resource, live, state, options, bindings) for resource in selected]
+    # The plan keeps the manifests' order whatever order the answers came in.
+    actions = [
+        planned[resource.key]
+        if resource.key in planned
+        else plan_resource(resource, live, state, options, bindings)
+        for resource in selected
+    ]
     if options.prune:
         actions.extend(_prune_actions(current, bindings, live, state, options))
     plan = Plan(
