@@ -79,17 +79,20 @@ def test_refused_credentials_stop_the_run_with_one_message_naming_the_variable(
 
 
 class FlakyAfterFirst(httpx.AsyncBaseTransport):
-    """Answers from the emulator app, but refuses the connection on chosen calls."""
+    """Answers from the emulator app, but fails the connection on chosen calls."""
 
-    def __init__(self, fail_on: set[int]) -> None:
+    def __init__(
+        self, fail_on: set[int], error: type[httpx.TransportError] = httpx.ConnectError
+    ) -> None:
         self.inner = httpx.ASGITransport(app=emulator_app())
         self.fail_on = fail_on
+        self.error = error
         self.calls = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.calls += 1
         if self.calls in self.fail_on:
-            raise httpx.ConnectError("connection refused", request=request)
+            raise self.error("connection failed", request=request)
         return await self.inner.handle_async_request(request)
 
 
@@ -105,9 +108,12 @@ def test_a_connection_error_after_the_server_answered_is_still_retried() -> None
     assert calls == 3 and stats.requests["management"] == 3
 
 
-def test_first_contact_refusal_fails_every_later_request_without_sending_it() -> None:
+@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout])
+def test_first_contact_failure_fails_every_later_request_without_sending_it(
+    error: type[httpx.TransportError],
+) -> None:
     async def go() -> Any:
-        transport = FlakyAfterFirst(fail_on={1})
+        transport = FlakyAfterFirst(fail_on={1}, error=error)
         async with Client(config(), transport=transport) as client:
             with pytest.raises(ServiceUnreachable):
                 await client.get(f"/v1/organizations/{ORG}")

@@ -27,7 +27,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "parallelism: 4\n"
         "rates:\n"
         "  management: 5/10\n"
-        "envFile: .env\n",
+        "envFile: .env\n"
+        "limits:\n"
+        "  maxAttempts: 3\n",
         encoding="utf-8",
     )
     (tmp_path / "sub").mkdir()
@@ -54,6 +56,9 @@ def test_precedence_is_flag_then_environment_then_project_file_then_default(
 ) -> None:
     assert settings({})["parallelism"] == ("4", "../reconcile.yaml:4")
     assert settings({})["timeout"] == ("30.0", "default")
+    assert settings({})["limits.maxAttempts"] == ("3", "../reconcile.yaml:9")
+    env_attempts = {"RECONCILE_MAX_ATTEMPTS": "5"}
+    assert settings(env_attempts)["limits.maxAttempts"] == ("5", "env RECONCILE_MAX_ATTEMPTS")
     env = {"RECONCILE_BASE_URL": "http://127.0.0.1:1"}
     assert settings(env)["baseUrl"] == ("http://127.0.0.1:1", "env RECONCILE_BASE_URL")
     assert settings(env, "--parallelism", "2")["parallelism"] == ("2", "flag --parallelism")

@@ -64,6 +64,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(("parallelism",), "parallelism"),
     Setting(("timeout",), "timeout"),
     Setting(("lockTimeout",), "lock_timeout"),
+    Setting(("limits", "maxWait"), "max_wait"),
+    Setting(("limits", "retryBudget"), "retry_budget"),
+    Setting(("limits", "maxAttempts"), "max_attempts"),
+    Setting(("limits", "requestDeadline"), "request_deadline"),
+    Setting(("limits", "maxResponseSize"), "max_response_size"),
 )
 SETTING_PARAMS = frozenset(s.param for s in SETTINGS)
 

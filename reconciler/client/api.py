@@ -556,6 +556,8 @@ class Client:
             attempts.notes.append(type(exc).__name__)
             raise _Retryable(error) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                self.first_contact.transport_error(interface, exc, str(http.base_url))
             error = self._transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
             raise _Retryable(error, unknown_outcome=True) from None

@@ -3,7 +3,8 @@
 Retries exist for a server that answered before and stumbles; they are wrong for a wrong port,
 an ``https://`` URL pointing at a plain-HTTP server, or a bad key, where each retry only
 delays the one useful message. ``FirstContact`` watches each interface: a connection error
-before any response has arrived from it becomes ``ServiceUnreachable`` (not retried), and a
+(refused, TLS, or a connect timeout) before any response has arrived from it becomes
+``ServiceUnreachable`` (not retried), and a
 401 — or a 403 before any request on that interface succeeded — becomes
 ``AuthenticationFailed``, naming the variables to check. Once either happens, every later
 request of the run fails at once with the same error, so the run stops with one message
@@ -47,7 +48,9 @@ class FirstContact:
 
     def transport_error(self, interface: str, exc: Exception, url: str) -> None:
         """Raise ``ServiceUnreachable`` if ``interface`` never answered; else return (retry)."""
-        if interface in self._answered or not isinstance(exc, httpx.ConnectError):
+        if interface in self._answered or not isinstance(
+            exc, httpx.ConnectError | httpx.ConnectTimeout
+        ):
             return
         self.fatal = ServiceUnreachable(
             interface=interface,
@@ -81,7 +84,9 @@ class FirstContact:
 
 
 def _reason(exc: Exception) -> str:
-    """Say in words why a connection failed (refused, TLS, name lookup)."""
+    """Say in words why a connection failed (refused, TLS, no answer, name lookup)."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "no answer to the connection (a wrong host or port, or a firewall dropping packets)"
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ssl.SSLError):
