@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,21 @@ def pipe_spec(
 ) -> dict[str, Any]:
     """Return a Pipe spec with identity and the given managed fields."""
     return {"organizationId": ORG_ID, "serviceId": service_id, "pipeId": pipe_id, **fields}
+
+
+def settle(emulator: Any, timeout: float = 10.0) -> None:
+    """Wait until the emulator has answered every request it received (a killed client's too).
+
+    A request sent just before its client was killed is still handled by the server a moment
+    later; a run started at once could read an object before that write lands.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = emulator.requests()
+        if all(r["status"] is not None or r["fault"] == "drop" for r in log):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the emulator still has requests in flight")
 
 
 def writes(log: list[dict[str, Any]]) -> list[dict[str, Any]]:

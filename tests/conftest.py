@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,21 +97,6 @@ class Emulator:
     def set_service_state(self, service_id: str, state: str) -> None:
         """Force a service's state (e.g. ``idle``)."""
         self._admin("POST", f"/_emulator/services/{service_id}/state", {"state": state})
-
-    def settle(self, quiet: float = 0.5, timeout: float = 15.0) -> None:
-        """Wait until no new request has reached the log for ``quiet`` seconds.
-
-        A killed client's requests that were in flight still complete on the server (it has no
-        idempotency keys); a test that runs the next apply must let them land first.
-        """
-        deadline = time.monotonic() + timeout
-        seen = len(self.requests())
-        while time.monotonic() < deadline:
-            time.sleep(quiet)
-            now = len(self.requests())
-            if now == seen:
-                return
-            seen = now
 
     def data(self) -> dict[str, Any]:
         """The whole store, secrets included."""

@@ -17,7 +17,7 @@ import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
@@ -265,7 +265,7 @@ def test_apply_killed_midway_should_finish_on_the_next_run(
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    emulator.settle()  # the killed run's requests in flight land before the next run reads
+    settle(emulator)
     done_before = len(writes(emulator.requests()))
     assert 0 < done_before < 45, "the kill did not land in the middle of the run"
     json.loads(state.read_text())  # never half-written
