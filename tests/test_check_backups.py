@@ -15,7 +15,7 @@ from tests.test_inventory_get import ISO, api_paths, invoke
 
 def test_all_services_are_checked_and_staging_is_the_only_offender(emulator: Emulator) -> None:
     out = invoke(emulator, "check", "backups", "--max-age", "26h")
-    assert out.code == 1
+    assert out.code == 2
     lines = out.output.splitlines()
     assert lines[0].split()[:2] == ["SERVICE", "STATUS"]
     status = {line.split()[0]: line.split()[1] for line in lines[1:4]}
@@ -37,9 +37,9 @@ def test_a_fresh_service_passes_with_exit_zero(emulator: Emulator) -> None:
     assert "STALE" not in out.output
 
 
-def test_a_stale_service_fails_with_exit_one(emulator: Emulator) -> None:
+def test_a_stale_service_fails_with_exit_two(emulator: Emulator) -> None:
     out = invoke(emulator, "check", "backups", "--max-age", "26h", "--service", "staging")
-    assert out.code == 1
+    assert out.code == 2
     assert "  STALE staging: last good backup" in out.output
 
 
@@ -60,7 +60,7 @@ def test_services_given_by_id_cost_one_backups_request_each(emulator: Emulator) 
         "--service",
         STAGING,
     )
-    assert out.code == 1
+    assert out.code == 2
     assert sorted(api_paths(emulator)) == [
         f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/backups",
         f"/v1/organizations/{ORG_ID}/services/{STAGING}/backups",
@@ -78,7 +78,7 @@ def test_default_selection_costs_one_services_request_plus_one_per_service(
 
 def test_json_output_reports_each_service_and_the_last_error(emulator: Emulator) -> None:
     out = invoke(emulator, "check", "backups", "--max-age", "26h", "-o", "json")
-    assert out.code == 1
+    assert out.code == 2
     body = json.loads(out.output)
     assert body["ok"] is False and body["maxAgeSeconds"] == 26 * 3600
     by_name = {s["service"]: s for s in body["services"]}

@@ -80,7 +80,9 @@ def test_check_backups_metrics_count_fresh_and_stale_services(
     result = run_cli(
         ["check", "backups", "--max-age", "26h", "--metrics-file", str(metrics)], emulator.env()
     )
-    assert result.exit_code == 1  # the seed has one service without a recent backup
+    assert (
+        result.exit_code == 2
+    )  # stale (a finding): the seed has one service without a recent backup
     found = samples(metrics)
     check = {"command": "check_backups"}
     assert value(found, "reconcile_resources", outcome="stale", **check) == 1

@@ -76,19 +76,40 @@ def cli(ctx: click.Context, debug: bool) -> None:
 register(cli)
 
 
+def debug_first(args: list[str]) -> tuple[list[str], bool]:
+    """Move ``--debug`` to the front wherever it was given (before or after the subcommand)."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:end]:
+        return list(args), False
+    rest = [a for a in args[:end] if a != "--debug"] + list(args[end:])
+    return ["--debug", *rest], True
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and map errors to exit codes (the only place that does)."""
-    args = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in args
-    try:
-        rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
-    except ReconcileError as exc:
+    """Run the CLI and map errors to exit codes (the only place that does).
+
+    Every error ends as ``Error: …`` on stderr and, when the command was asked for ``-o json``
+    or ``-o markdown``, one document on stdout carrying ``errors[]`` and the exit code. No user
+    error shows a traceback unless ``--debug`` is given (before or after the subcommand).
+    """
+    from reconciler.cli import machine
+
+    args, debug = debug_first(sys.argv[1:] if argv is None else argv)
+    machine.reset()
+
+    def fail(exc: BaseException, message: str, code: int) -> None:
         if debug:
             import traceback
 
-            traceback.print_exc()
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+            traceback.print_exception(exc)
+        click.echo(f"Error: {message}", err=True)
+        machine.emit_error(exc, code)
+        sys.exit(code)
+
+    try:
+        rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
+    except ReconcileError as exc:
+        fail(exc, str(exc), exc.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(1)
@@ -96,8 +117,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
+        machine.emit_error(exc, 1 if exc.exit_code == 2 else exc.exit_code)
         sys.exit(1 if exc.exit_code == 2 else exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:
+        # A file the user named could not be read or written: say which, without a traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        fail(exc, f"{exc.strerror or exc}{where}", 1)
+    except Exception as exc:  # the last line of defence: no traceback unless --debug
+        fail(
+            exc, f"internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", 1
+        )
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.common import Connection
+from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import ManifestOptions, plan_options
 
@@ -49,6 +50,9 @@ def _apply_options(func: Any) -> Any:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    is_eager=True,
+    callback=remember_output,
+    help="text, or json: one document on stdout, also on errors (schemas/apply-result.schema.json).",
 )
 @click.option(
     "--lock-timeout",
@@ -102,36 +106,43 @@ def apply(
     result = run(apply_plan(config, request, hooks))
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
+    code = 1 if result.failed else 0
+    errors: list[dict[str, Any]] = []
+    notes: list[str] = []
     if result.status is ApplyStatus.STALE:
-        for message in result.stale.values():
+        for key, message in result.stale.items():
             click.echo(f"Error: {message}", err=True)
-        click.echo(
-            f"Nothing applied: {len(result.stale)} action(s) are stale. Run plan again, or pass --partial "
-            "to apply the others.",
-            err=True,
+            errors.append({"type": "StalePlan", "resource": key, "message": message})
+        notes.append(
+            f"Nothing applied: {len(result.stale)} action(s) are stale. Run plan again, or pass "
+            "--partial to apply the others."
         )
+        click.echo(notes[-1], err=True)
     elif result.status is ApplyStatus.ALREADY_APPLIED:
-        message = (
+        notes = [
+            *result.applied.values(),
             "This saved plan was already applied: nothing sent. Run plan again to see what, "
-            "if anything, is left to change."
-        )
+            "if anything, is left to change.",
+        ]
         if text_out:
-            click.echo("\n".join([*result.applied.values(), message]))
-        else:
-            click.echo(json.dumps(_results_json([], result.plan), indent=2))
-            click.echo(message, err=True)
+            click.echo("\n".join(notes))
     elif result.status is ApplyStatus.NOTHING_TO_APPLY:
+        notes.append("Nothing to apply.")
         if text_out:
-            click.echo("Nothing to apply.")
-        else:
-            click.echo(json.dumps(_results_json([], result.plan), indent=2))
+            click.echo(notes[-1])
     elif result.status is ApplyStatus.CANCELLED:
-        click.echo("Apply cancelled; nothing was sent.")
+        notes.append("Apply cancelled; nothing was sent.")
+        errors.append({"type": "Cancelled", "message": notes[-1]})
+        if text_out:
+            click.echo(notes[-1])
     elif text_out:
         click.echo(_results_text(result, color))
-    else:
-        click.echo(json.dumps(_results_json(result.results, result.plan), indent=2))
-    return 1 if result.failed else 0
+    if not text_out:
+        document = results_document(
+            result.results, result.plan, errors=errors, exit_code=code, notes=notes
+        )
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    return code
 
 
 def _confirm(plan: Plan) -> bool:
@@ -176,9 +187,30 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     return "\n".join(lines)
 
 
-def _results_json(results: Sequence[ActionResult], plan: Plan) -> dict[str, Any]:
+def results_document(
+    results: Sequence[ActionResult],
+    plan: Plan,
+    *,
+    errors: Sequence[Mapping[str, Any]] = (),
+    exit_code: int | None = None,
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Return the ``apply -o json`` document (schemas/apply-result.schema.json)."""
+    from reconciler.plan.planfile import action_errors
+
+    entries = [*map(dict, errors), *action_errors(plan)]
+    planned_errors = {a.key for a in plan.failed}
+    entries += [
+        {"type": "ApplyFailure", "resource": r.key, "outcome": str(r.outcome), "message": m}
+        for r in results
+        if r.failed and r.key not in planned_errors
+        for m in (r.messages or (str(r.outcome),))
+    ]
     return {
         "formatVersion": 1,
+        "exitCode": exit_code if exit_code is not None else (1 if entries else 0),
+        "errors": entries,
+        "notes": list(notes),
         "summary": _count(results),
         "planErrors": [{"resource": a.key, "errors": list(a.errors)} for a in plan.failed],
         "results": [

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from reconciler.cli.common import Connection, api_options
+from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option, note
 
 if TYPE_CHECKING:
@@ -389,10 +390,15 @@ def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any
 
 # -- check ----------------------------------------------------------------------------------
 
+# A finding (stale backups) is not an error: automation must tell it from a check that could not
+# run (exit 1, like every error), as `plan --detailed-exitcode` tells drift (2) from errors.
+STALE_BACKUPS = 2
+
 
 @click.group("check")
 def check() -> None:
-    """Health checks for cron: exit 0 when healthy, 1 when a finding is reported."""
+    """Health checks for cron: exit 0 when healthy, 2 when a finding is reported, 1 when the
+    check could not run."""
 
 
 @check.command("backups")
@@ -413,6 +419,8 @@ def check() -> None:
     type=click.Choice(["table", "json"]),
     default="table",
     show_default=True,
+    is_eager=True,
+    callback=remember_output,
 )
 @_org_option
 @api_options
@@ -424,7 +432,12 @@ def check_backups(
     service_refs: tuple[str, ...],
     output: str,
 ) -> int:
-    """Exit 0 when every selected service has a `done` backup newer than --max-age, else 1."""
+    """Exit 0 when every selected service has a `done` backup newer than --max-age.
+
+    \b
+    Exit codes: 0 every backup fresh, 2 a service's backups are stale (the finding),
+    1 the check could not run (unknown service, API or connection error).
+    """
     import json
     from datetime import UTC, datetime
 
@@ -462,4 +475,4 @@ def check_backups(
             click.echo(
                 f"\nAll {len(results)} services have a done backup newer than {max_age_text}."
             )
-    return 1 if stale else 0
+    return STALE_BACKUPS if stale else 0

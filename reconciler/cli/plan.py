@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ import click
 
 from reconciler.cli.common import Connection, api_options, collect, organization_option
 from reconciler.cli.completion import complete_targets
+from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
@@ -47,6 +49,20 @@ class ManifestOptions:
         return PlanOptions(
             targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
         )
+
+
+def _prepare_out(path: Path) -> None:
+    """Create ``--out``'s directory and check it is writable before any request is made."""
+    from reconciler.model.errors import ConfigError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"--out {path}: cannot create its directory {path.parent} ({exc.strerror or exc})"
+        ) from None
+    if path.is_dir() or not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"--out {path}: not a writable file path")
 
 
 def plan_options(func: Any, *, paths_required: bool = True) -> Any:
@@ -113,6 +129,10 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
     type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
+    is_eager=True,
+    callback=remember_output,
+    help="text, json (one document on stdout, also on errors: schemas/plan.schema.json) or "
+    "markdown (for pull-request comments, errors included).",
 )
 @click.option(
     "--out",
@@ -149,6 +169,8 @@ def plan(
 
     scope = manifests.scope()
     config = connection.api_config()
+    if out_file:
+        _prepare_out(Path(out_file))
     computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
     result = computed.plan
     note_plan(result)
@@ -156,8 +178,9 @@ def plan(
         save_plan(
             computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
         )
+    code = 1 if result.failed else 2 if detailed_exitcode and result.changed else 0
     if output == "json":
-        click.echo(planfile.dumps(result), nl=False)
+        click.echo(planfile.dumps(result, exit_code=code), nl=False)
     elif output == "markdown":
         click.echo(render_markdown(result), nl=False)
     else:
@@ -166,8 +189,4 @@ def plan(
             click.echo(
                 f"Saved the plan to {out_file}; apply it with: reconcile apply --plan {out_file}"
             )
-    if result.failed:
-        return 1
-    if detailed_exitcode and result.changed:
-        return 2
-    return 0
+    return code

@@ -9,7 +9,7 @@ omitted (``old`` missing means the field was absent), so ``null`` always means J
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -78,10 +78,38 @@ def action_to_json(action: Action) -> dict[str, Any]:
     }
 
 
-def plan_to_json(plan: Plan) -> dict[str, Any]:
-    """Return the versioned, redacted JSON document of a plan."""
+def action_errors(plan: Plan) -> list[dict[str, Any]]:
+    """Return each action's errors as ``errors[]`` entries naming resource and manifest place."""
+    return [
+        {
+            "type": "PlanError",
+            "resource": action.key,
+            "message": message,
+            "file": action.location.file,
+            "line": action.location.line,
+            "col": action.location.col,
+        }
+        for action in plan.actions
+        for message in action.errors
+    ]
+
+
+def plan_to_json(
+    plan: Plan,
+    *,
+    errors: Sequence[Mapping[str, Any]] = (),
+    exit_code: int | None = None,
+) -> dict[str, Any]:
+    """Return the versioned, redacted JSON document of a plan.
+
+    ``errors`` lists what ended the run (manifest, connection, lock errors) before the actions'
+    own errors; ``exitCode`` mirrors the command's exit status (default: 1 on errors, else 0).
+    """
+    entries = [*map(dict, errors), *action_errors(plan)]
     return {
         "formatVersion": PLAN_FORMAT_VERSION,
+        "exitCode": exit_code if exit_code is not None else (1 if entries else 0),
+        "errors": entries,
         "reconcileVersion": package_version(),
         "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         "manifestPaths": list(plan.manifest_paths),
@@ -93,9 +121,12 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
     }
 
 
-def dumps(plan: Plan) -> str:
+def dumps(
+    plan: Plan, *, errors: Sequence[Mapping[str, Any]] = (), exit_code: int | None = None
+) -> str:
     """Return the plan document as indented JSON text."""
-    return json.dumps(plan_to_json(plan), indent=2, ensure_ascii=False) + "\n"
+    document = plan_to_json(plan, errors=errors, exit_code=exit_code)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 # -- reading a saved plan ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ clear: sensitive changes carry the ``(sensitive value changed)`` text and bodies
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import click
@@ -218,6 +218,27 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
         kept += 1
     out += f"\n_Details of {len(rows) - kept} more resources elided to stay under {limit:,} characters; see `reconcile plan --output json`._\n"
     return out
+
+
+def render_errors_markdown(errors: Iterable[Mapping[str, Any]], exit_code: int) -> str:
+    """Render the errors that stopped a plan (bad manifests, connection, lock) as markdown."""
+    lines = [
+        "### reconcile plan",
+        "",
+        f"**The plan could not be computed (exit {exit_code}).** Nothing was sent.",
+        "",
+        "| | Where | Field | Error |",
+        "|---|---|---|---|",
+    ]
+    for error in errors:
+        where = ""
+        if error.get("file"):
+            where = f"`{error['file']}:{error.get('line', 0)}:{error.get('col', 0)}`"
+        elif error.get("resource"):
+            where = f"`{error['resource']}`"
+        field = f"`{_md_escape(str(error['path']))}`" if error.get("path") else ""
+        lines.append(f"| ❌ | {where} | {field} | {_md_escape(str(error.get('message', '')))} |")
+    return "\n".join(lines) + "\n"
 
 
 def _md_details(action: Action, with_bodies: bool) -> str:

@@ -135,4 +135,5 @@ def save_plan(
     if not result.state.exists:
         with contextlib.closing(result.scope.backend()) as backend:
             create_state(backend, result.state, timeout=lock_timeout)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(result.plan), encoding="utf-8")
