@@ -20,14 +20,14 @@ import asyncio
 import contextlib
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
+from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
-from reconciler.client.live import read_dashboards
-from reconciler.model.errors import ApiError
+from reconciler.model.errors import ApiError, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
@@ -83,25 +83,6 @@ class ActionResult:
         return self.outcome in FAILURES
 
 
-@dataclass
-class ApplyReport:
-    """Every action's result, in plan order."""
-
-    results: list[ActionResult] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[ActionResult]:
-        """Return the results that leave work undone."""
-        return [r for r in self.results if r.failed]
-
-    def counts(self) -> dict[str, int]:
-        """Count results by outcome."""
-        out: dict[str, int] = {}
-        for result in self.results:
-            out[result.outcome] = out.get(result.outcome, 0) + 1
-        return out
-
-
 class Applier:
     """Carries out a plan's actions through a client, recording state as it goes."""
 
@@ -129,7 +110,7 @@ class Applier:
         *,
         stale: Mapping[str, str] | None = None,
         applied: Mapping[str, str] | None = None,
-    ) -> ApplyReport:
+    ) -> tuple[ActionResult, ...]:
         """Apply every action of ``plan``; ``stale`` maps resource keys to a staleness message,
         ``applied`` those a saved plan already applied (reported unchanged, never resent)."""
         stale = stale or {}
@@ -153,7 +134,7 @@ class Applier:
             results = await asyncio.gather(*(one(a) for a in plan.actions))
         finally:
             await self.flush()
-        return ApplyReport(list(results))
+        return tuple(results)
 
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:
@@ -253,8 +234,9 @@ class Applier:
         """Re-read after a lost answer; return the live object if the write took effect."""
         try:
             if action.kind == "Dashboard" and request.method == "POST":
-                listed = await read_dashboards(self.client)
-                if listed is None:
+                try:
+                    listed = await reads.list_dashboards(self.client)
+                except Unsupported:
                     self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
                     return None
                 known = {r.id for r in self.state.dashboards().values()}

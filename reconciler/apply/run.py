@@ -11,7 +11,7 @@ says what happened, so the caller renders it and chooses the exit code.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -43,6 +43,14 @@ def AUTO_APPROVE(plan: Plan) -> bool:
 
 def _show_nothing(plan: Plan) -> None:
     return None
+
+
+def count_outcomes(results: Iterable[ActionResult]) -> dict[str, int]:
+    """Count action results by outcome."""
+    out: dict[str, int] = {}
+    for result in results:
+        out[result.outcome] = out.get(result.outcome, 0) + 1
+    return out
 
 
 class ApplyStatus(StrEnum):
@@ -93,10 +101,7 @@ class ApplyResult:
 
     def counts(self) -> dict[str, int]:
         """Count the actions' results by outcome."""
-        out: dict[str, int] = {}
-        for result in self.results:
-            out[result.outcome] = out.get(result.outcome, 0) + 1
-        return out
+        return count_outcomes(self.results)
 
     @property
     def failed(self) -> bool:
@@ -173,7 +178,7 @@ class _Run:
         bar = self.hooks.progress("applying", len(plan.actions), "action")
         try:
             applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
-            report = await applier.apply(plan, stale=stale, applied=applied)
+            results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
-        return ApplyResult(ApplyStatus.APPLIED, plan, tuple(report.results), stale, applied)
+        return ApplyResult(ApplyStatus.APPLIED, plan, results, stale, applied)

@@ -11,14 +11,15 @@ match the fingerprints the plan recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.apply.verify import unconverged, value_at
+from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.live import read_dashboards
-from reconciler.client.paths import PipeIds, organization_path
+from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, ManifestError, ManifestErrors, PlanError, Unsupported
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint
@@ -52,7 +53,8 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
     result = SavedPlanCheck()
     dashboards: list[dict[str, Any]] | None = None
     if any(a.kind == "Dashboard" and a.has_changes and a.basis is not None for a in plan.actions):
-        dashboards = await read_dashboards(client)
+        with contextlib.suppress(Unsupported):
+            dashboards = await reads.list_dashboards(client)
 
     async def check(action: Action) -> None:
         if not action.has_changes:
@@ -65,15 +67,12 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
             return
         try:
             if action.kind == "Pipe":
-                path = PipeIds.from_target(action.target).path
-                live: Any = await client.get(path, resource=label)
+                ids = PipeIds.from_target(action.target)
+                live: Any = await reads.get_pipe(client, ids, name=action.name)
             elif action.kind == "Organization":
+                org = action.target["organizationId"]
                 try:
-                    live = await client.get(
-                        organization_path(action.target["organizationId"]),
-                        resource=label,
-                        optional=True,
-                    )
+                    live = await reads.get_organization(client, org, name=action.name)
                 except Unsupported:
                     return
             else:

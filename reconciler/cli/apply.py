@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection
-from reconciler.cli.machine import remember_output
+from reconciler.cli.common import Connection, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
-from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
 
 if TYPE_CHECKING:
     from reconciler.apply.applier import ActionResult
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _apply_options(func: Any) -> Any:
-    return plan_options(func, paths_required=False)
+    return plan_options(func)
 
 
 @click.command("apply")
@@ -43,24 +42,13 @@ def _apply_options(func: Any) -> Any:
     is_flag=True,
     help="With --plan: apply the actions that are not stale even if some are.",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    is_eager=True,
-    callback=remember_output,
+@output_option(
+    "text",
+    "json",
+    machine=True,
     help="text, or json: one document on stdout, also on errors (schemas/apply-result.schema.json).",
 )
-@click.option(
-    "--lock-timeout",
-    default=0.0,
-    show_default=True,
-    type=float,
-    help="Seconds to wait for the state lock.",
-)
+@lock_timeout_option()
 @metrics_option("apply")
 def apply(
     manifests: ManifestOptions,
@@ -79,7 +67,7 @@ def apply(
     from reconciler.plan.render import render_text
 
     if not plan_file and not manifests.paths:
-        raise ConfigError("give manifest PATHS, or --plan FILE")
+        raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
     color = use_color()
     text_out = output == "text"
     saved = planfile.load(Path(plan_file)) if plan_file else None
@@ -196,6 +184,7 @@ def results_document(
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Return the ``apply -o json`` document (schemas/apply-result.schema.json)."""
+    from reconciler.apply.run import count_outcomes
     from reconciler.plan.planfile import action_errors
 
     entries = [*map(dict, errors), *action_errors(plan)]
@@ -211,7 +200,7 @@ def results_document(
         "exitCode": exit_code if exit_code is not None else (1 if entries else 0),
         "errors": entries,
         "notes": list(notes),
-        "summary": _count(results),
+        "summary": count_outcomes(results),
         "planErrors": [{"resource": a.key, "errors": list(a.errors)} for a in plan.failed],
         "results": [
             {
@@ -235,10 +224,3 @@ def results_document(
             for r in results
         ],
     }
-
-
-def _count(results: Sequence[ActionResult]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in results:
-        out[r.outcome] = out.get(r.outcome, 0) + 1
-    return out

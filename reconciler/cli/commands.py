@@ -12,13 +12,12 @@ from typing import Any
 
 import click
 
-# (module, attribute) of each command; a module that is missing is skipped so that the
-# group still works while a command family is being built.
+# (module, attribute) of each command, in the order ``--help`` lists them.
 _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.validate", "validate"),
     ("reconciler.cli.plan", "plan"),
     ("reconciler.cli.apply", "apply"),
-    ("reconciler.cli.inventory", "get"),
+    ("reconciler.cli.get", "get"),
     ("reconciler.cli.inventory", "export"),
     ("reconciler.cli.inventory", "check"),
     ("reconciler.cli.emulator", "emulator"),
@@ -65,18 +64,11 @@ def _leaves(command: click.Command) -> list[click.Command]:
 
 
 def register(group: click.Group) -> None:
-    """Add every available command to ``group``."""
+    """Add every command to ``group``."""
     for module_name, attr in _COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        group.add_command(getattr(module, attr))
-    if "apply" in group.commands:
-        from reconciler.cli.project import config_command
+        group.add_command(getattr(importlib.import_module(module_name), attr))
+    from reconciler.cli.project import config_command
 
-        group.add_command(config_command(group.commands["apply"]))
+    group.add_command(config_command(group.commands["apply"]))
     for leaf in _leaves(group):
         leaf.params.extend(_settings_params())

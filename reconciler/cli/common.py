@@ -164,8 +164,19 @@ def api_options(func: F) -> F:
     return func
 
 
-def format_option(*choices: str) -> Callable[[F], F]:
-    """Add ``-o/--output`` choosing among ``choices`` (the first is the default)."""
+def output_option(
+    *choices: str, help: str | None = None, machine: bool = False
+) -> Callable[[F], F]:
+    """``-o/--output`` choosing among ``choices``; the first is the default.
+
+    ``machine``: the format is remembered before anything else is parsed, so that even an
+    error is reported in it (``reconciler.cli.machine``).
+    """
+    extra: dict[str, Any] = {}
+    if machine:
+        from reconciler.cli.machine import remember_output
+
+        extra = {"is_eager": True, "callback": remember_output}
     return click.option(
         "--output",
         "-o",
@@ -173,8 +184,20 @@ def format_option(*choices: str) -> Callable[[F], F]:
         type=click.Choice(list(choices)),
         default=choices[0],
         show_default=True,
-        help="Output format.",
+        help=help,
+        **extra,
     )
+
+
+def path_option(flag: str, name: str, help: str, *, directory: bool = False) -> Callable[[F], F]:
+    """An option naming a file (or, with ``directory``, a directory) to write."""
+    kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
+    return click.option(flag, name, type=kind, help=help)
+
+
+def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Callable[[F], F]:
+    """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock)."""
+    return click.option("--lock-timeout", default=0.0, show_default=True, type=float, help=help)
 
 
 def limit_options() -> list[Callable[[F], F]]:

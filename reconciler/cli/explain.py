@@ -6,12 +6,12 @@ import json
 
 import click
 
-from reconciler.cli.common import format_option
+from reconciler.cli.common import output_option
 
 
 @click.command("explain")
 @click.argument("target", metavar="KIND[.path]")
-@format_option("text", "json")
+@output_option("text", "json", help="Output format.")
 def explain(target: str, output: str) -> int:
     """Describe a field: type, bounds, values, description, and whether it is writable,
     a read-only expectation or a sensitive secret (e.g. Pipe.spec.settings.engine_max_threads).

@@ -1,8 +1,7 @@
-"""``reconcile get``, ``reconcile export`` and ``reconcile check``: read-only inventory commands.
+"""``reconcile export`` and ``reconcile check``: read-only inventory commands (``get`` is in
+``reconciler.cli.get``; both share the organization flag and ``read_live`` from here).
 
-``get`` shows live objects (services, backups, a reverse private endpoint, pipes, the
-organization, dashboards) as aligned tables, or as JSON/YAML for scripts; secrets are never
-shown. ``export`` turns live objects into manifests that validate and plan to no changes.
+``export`` turns live objects into manifests that validate and plan to no changes.
 ``check backups`` is a cron-friendly freshness check: exit 0 when every selected service has
 a recent ``done`` backup, 1 (a finding, after the table) when any is stale.
 """
@@ -14,8 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, api_options
-from reconciler.cli.machine import remember_output
+from reconciler.cli.common import Connection, api_options, output_option, path_option
 from reconciler.cli.metrics import metrics_option, note
 
 if TYPE_CHECKING:
@@ -23,10 +21,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-OUTPUTS = click.Choice(["table", "json", "yaml"])
 
-
-def _org_option(func: Any) -> Any:
+def org_option(func: Any) -> Any:
+    """Add ``--organization`` (the organization the read-only commands look at)."""
     return click.option(
         "--organization",
         envvar="RECONCILE_ORGANIZATION_ID",
@@ -35,32 +32,14 @@ def _org_option(func: Any) -> Any:
     )(func)
 
 
-def _output_option(func: Any) -> Any:
-    return click.option(
-        "--output",
-        "-o",
-        "output",
-        type=OUTPUTS,
-        default="table",
-        show_default=True,
-        help="Table for people, JSON or YAML for scripts.",
-    )(func)
-
-
-def _service_option(func: Any) -> Any:
-    return click.option("--service", required=True, metavar="NAME|ID", help="Service name or id.")(
-        func
-    )
-
-
-def _reading(
+def read_live(
     connection: Connection,
     organization: str | None,
     fetch: Callable[[Client, str], Awaitable[T]],
     *,
     need_org: bool = True,
 ) -> T:
-    """Open a client with the connection flags and run ``fetch(client, org)``."""
+    """Open a client with the connection flags and run ``fetch(client, org)`` (one core call)."""
     from reconciler.cli.common import run
     from reconciler.client.api import Client
     from reconciler.model.errors import ConfigError
@@ -76,181 +55,6 @@ def _reading(
             return await fetch(client, org)
 
     return run(go())
-
-
-def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
-    from reconciler.inventory.reads import redact_secrets
-    from reconciler.inventory.views import dump
-
-    if output == "table":
-        click.echo(table(), nl=False)
-    else:
-        click.echo(dump(redact_secrets(value), output), nl=False)
-
-
-# -- get ------------------------------------------------------------------------------------
-
-
-@click.group("get")
-def get() -> None:
-    """Show live objects (read-only): services, backups, endpoint, pipe, pipes, organization, dashboards."""
-
-
-@get.command("services")
-@click.option(
-    "--filter",
-    "filters",
-    multiple=True,
-    metavar="tag:Key[=Value]",
-    help="Keep services with this tag (repeatable; all must match).",
-)
-@_output_option
-@_org_option
-@api_options
-def services(
-    connection: Connection, organization: str | None, output: str, filters: tuple[str, ...]
-) -> int:
-    """List the organization's services."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
-    from reconciler.plan.render import table
-
-    found = _reading(
-        connection, organization, lambda client, org: inv.list_services(client, org, filters)
-    )
-    _emit(found, output, lambda: table(views.service_rows(found), views.SERVICE_HEADERS))
-    return 0
-
-
-@get.command("backups")
-@_service_option
-@click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
-@_output_option
-@_org_option
-@api_options
-def backups(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    since: str | None,
-) -> int:
-    """List a service's backups, newest first."""
-    from datetime import UTC, datetime
-
-    from reconciler.inventory import queries, views
-    from reconciler.inventory.reads import parse_duration
-    from reconciler.plan.render import table
-
-    window = parse_duration(since) if since else None
-    found = _reading(
-        connection,
-        organization,
-        lambda client, org: queries.service_backups(
-            client, org, service, since=window, now=datetime.now(UTC)
-        ),
-    )
-    _emit(found, output, lambda: table(views.backup_rows(found), views.BACKUP_HEADERS))
-    return 0
-
-
-@get.command("endpoint")
-@click.argument("endpoint_id", metavar="ID")
-@_service_option
-@_output_option
-@_org_option
-@api_options
-def endpoint(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    endpoint_id: str,
-) -> int:
-    """Show one reverse private endpoint of a service."""
-    from reconciler.inventory import queries, views
-
-    found = _reading(
-        connection,
-        organization,
-        lambda client, org: queries.service_endpoint(client, org, service, endpoint_id),
-    )
-    _emit(found, output, lambda: views.details_text(views.endpoint_details(found)))
-    return 0
-
-
-@get.command("pipe")
-@click.argument("pipe_ref", metavar="NAME|ID")
-@_service_option
-@_output_option
-@_org_option
-@api_options
-def pipe(
-    connection: Connection,
-    organization: str | None,
-    output: str,
-    service: str,
-    pipe_ref: str,
-) -> int:
-    """Show one pipe (a NAME is resolved through the service's pipe list)."""
-    from reconciler.inventory import queries, views
-
-    found = _reading(
-        connection,
-        organization,
-        lambda client, org: queries.service_pipe(client, org, service, pipe_ref),
-    )
-    _emit(found, output, lambda: views.details_text(views.pipe_details(found)))
-    return 0
-
-
-@get.command("pipes")
-@_service_option
-@_output_option
-@_org_option
-@api_options
-def pipes(connection: Connection, organization: str | None, output: str, service: str) -> int:
-    """List every pipe of a service (needs the server's pipe list)."""
-    from reconciler.inventory import queries, views
-    from reconciler.plan.render import table
-
-    found = _reading(
-        connection, organization, lambda client, org: queries.service_pipes(client, org, service)
-    )
-    _emit(found, output, lambda: table(views.pipe_rows(found), views.PIPE_HEADERS))
-    return 0
-
-
-@get.command("organization")
-@_output_option
-@_org_option
-@api_options
-def organization(connection: Connection, organization: str | None, output: str) -> int:
-    """Show the organization (needs the server's organization GET)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
-
-    found = _reading(connection, organization, inv.get_organization)
-    _emit(found, output, lambda: views.details_text(views.organization_details(found)))
-    return 0
-
-
-@get.command("dashboards")
-@_output_option
-@_org_option
-@api_options
-def dashboards(connection: Connection, organization: str | None, output: str) -> int:
-    """List the dashboards (needs the server's dashboard list)."""
-    from reconciler.inventory import reads as inv
-    from reconciler.inventory import views
-    from reconciler.plan.render import table
-
-    # Dashboards belong to the token's organization: no organization id is needed.
-    found = _reading(
-        connection, organization, lambda client, org: inv.get_dashboards(client), need_org=False
-    )
-    _emit(found, output, lambda: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS))
-    return 0
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -279,12 +83,7 @@ def dashboards(connection: Connection, organization: str | None, output: str) ->
     help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
-@click.option(
-    "--dir",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    help="Directory to write manifests into.",
-)
+@path_option("--dir", "out_dir", "Directory to write manifests into.", directory=True)
 @click.option(
     "--output-dir", "legacy_dir", type=click.Path(file_okay=False), hidden=True
 )  # deprecated spelling of --dir
@@ -297,7 +96,7 @@ def dashboards(connection: Connection, organization: str | None, output: str) ->
     metavar="[text|json]",
     help="Output format of the report (`-o DIR` is a deprecated spelling of --dir).",
 )
-@_org_option
+@org_option
 @api_options
 def export(
     connection: Connection,
@@ -332,7 +131,7 @@ def export(
         )
     if options.pipe_ids and not options.service:
         raise ConfigError("--pipe needs --service")
-    documents = _reading(
+    documents = read_live(
         connection,
         organization,
         lambda client, org: ex.collect(client, org, options),
@@ -412,17 +211,8 @@ def check() -> None:
     metavar="NAME|ID",
     help="Services to check (repeatable; default: every service).",
 )
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    is_eager=True,
-    callback=remember_output,
-)
-@_org_option
+@output_option("table", "json", machine=True)
+@org_option
 @api_options
 @metrics_option("check_backups")
 def check_backups(
@@ -441,16 +231,16 @@ def check_backups(
     import json
     from datetime import UTC, datetime
 
-    from reconciler.inventory import queries, views
+    from reconciler.inventory import reads, views
     from reconciler.inventory.reads import parse_duration
     from reconciler.plan.render import table
 
     max_age_text = max_age
     limit = parse_duration(max_age_text)
-    results = _reading(
+    results = read_live(
         connection,
         organization,
-        lambda client, org: queries.backup_freshness(
+        lambda client, org: reads.backup_freshness(
             client, org, service_refs, max_age=limit, now=datetime.now(UTC)
         ),
     )

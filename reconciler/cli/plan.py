@@ -9,9 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection, api_options, collect, organization_option
+from reconciler.cli.common import (
+    Connection,
+    api_options,
+    collect,
+    lock_timeout_option,
+    organization_option,
+    output_option,
+    path_option,
+)
 from reconciler.cli.completion import complete_targets
-from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option, note_plan
 
 if TYPE_CHECKING:
@@ -39,6 +46,10 @@ class ManifestOptions:
         from reconciler.state.backend import DEFAULT_WORKSPACE
 
         chosen = self.paths if paths is None else paths
+        if not chosen:
+            from reconciler.model.errors import ConfigError
+
+            raise ConfigError(NO_PATHS)
         address = self.state_path or str(state_path_for(None, chosen))
         return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
 
@@ -65,7 +76,11 @@ def _prepare_out(path: Path) -> None:
         raise ConfigError(f"--out {path}: not a writable file path")
 
 
-def plan_options(func: Any, *, paths_required: bool = True) -> Any:
+# Said when a command has no manifests to work on (the project file may name them).
+NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
+
+
+def plan_options(func: Any, *, paths_required: bool = False) -> Any:
     """Add the options shared by plan and apply, handed to the command as ``manifests``."""
     names = tuple(f.name for f in fields(ManifestOptions))
     func = collect("manifests", ManifestOptions, names)(func)
@@ -122,34 +137,21 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
 
 @click.command("plan")
 @plan_options
-@click.option(
-    "--output",
-    "-o",
-    "output",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    is_eager=True,
-    callback=remember_output,
+@output_option(
+    "text",
+    "json",
+    "markdown",
+    machine=True,
     help="text, json (one document on stdout, also on errors: schemas/plan.schema.json) or "
     "markdown (for pull-request comments, errors included).",
 )
-@click.option(
-    "--out",
-    "out_file",
-    type=click.Path(dir_okay=False),
-    help="Save the plan (JSON, redacted) for `apply --plan`.",
-)
+@path_option("--out", "out_file", "Save the plan (JSON, redacted) for `apply --plan`.")
 @click.option(
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
-@click.option(
-    "--lock-timeout",
-    default=0.0,
-    show_default=True,
-    type=float,
-    help="Seconds to wait for the state lock (taken only to create a new state for --out).",
+@lock_timeout_option(
+    "Seconds to wait for the state lock (taken only to create a new state for --out)."
 )
 @metrics_option("plan", success=lambda code: code in (0, 2))
 def plan(

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli.common import StateWhere, collect
+from reconciler.cli.common import StateWhere, collect, lock_timeout_option, output_option
 
 
 def _where(func: Any) -> Any:
@@ -40,25 +40,8 @@ def _where(func: Any) -> Any:
     return func
 
 
-def _lock_timeout(func: Any) -> Any:
-    return click.option(
-        "--lock-timeout",
-        default=0.0,
-        show_default=True,
-        type=float,
-        help="Seconds to wait for the state lock.",
-    )(func)
-
-
-def _output(func: Any) -> Any:
-    return click.option(
-        "--output",
-        "-o",
-        "output",
-        type=click.Choice(["text", "json"]),
-        default="text",
-        show_default=True,
-    )(func)
+_lock_timeout = lock_timeout_option()
+_output = output_option("text", "json")
 
 
 def _json(data: Any) -> None:

@@ -6,12 +6,12 @@ import json
 
 import click
 
-from reconciler.cli.common import format_option
+from reconciler.cli.common import output_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
-@format_option("text", "json")
+@output_option("text", "json", help="Output format.")
 @click.option(
     "--organization",
     envvar="RECONCILE_ORGANIZATION_ID",

@@ -63,7 +63,7 @@ from reconciler.model.secrets import reveal
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
 
-# The service's own limits per key (DESIGN.md, "API facts").
+# The service's own limits per key: 10 management requests per 10 s, 100 dashboards per minute.
 MANAGEMENT_RATE = Rate(10, 10.0)
 DASHBOARDS_RATE = Rate(100, 60.0)
 
@@ -610,24 +610,16 @@ class Client:
             raise ApiError(
                 status=status, message="response is not JSON", method=method, path=path
             ) from None
+        member = "result" if interface == MANAGEMENT else "data"
+        if not isinstance(body, dict) or member not in body:
+            raise ApiError(
+                status=status,
+                message=f"response has no '{member}' envelope",
+                method=method,
+                path=path,
+            )
         if interface == MANAGEMENT:
-            if not isinstance(body, dict) or "result" not in body:
-                raise ApiError(
-                    status=status,
-                    message="response has no 'result' envelope",
-                    method=method,
-                    path=path,
-                )
             raw_id = body.get("requestId")
             request_id = raw_id if isinstance(raw_id, str) else None
-            payload = body["result"]
-        else:
-            payload = body.get("data") if isinstance(body, dict) else None
-            if not isinstance(body, dict) or "data" not in body:
-                raise ApiError(
-                    status=status,
-                    message="response has no 'data' envelope",
-                    method=method,
-                    path=path,
-                )
+        payload = body[member]
         return payload, RequestRecord(interface, method, path, status, request_id, attempts)

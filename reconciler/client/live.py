@@ -6,7 +6,7 @@ organization and only when a pipe names its service; pipes through one list call
 when the server has it (probing once, then falling back to one GET per pipe on 404/405);
 the organization through its GET when available; dashboards through their list; each reverse
 private endpoint once however many pipes name it. All reads run concurrently under the
-client's budget and concurrency cap.
+client's budget and concurrency cap, through the one read layer (``reads``).
 """
 
 from __future__ import annotations
@@ -16,15 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.paths import (
-    DASHBOARDS_PATH,
-    PipeIds,
-    endpoint_path,
-    organization_path,
-    pipes_path,
-    services_path,
-)
+from reconciler.client.paths import PipeIds, organization_path
 from reconciler.model.errors import ApiError, NotFound, Unsupported
 from reconciler.model.resources import Resource
 
@@ -149,18 +143,15 @@ class Fetcher:
 
         async def resolve(org: str, members: list[Resource]) -> None:
             try:
-                services = await self.client.get(
-                    services_path(org), resource=f"services of organization {org}"
-                )
+                services = await reads.list_services(self.client, org)
             except ApiError as exc:
                 for resource in members:
                     self._observed(resource, Observed(error=str(exc)))
                 return
             self.progress(1)
             names: dict[str, list[str]] = {}
-            for service in services if isinstance(services, list) else []:
-                if isinstance(service, Mapping):
-                    names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
+            for service in services:
+                names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
             for resource in members:
                 name = str(resource.spec.get("service"))
                 found = names.get(name, [])
@@ -190,9 +181,7 @@ class Fetcher:
         org, service = key
         if self.live.capabilities.pipes_list is not False:
             try:
-                listed = await self.client.get(
-                    pipes_path(org, service), resource=f"pipes of service {service}", optional=True
-                )
+                listed = await reads.list_pipes(self.client, org, service)
             except ApiError as exc:
                 if not isinstance(exc, Unsupported) or self.live.capabilities.pipes_list:
                     for resource in members:
@@ -206,11 +195,7 @@ class Fetcher:
             else:
                 self.live.capabilities.pipes_list = True
                 self.progress(1)
-                by_id = (
-                    {str(p.get("id")): p for p in listed if isinstance(p, Mapping)}
-                    if isinstance(listed, list)
-                    else {}
-                )
+                by_id = {str(p.get("id")): p for p in listed}
                 self._large_lists = len(by_id) >= LARGE_LIST
                 del listed  # each live pipe is kept only until its resource is planned
                 for resource in members:
@@ -227,7 +212,7 @@ class Fetcher:
     async def _get_pipe(self, resource: Resource) -> None:
         ids = self.live.pipe_ids[resource.key]
         try:
-            pipe = await self.client.get(ids.path, resource=f"pipe {resource.name}")
+            pipe = await reads.get_pipe(self.client, ids, name=resource.name)
         except ApiError as exc:
             self._observed(resource, Observed(error=str(exc), path=ids.path))
             return
@@ -250,10 +235,7 @@ class Fetcher:
         async def check(key: tuple[str, str, str]) -> None:
             org, service, endpoint_id = key
             try:
-                endpoint = await self.client.get(
-                    endpoint_path(org, service, endpoint_id),
-                    resource=f"reverse private endpoint {endpoint_id}",
-                )
+                endpoint = await reads.get_endpoint(self.client, org, service, endpoint_id)
             except NotFound:
                 results[key] = None
                 return
@@ -261,7 +243,7 @@ class Fetcher:
                 results[key] = f"unknown ({exc})"
                 return
             self.progress(1)
-            results[key] = str(endpoint.get("status")) if isinstance(endpoint, Mapping) else None
+            results[key] = str(endpoint.get("status"))
 
         await asyncio.gather(*(check(key) for key in wanted))
         per_pipe: dict[str, dict[str, str | None]] = {}
@@ -284,9 +266,7 @@ class Fetcher:
             path = organization_path(org)
             if self.live.capabilities.organization_get is not False:
                 try:
-                    live = await self.client.get(
-                        path, resource=f"organization {resource.name}", optional=True
-                    )
+                    live = await reads.get_organization(self.client, org, name=resource.name)
                 except Unsupported:
                     self.live.capabilities.organization_get = False
                 except ApiError as exc:
@@ -320,9 +300,7 @@ class Fetcher:
             )
             return
         try:
-            listed = await self.client.dashboards(
-                "GET", DASHBOARDS_PATH, resource="dashboards list", optional=True
-            )
+            listed = await reads.list_dashboards(self.client)
         except Unsupported:
             self.live.capabilities.dashboards_list = False
             self.live.notes.append(
@@ -335,9 +313,7 @@ class Fetcher:
             return
         self.progress(1)
         self.live.capabilities.dashboards_list = True
-        self.live.dashboards = (
-            [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
-        )
+        self.live.dashboards = listed
 
 
 def _endpoint_ids(resource: Resource) -> list[Any]:
@@ -348,17 +324,6 @@ def _endpoint_ids(resource: Resource) -> list[Any]:
 
 async def _nothing() -> None:
     return None
-
-
-async def read_dashboards(client: Client) -> list[dict[str, Any]] | None:
-    """Return the live dashboards, or None when the server cannot list them."""
-    try:
-        listed = await client.dashboards(
-            "GET", DASHBOARDS_PATH, resource="dashboards list", optional=True
-        )
-    except Unsupported:
-        return None
-    return [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
 
 
 def find_dashboard(

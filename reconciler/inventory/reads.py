@@ -1,34 +1,30 @@
-"""Read-only views of the live organization: fetching, name resolution and formatting.
+"""Read-only views of the live organization: name resolution, formatting, backup freshness.
 
-The ``get`` and ``check`` commands call these functions and print what they return. Reads go
-through the shared ``Client`` (its request budget, retries and error mapping), with as few
-requests as possible: a service or pipe NAME costs one list request, a uuid none. Optional
-endpoints the real service has but the spec lacks (organization GET, pipe list, dashboard
-list) are tried once; a 404/405 becomes a ``ConfigError`` that says what to do instead.
-Formatting helpers turn sizes, durations and times into the forms people read (``1.2 GiB``,
+The ``get`` and ``check`` commands make one call each (``service_backups``, ``service_pipe``,
+``backup_freshness``, …) and print what it returns. Reads go through the one read layer
+(``reconciler.client.reads``) and the shared ``Client`` (its request budget, retries and error
+mapping), with as few requests as possible: a service or pipe NAME costs one list request, a
+uuid none. Optional endpoints the real service has but the spec lacks (organization GET, pipe
+list, dashboard list) are tried once; a 404/405 becomes a ``ConfigError`` that says what to do
+instead. Formatting helpers turn sizes, durations and times into the forms people read (``1.2 GiB``,
 ``3m 12s``, ``2026-11-21T22:00:00Z``); secrets are replaced by ``(sensitive)`` before any
 object leaves this module.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.live import read_dashboards
-from reconciler.client.paths import (
-    DASHBOARDS_PATH,
-    backups_path,
-    endpoint_path,
-    organization_path,
-    pipe_path,
-    pipes_path,
-    services_path,
-)
+from reconciler.client.paths import DASHBOARDS_PATH, PipeIds, organization_path
+from reconciler.client.reads import get_endpoint
+from reconciler.client.reads import list_services as list_services
 from reconciler.model.errors import ConfigError, Unsupported
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.secrets import REDACTED
@@ -130,20 +126,6 @@ def source_kind(pipe: Mapping[str, Any]) -> str:
 # -- fetching -------------------------------------------------------------------------------
 
 
-def _as_list(value: Any) -> list[dict[str, Any]]:
-    return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
-async def list_services(
-    client: Client, org: str, filters: Sequence[str] = ()
-) -> list[dict[str, Any]]:
-    """Return the organization's services (filtered server-side by ``tag:Key[=Value]``)."""
-    result = await client.get(
-        services_path(org, filters), resource=f"services of organization {org}"
-    )
-    return _as_list(result)
-
-
 async def resolve_service(client: Client, org: str, ref: str) -> dict[str, Any]:
     """Return the service named or identified by ``ref`` (a uuid costs no request)."""
     if is_uuid(ref):
@@ -164,41 +146,22 @@ def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> d
 
 async def list_backups(client: Client, org: str, service_id: str) -> list[dict[str, Any]]:
     """Return a service's backups, newest first."""
-    result = await client.get(
-        backups_path(org, service_id),
-        resource=f"backups of service {service_id}",
-    )
-    items = _as_list(result)
+    items = await reads.list_backups(client, org, service_id)
     return sorted(items, key=lambda b: utc_iso(b.get("startedAt")), reverse=True)
-
-
-async def get_endpoint(
-    client: Client, org: str, service_id: str, endpoint_id: str
-) -> dict[str, Any]:
-    """Return one reverse private endpoint."""
-    result = await client.get(
-        endpoint_path(org, service_id, endpoint_id),
-        resource=f"reverse private endpoint {endpoint_id}",
-    )
-    return dict(result) if isinstance(result, Mapping) else {}
 
 
 async def list_pipes(client: Client, org: str, service_id: str) -> list[dict[str, Any]] | None:
     """Return every pipe of a service, or None when the server has no pipe list."""
     try:
-        result = await client.get(
-            pipes_path(org, service_id), resource=f"pipes of service {service_id}", optional=True
-        )
+        return await reads.list_pipes(client, org, service_id)
     except Unsupported:
         return None
-    return _as_list(result)
 
 
 async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[str, Any]:
     """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
     if is_uuid(ref):
-        result = await client.get(pipe_path(org, service_id, ref), resource=f"pipe {ref}")
-        return dict(result) if isinstance(result, Mapping) else {}
+        return await reads.get_pipe(client, PipeIds(org, service_id, ref), name=ref)
     pipes = await list_pipes(client, org, service_id)
     if pipes is None:
         raise ConfigError(
@@ -216,26 +179,80 @@ async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[
 async def get_organization(client: Client, org: str) -> dict[str, Any]:
     """Return the organization; a server without its GET is a ``ConfigError``."""
     try:
-        result = await client.get(
-            organization_path(org), resource=f"organization {org}", optional=True
-        )
+        return await reads.get_organization(client, org, name=org)
     except Unsupported as exc:
         raise ConfigError(
             f"the server cannot read an organization (GET {organization_path(org)} answered "
             f"{exc.status}): only the real service's extension offers it"
         ) from None
-    return dict(result) if isinstance(result, Mapping) else {}
 
 
 async def get_dashboards(client: Client) -> list[dict[str, Any]]:
     """Return the live dashboards; a server without the list is a ``ConfigError``."""
-    found = await read_dashboards(client)
-    if found is None:
+    try:
+        return await reads.list_dashboards(client)
+    except Unsupported:
         raise ConfigError(
             f"the server cannot list dashboards (GET {DASHBOARDS_PATH} answered 404): "
             "only the real service's extension offers it"
+        ) from None
+
+
+# -- one call per command (get backups|endpoint|pipe|pipes, check backups) -----------------
+
+
+async def service_backups(
+    client: Client, org: str, service: str, *, since: timedelta | None, now: datetime
+) -> list[dict[str, Any]]:
+    """Return a service's backups, newest first (only those started within ``since``)."""
+    found = await resolve_service(client, org, service)
+    backups = await list_backups(client, org, str(found["id"]))
+    if since is None:
+        return backups
+    limit = now - since
+    return [b for b in backups if (t := parse_time(b.get("startedAt"))) and t >= limit]
+
+
+async def service_endpoint(
+    client: Client, org: str, service: str, endpoint_id: str
+) -> dict[str, Any]:
+    """Return one reverse private endpoint of a service."""
+    found = await resolve_service(client, org, service)
+    return await get_endpoint(client, org, str(found["id"]), endpoint_id)
+
+
+async def service_pipe(client: Client, org: str, service: str, pipe: str) -> dict[str, Any]:
+    """Return one pipe of a service, given by id or by name."""
+    found = await resolve_service(client, org, service)
+    return await get_pipe(client, org, str(found["id"]), pipe)
+
+
+async def service_pipes(client: Client, org: str, service: str) -> list[dict[str, Any]]:
+    """Return every pipe of a service; a server without the pipe list is a ``ConfigError``."""
+    found = await resolve_service(client, org, service)
+    listed = await list_pipes(client, org, str(found["id"]))
+    if listed is None:
+        raise ConfigError(
+            "the server does not list the pipes of a service (GET …/pipes answered 404): "
+            "show one pipe by id with `reconcile get pipe ID --service …`"
         )
-    return found
+    return listed
+
+
+async def backup_freshness(
+    client: Client, org: str, services: Sequence[str], *, max_age: timedelta, now: datetime
+) -> list[BackupFreshness]:
+    """Assess each selected service's backups (every service when none is named)."""
+    listed: list[dict[str, Any]] = []
+    if not services or any(not is_uuid(r) for r in services):
+        listed = await list_services(client, org)
+    selected = (
+        [pick_service(listed, r, org) if not is_uuid(r) else {"id": r, "name": r} for r in services]
+        if services
+        else listed
+    )
+    lists = await asyncio.gather(*(list_backups(client, org, str(s["id"])) for s in selected))
+    return [assess_backups(s, b, max_age, now) for s, b in zip(selected, lists, strict=True)]
 
 
 # -- backup freshness -----------------------------------------------------------------------

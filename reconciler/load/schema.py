@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -270,6 +271,39 @@ def _recognised_branch(error: Any) -> list[Any] | None:
     return fitting[0] if len(fitting) == 1 else None
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _min_length(value: Any, instance: Any, shown: str) -> str:
+    if value == 1:
+        return "must not be empty"
+    return f"is too short: {len(instance)} characters, at least {value}"
+
+
+# keyword -> message from (the keyword's schema value, the instance, the instance as shown).
+_MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
+    "const": lambda value, instance, shown: f"must be {value!r}, got {shown}",
+    "maximum": lambda value, instance, shown: f"{shown} is greater than the maximum of {value}",
+    "minimum": lambda value, instance, shown: f"{shown} is less than the minimum of {value}",
+    "exclusiveMaximum": lambda value, instance, shown: f"{shown} must be less than {value}",
+    "exclusiveMinimum": lambda value, instance, shown: f"{shown} must be greater than {value}",
+    "minLength": _min_length,
+    "maxLength": lambda value, instance, shown: (
+        f"is too long: {len(instance)} characters, at most {value}"
+    ),
+    "pattern": lambda value, instance, shown: f"{shown} {_pattern_message(value)}",
+    "minItems": lambda value, instance, shown: f"needs at least {_plural(value, 'item')}",
+    "maxItems": lambda value, instance, shown: (
+        f"has {len(instance)} items, at most {value} allowed"
+    ),
+    "minProperties": lambda value, instance, shown: f"needs at least {_plural(value, 'field')}",
+    "maxProperties": lambda value, instance, shown: (
+        f"has {len(instance)} fields, at most {value} allowed"
+    ),
+}
+
+
 def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
     """Return the message for one failed keyword (``value`` is the keyword's schema value)."""
     shown = _show(instance, hide)
@@ -284,32 +318,8 @@ def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> 
         allowed = ", ".join(str(v) for v in value)
         hint = "" if hide else suggest(instance, value)
         return f"{shown} is not one of the allowed values: {allowed}{hint}"
-    if keyword == "const":
-        return f"must be {value!r}, got {shown}"
-    if keyword == "maximum":
-        return f"{shown} is greater than the maximum of {value}"
-    if keyword == "minimum":
-        return f"{shown} is less than the minimum of {value}"
-    if keyword == "exclusiveMaximum":
-        return f"{shown} must be less than {value}"
-    if keyword == "exclusiveMinimum":
-        return f"{shown} must be greater than {value}"
-    if keyword == "minLength":
-        if value == 1:
-            return "must not be empty"
-        return f"is too short: {len(instance)} characters, at least {value}"
-    if keyword == "maxLength":
-        return f"is too long: {len(instance)} characters, at most {value}"
-    if keyword == "pattern":
-        return f"{shown} {_pattern_message(value)}"
-    if keyword == "minItems":
-        return f"needs at least {value} item{'s' if value != 1 else ''}"
-    if keyword == "maxItems":
-        return f"has {len(instance)} items, at most {value} allowed"
-    if keyword == "minProperties":
-        return f"needs at least {value} field{'s' if value != 1 else ''}"
-    if keyword == "maxProperties":
-        return f"has {len(instance)} fields, at most {value} allowed"
+    if keyword in _MESSAGES:
+        return _MESSAGES[keyword](value, instance, shown)
     return "is not valid here" if hide else f"{shown} is not valid here ({keyword})"
 
 

@@ -3,7 +3,7 @@
 A manifest may state any field of the update body (writable) and some read-only fields as
 *expectations*. The plan needs to know which is which, which lists are replaced whole and
 which are set-like, and which subtrees are write-only secrets. This catalogue is the one
-place that knows; it mirrors API-SPEC.md's "Pipe update body" and DESIGN.md's list of
+place that knows; it mirrors the API's pipe update body and the service's list of
 read-only fields.
 """
 

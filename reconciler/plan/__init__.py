@@ -1,5 +1,6 @@
-"""Plan stage: pure diff, per-kind planners, the immutable plan data, orchestration, rendering.
+"""Plan stage: pure diff, per-kind planners, the immutable plan data, the engine, rendering.
 
+``run.compute_plan`` is ``reconcile plan`` as one call; ``compute.plan_resources`` its engine.
 May import ``reconciler.model``, ``load``, ``client`` and ``state``; never ``apply``, ``inventory``
 or ``cli``.
 """

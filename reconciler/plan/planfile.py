@@ -45,16 +45,15 @@ def change_to_json(change: FieldChange) -> dict[str, Any]:
     return out
 
 
+# The request's fields in the order the document lists them (``body`` last, redacted).
+_REQUEST_FIELDS = ("method", "path", "interface", "idempotent", "purpose")
+
+
 def request_to_json(request: Request) -> dict[str, Any]:
     """Serialise one request (secrets in the body replaced by a marker)."""
-    return {
-        "method": request.method,
-        "path": request.path,
-        "interface": request.interface,
-        "idempotent": request.idempotent,
-        "purpose": request.purpose,
-        "body": redact(request.body) if request.body is not None else None,
-    }
+    out: dict[str, Any] = {name: getattr(request, name) for name in _REQUEST_FIELDS}
+    out["body"] = redact(request.body) if request.body is not None else None
+    return out
 
 
 def action_to_json(action: Action) -> dict[str, Any]:

@@ -1,0 +1,196 @@
+"""``reconcile get``: show live objects (read-only) as aligned tables, or JSON/YAML for scripts.
+
+Services, backups, a reverse private endpoint, a pipe, a service's pipes, the organization and
+the dashboards. Every sub-command shares one ``Reading`` (connection, organization, output):
+it makes one core call (``reconciler.inventory``) and prints the result; secrets are never
+shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from reconciler.cli.common import Connection, api_options, collect, output_option
+from reconciler.cli.inventory import org_option, read_live
+
+if TYPE_CHECKING:
+    from reconciler.client.api import Client
+
+T = TypeVar("T")
+
+_output_option = output_option(
+    "table", "json", "yaml", help="Table for people, JSON or YAML for scripts."
+)
+
+
+def _service_option(func: Any) -> Any:
+    return click.option("--service", required=True, metavar="NAME|ID", help="Service name or id.")(
+        func
+    )
+
+
+def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
+    from reconciler.inventory.reads import redact_secrets
+    from reconciler.inventory.views import dump
+
+    if output == "table":
+        click.echo(table(), nl=False)
+    else:
+        click.echo(dump(redact_secrets(value), output), nl=False)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The flags every ``get`` command shares: connection, organization, output format."""
+
+    connection: Connection
+    organization: str | None
+    output: str
+
+    def show(
+        self,
+        fetch: Callable[[Client, str], Awaitable[T]],
+        table: Callable[[T], str],
+        *,
+        need_org: bool = True,
+    ) -> int:
+        """Read with ``fetch`` and print the result as ``table`` or as JSON/YAML; return 0."""
+        found = read_live(self.connection, self.organization, fetch, need_org=need_org)
+        _emit(found, self.output, lambda: table(found))
+        return 0
+
+    def show_one(
+        self,
+        query: Callable[[Client, str, str, str], Awaitable[dict[str, Any]]],
+        service: str,
+        ref: str,
+        details: Callable[[dict[str, Any]], list[tuple[str, str]]],
+    ) -> int:
+        """Show one object of a service (``query(client, org, service, ref)``) as details."""
+        from reconciler.inventory.views import details_text
+
+        return self.show(
+            lambda client, org: query(client, org, service, ref),
+            lambda found: details_text(details(found)),
+        )
+
+
+def _get_options(func: Any) -> Any:
+    func = collect("reading", Reading, ("connection", "organization", "output"))(func)
+    return _output_option(org_option(api_options(func)))
+
+
+# -- get ------------------------------------------------------------------------------------
+
+
+@click.group("get")
+def get() -> None:
+    """Show live objects (read-only): services, backups, endpoint, pipe, pipes, organization, dashboards."""
+
+
+@get.command("services")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="tag:Key[=Value]",
+    help="Keep services with this tag (repeatable; all must match).",
+)
+@_get_options
+def services(reading: Reading, filters: tuple[str, ...]) -> int:
+    """List the organization's services."""
+    from reconciler.inventory import reads, views
+    from reconciler.plan.render import table
+
+    return reading.show(
+        lambda client, org: reads.list_services(client, org, filters),
+        lambda found: table(views.service_rows(found), views.SERVICE_HEADERS),
+    )
+
+
+@get.command("backups")
+@_service_option
+@click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
+@_get_options
+def backups(reading: Reading, service: str, since: str | None) -> int:
+    """List a service's backups, newest first."""
+    from datetime import UTC, datetime
+
+    from reconciler.inventory import reads, views
+    from reconciler.inventory.reads import parse_duration
+    from reconciler.plan.render import table
+
+    window = parse_duration(since) if since else None
+    return reading.show(
+        lambda client, org: reads.service_backups(
+            client, org, service, since=window, now=datetime.now(UTC)
+        ),
+        lambda found: table(views.backup_rows(found), views.BACKUP_HEADERS),
+    )
+
+
+@get.command("endpoint")
+@click.argument("endpoint_id", metavar="ID")
+@_service_option
+@_get_options
+def endpoint(reading: Reading, service: str, endpoint_id: str) -> int:
+    """Show one reverse private endpoint of a service."""
+    from reconciler.inventory import reads, views
+
+    return reading.show_one(reads.service_endpoint, service, endpoint_id, views.endpoint_details)
+
+
+@get.command("pipe")
+@click.argument("pipe_ref", metavar="NAME|ID")
+@_service_option
+@_get_options
+def pipe(reading: Reading, service: str, pipe_ref: str) -> int:
+    """Show one pipe (a NAME is resolved through the service's pipe list)."""
+    from reconciler.inventory import reads, views
+
+    return reading.show_one(reads.service_pipe, service, pipe_ref, views.pipe_details)
+
+
+@get.command("pipes")
+@_service_option
+@_get_options
+def pipes(reading: Reading, service: str) -> int:
+    """List every pipe of a service (needs the server's pipe list)."""
+    from reconciler.inventory import reads, views
+    from reconciler.plan.render import table
+
+    return reading.show(
+        lambda client, org: reads.service_pipes(client, org, service),
+        lambda found: table(views.pipe_rows(found), views.PIPE_HEADERS),
+    )
+
+
+@get.command("organization")
+@_get_options
+def organization(reading: Reading) -> int:
+    """Show the organization (needs the server's organization GET)."""
+    from reconciler.inventory import reads, views
+
+    return reading.show(
+        reads.get_organization,
+        lambda found: views.details_text(views.organization_details(found)),
+    )
+
+
+@get.command("dashboards")
+@_get_options
+def dashboards(reading: Reading) -> int:
+    """List the dashboards (needs the server's dashboard list)."""
+    from reconciler.inventory import reads, views
+    from reconciler.plan.render import table
+
+    # Dashboards belong to the token's organization: no organization id is needed.
+    return reading.show(
+        lambda client, org: reads.get_dashboards(client),
+        lambda found: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS),
+        need_org=False,
+    )

@@ -1,0 +1,185 @@
+"""The fetcher, the planning engine and the applier as units, against the emulator app in the
+same event loop through ``httpx.ASGITransport`` (no sockets, no CLI): what each reads and how
+often, its fallbacks on a server without the optional endpoints, and what the applier sends,
+records and reports."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.apply.applier import Applier, Outcome
+from reconciler.client.live import Fetcher, LiveState
+from reconciler.emulator import EmulatorApp
+from reconciler.model.resources import Resource
+from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
+from reconciler.plan.compute import PlanOptions, plan_resources
+from reconciler.state.document import State, new_state
+from tests.asgi_helpers import emulator_app, in_process
+from tests.seed_ids import (
+    ANALYTICS,
+    ENDPOINT_PROVISIONING,
+    ENDPOINT_READY,
+    KAFKA_PIPE,
+    OBJECT_STORAGE_PIPE,
+    ORG_ID,
+)
+
+MISSING = "0b5e7d1c-2a3f-4b6e-8c9d-000000000000"
+
+
+def _pipe(name: str, pipe_id: str, **spec: Any) -> Resource:
+    base = {"organizationId": ORG_ID, "service": "analytics", "pipeId": pipe_id}
+    return Resource("Pipe", name, {**base, **spec}, f"pipes/{name}.yaml")
+
+
+def _gets(app: EmulatorApp) -> list[str]:
+    return [e["path"].split("/v1/organizations/")[-1] for e in app.runtime.log]
+
+
+def _fetch(app: EmulatorApp, resources: list[Resource], **kw: Any) -> LiveState:
+    async def go() -> LiveState:
+        async with in_process(app) as (client, _):
+            return await Fetcher(client, **kw).fetch(resources, need_dashboards=True)
+
+    return asyncio.run(go())
+
+
+def test_the_fetcher_reads_the_services_once_and_the_pipes_through_one_list() -> None:
+    app = emulator_app()
+    live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
+    assert live.pipes["Pipe/orders"].live is not None
+    assert live.pipes["Pipe/events"].live is not None
+    assert live.capabilities.pipes_list is True
+    paths = _gets(app)
+    assert paths.count(f"{ORG_ID}/services") == 1
+    assert paths.count(f"{ORG_ID}/services/{ANALYTICS}/pipes") == 1
+    assert not any(p.endswith(KAFKA_PIPE) for p in paths)
+
+
+def test_without_the_pipe_list_the_fetcher_reads_one_pipe_each_and_says_so() -> None:
+    app = emulator_app(spec_only=True)
+    live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
+    assert live.capabilities.pipes_list is False
+    assert live.pipes["Pipe/orders"].live is not None
+    assert any("no pipe list" in note for note in live.notes)
+    assert live.capabilities.dashboards_list is False
+    assert any("no dashboard list" in note for note in live.notes)
+
+
+def test_a_missing_pipe_and_an_unknown_service_are_errors_of_those_pipes_only() -> None:
+    app = emulator_app()
+    live = _fetch(
+        app,
+        [
+            _pipe("orders", KAFKA_PIPE),
+            _pipe("ghost", MISSING),
+            Resource(
+                "Pipe",
+                "elsewhere",
+                {"organizationId": ORG_ID, "service": "nope", "pipeId": KAFKA_PIPE},
+                "pipes/elsewhere.yaml",
+            ),
+        ],
+    )
+    assert live.pipes["Pipe/orders"].error is None
+    assert f"pipe {MISSING} not found" in str(live.pipes["Pipe/ghost"].error)
+    assert "service 'nope' not found" in str(live.pipes["Pipe/elsewhere"].error)
+
+
+def test_each_endpoint_is_read_once_and_reported_with_its_status() -> None:
+    app = emulator_app()
+    endpoints = [ENDPOINT_READY, ENDPOINT_PROVISIONING, MISSING]
+    kafka = {"source": {"kafka": {"reversePrivateEndpointIds": endpoints}}}
+    live = _fetch(app, [_pipe("orders", KAFKA_PIPE, **kafka), _pipe("again", KAFKA_PIPE, **kafka)])
+    status = dict(live.pipes["Pipe/orders"].endpoint_status)
+    assert status == {ENDPOINT_READY: "Ready", ENDPOINT_PROVISIONING: "Provisioning", MISSING: None}
+    reads = [p for p in _gets(app) if "pipesReversePrivateEndpoints" in p]
+    assert len(reads) == 3
+
+
+def test_an_organization_the_server_cannot_read_is_compared_with_recorded_values() -> None:
+    app = emulator_app(spec_only=True)
+    org = Resource("Organization", "acme", {"organizationId": ORG_ID, "name": "Acme"}, "org.yaml")
+    recorded = {"name": "Acme"}
+    live = _fetch(app, [org], organization_fallback=lambda key: recorded)
+    observed = live.organizations["Organization/acme"]
+    assert (observed.live, observed.unknown) == (recorded, False)
+    assert live.capabilities.organization_get is False
+
+
+def _memory_state() -> tuple[State, list[bytes]]:
+    state = new_state("memory")
+    written: list[bytes] = []
+    state.sink = written.append
+    return state, written
+
+
+def _plan(app: EmulatorApp, resources: list[Resource], state: State) -> Plan:
+    async def go() -> Plan:
+        async with in_process(app) as (client, _):
+            return await plan_resources(client, resources, state, PlanOptions())
+
+    return asyncio.run(go())
+
+
+def _apply(app: EmulatorApp, plan: Plan, state: State) -> tuple[Any, ...]:
+    async def go() -> tuple[Any, ...]:
+        async with in_process(app) as (client, _):
+            return await Applier(client, state).apply(plan)
+
+    return asyncio.run(go())
+
+
+def test_the_engine_plans_one_patch_holding_only_the_changed_leaf_and_apply_converges() -> None:
+    app = emulator_app()
+    state, written = _memory_state()
+    orders = _pipe("orders", KAFKA_PIPE, settings={"engine_max_threads": 12})
+    plan = _plan(app, [orders], state)
+    (action,) = plan.actions
+    assert action.operation is Op.UPDATE
+    assert [(r.method, r.body, r.purpose) for r in action.requests] == [
+        ("PATCH", {"settings": {"engine_max_threads": 12}}, Purpose.UPDATE)
+    ]
+    (result,) = _apply(app, plan, state)
+    assert result.outcome is Outcome.APPLIED
+    assert [(r.status, r.outcome) for r in result.requests] == [(200, Outcome.APPLIED)]
+    assert state.resources["Pipe/orders"]["managed"] == ["settings.engine_max_threads"]
+    assert written, "the state is saved after the action"
+    again = _plan(app, [orders], state)
+    assert again.actions[0].operation is Op.NOOP
+
+
+def test_the_applier_reports_a_refused_request_and_skips_the_rest_of_that_resource() -> None:
+    app = emulator_app()
+    path = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{MISSING}"
+    requests = (
+        Request("PATCH", path, {"name": "x"}),
+        Request("PATCH", path, {"name": "y"}),
+    )
+    where = Resource("Pipe", "ghost", {}, "ghost.yaml").locate()
+    plan = Plan((Action("Pipe", "ghost", Op.UPDATE, where, requests=requests),))
+    (result,) = _apply(app, plan, _memory_state()[0])
+    assert result.outcome is Outcome.FAILED and result.failed
+    first, second = result.requests
+    assert (first.status, first.outcome) == (404, Outcome.FAILED)
+    assert first.request_id
+    assert second.outcome is Outcome.SKIPPED
+    writes = [e for e in app.runtime.log if e["method"] == "PATCH"]
+    assert len(writes) == 1
+
+
+def test_a_stale_action_is_not_sent() -> None:
+    app = emulator_app()
+    state, _ = _memory_state()
+    plan = _plan(app, [_pipe("orders", KAFKA_PIPE, settings={"engine_max_threads": 12})], state)
+
+    async def go() -> tuple[Any, ...]:
+        async with in_process(app) as (client, _):
+            stale: Mapping[str, str] = {"Pipe/orders": "stale plan for pipe orders"}
+            return await Applier(client, state).apply(plan, stale=stale)
+
+    (result,) = asyncio.run(go())
+    assert (result.outcome, result.messages) == (Outcome.STALE, ("stale plan for pipe orders",))
+    assert not [e for e in app.runtime.log if e["method"] == "PATCH"]
