@@ -24,7 +24,7 @@ from typing import Any
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
-from reconciler.model.errors import ApiError, Unsupported
+from reconciler.model.errors import ApiError, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
@@ -94,6 +94,44 @@ class Applier:
         self.progress = progress or (lambda n: None)
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
+        self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
+        self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
+
+    # -- interruption (SIGINT/SIGTERM) ---------------------------------------------------------
+
+    def stop(self, reason: str) -> int:
+        """Start no new request; return how many are on the wire (they may finish)."""
+        self.client.halt(reason)
+        return len(self.client.sending)
+
+    def abort(self) -> None:
+        """Cancel every unfinished action now; one with a request on the wire is uncertain."""
+        self._aborted_in_flight = {t for t in self._tasks if t in self.client.sending}
+        for task in self._tasks:
+            task.cancel()
+
+    def _interrupted(self, action: Action) -> ActionResult:
+        """The result of an action cancelled by ``abort``."""
+        reason = self.client.halted or "an interrupt"
+        if asyncio.current_task() not in self._aborted_in_flight:
+            return ActionResult(
+                action.key,
+                action.operation,
+                Outcome.SKIPPED,
+                (f"not started: apply was interrupted by {reason}",),
+            )
+        if action.kind == "Dashboard" and action.operation in (Op.CREATE, Op.REPLACE):
+            # The create may have happened: never create it blindly again (see plan_dashboard).
+            self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
+        return ActionResult(
+            action.key,
+            action.operation,
+            Outcome.UNCERTAIN,
+            (
+                f"aborted while in flight (second {reason}): it may or may not have taken "
+                "effect; run apply again, which reads the live state first",
+            ),
+        )
 
     async def apply(
         self,
@@ -109,6 +147,13 @@ class Applier:
 
         async def one(action: Action) -> ActionResult:
             try:
+                if self.client.halted is not None and action.has_changes:
+                    return ActionResult(
+                        action.key,
+                        action.operation,
+                        Outcome.SKIPPED,
+                        (f"not started: apply was interrupted by {self.client.halted}",),
+                    )
                 if action.key in stale:
                     return ActionResult(
                         action.key, action.operation, Outcome.STALE, (stale[action.key],)
@@ -118,11 +163,18 @@ class Applier:
                         action.key, action.operation, Outcome.UNCHANGED, (applied[action.key],)
                     )
                 return await self._apply_action(action)
+            except Interrupted as exc:
+                return ActionResult(action.key, action.operation, Outcome.SKIPPED, (str(exc),))
+            except asyncio.CancelledError:
+                if self.client.halted is None:
+                    raise  # not our abort: let the cancellation through
+                return self._interrupted(action)
             finally:
                 self.progress(1)
 
+        self._tasks = {asyncio.create_task(one(a)): a for a in plan.actions}
         try:
-            results = await asyncio.gather(*(one(a) for a in plan.actions))
+            results = await asyncio.gather(*self._tasks)
         finally:
             await self.flush()
         return tuple(results)
@@ -166,6 +218,17 @@ class Applier:
                     idempotent=request.idempotent,
                 )
                 done.append(_ok(request, record))
+            except Interrupted as exc:
+                done.extend(_skipped(r, str(exc)) for r in action.requests[index:])
+                message = (
+                    str(exc)
+                    if index == 0
+                    else f"interrupted after {index} of {len(action.requests)} requests "
+                    f"({exc.reason}); run apply again"
+                )
+                return ActionResult(
+                    action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
+                )
             except OutcomeUnknown as exc:
                 resolved = await self._resolve_unknown(action, request, exc)
                 if resolved is None:
@@ -394,7 +457,9 @@ def _failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
     )
 
 
-def _skipped(request: Request) -> RequestResult:
+def _skipped(
+    request: Request, why: str = "an earlier request of this resource failed"
+) -> RequestResult:
     return RequestResult(
         request.method,
         request.path,
@@ -402,5 +467,5 @@ def _skipped(request: Request) -> RequestResult:
         None,
         None,
         Outcome.SKIPPED,
-        "an earlier request of this resource failed",
+        why,
     )

@@ -90,11 +90,13 @@ def apply(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
+        signals=True,
+        notice=lambda message: click.echo(message, err=True),
     )
     result = run(apply_plan(config, request, hooks))
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
-    code = 1 if result.failed else 0
+    code = result.exit_code
     errors: list[dict[str, Any]] = []
     notes: list[str] = []
     if result.status is ApplyStatus.STALE:
@@ -125,6 +127,8 @@ def apply(
             click.echo(notes[-1])
     elif text_out:
         click.echo(_results_text(result, color))
+    if result.interrupted is not None:
+        notes.append(f"Apply interrupted by {result.interrupted.name}: run apply again to finish.")
     if not text_out:
         document = results_document(
             result.results, result.plan, errors=errors, exit_code=code, notes=notes
@@ -169,8 +173,12 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     )
     undone = any(r.failed for r in result.results)
     verdict = "Apply incomplete" if undone else "Apply complete"
+    if result.interrupted is not None:
+        verdict = f"Apply interrupted by {result.interrupted.name}"
     lines.append(f"{verdict}: {summary}.")
-    if undone:
+    if result.interrupted is not None:
+        lines.append("State is saved. Run apply again to finish the job.")
+    elif undone:
         lines.append("Run apply again to finish the job once the errors above are fixed.")
     return "\n".join(lines)
 

@@ -93,7 +93,7 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
                 multiple=True,
                 metavar="KIND/NAME",
                 shell_complete=complete_targets,
-                help="Limit to these resources (glob allowed; repeatable).",
+                help="Limit to these resources (glob allowed; repeatable). With apply --plan: apply only the saved plan's matching actions.",
             ),
             click.option(
                 "--state",
