@@ -4,8 +4,10 @@
 applied, unchanged, failed (with the API error), skipped (an earlier request of the same
 action failed), stale (a saved plan whose live basis moved) or uncertain (a create whose
 answer was lost and cannot be checked). After each write the response is checked against the
-desired values; a mismatch is "not converged". State is saved after every action, so a run
-killed halfway loses nothing it applied, and running apply again finishes the job.
+desired values; a mismatch is "not converged". State is saved as actions end (a dashboard's
+record at once, others at most every ``SAVE_INTERVAL``), so a run killed halfway loses no
+dashboard it created and at most that interval of fingerprints, and running apply again
+finishes the job.
 
 Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
 repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
@@ -15,6 +17,7 @@ was lost is resolved by re-reading the live object, never by a blind resend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +32,9 @@ from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
+
+# Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
+SAVE_INTERVAL = 0.5
 
 
 class Outcome(StrEnum):
@@ -94,6 +100,9 @@ class Applier:
         self.progress = progress or (lambda n: None)
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
+        self._urgent = asyncio.Event()
+        self._pending: asyncio.Future[None] | None = None
+        self._last_save = float("-inf")
         self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
 
@@ -407,28 +416,54 @@ class Applier:
             await self._persist(urgent=False)
 
     async def _persist(self, *, urgent: bool) -> None:
-        """Save the state off the event loop, coalescing saves that pile up meanwhile.
+        """Save the state off the event loop, paced and coalesced.
 
-        A dashboard's record is urgent (awaited before the action reports done): losing it
-        could mean creating the dashboard twice. A pipe's or organization's record only holds
-        fingerprints and paths, which the next run recomputes, so other actions go on while
-        it is written; ``apply`` waits for the last write before it returns.
+        A dashboard's record is urgent: it is written at once and awaited before the action
+        reports done (losing it could mean creating the dashboard twice). A pipe's or
+        organization's record only holds fingerprints and paths, which the next run recomputes
+        (at worst re-sending those secrets): it is written at most every ``SAVE_INTERVAL`` s
+        together with whatever piled up meanwhile, so a remote state costs a fast apply a few
+        writes, not one per action; ``apply`` writes the last changes before it returns.
         """
+        loop = asyncio.get_running_loop()
         self._dirty = True
+        if self._pending is None:
+            self._pending = loop.create_future()
+        saved = self._pending  # resolved by the write whose snapshot includes this change
+        if urgent:
+            self._urgent.set()
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_loop())
         if urgent:
-            await asyncio.shield(self._writer)
+            await asyncio.shield(saved)
 
     async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._dirty:
+            wait = self._last_save + SAVE_INTERVAL - loop.time()
+            if wait > 0 and not self._urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._urgent.wait(), wait)
+            self._urgent.clear()
             self._dirty = False
+            done, self._pending = self._pending, loop.create_future()
             data = self.state.serialize()  # a snapshot taken on the loop, between actions
-            await asyncio.to_thread(self.state.write, data)
+            try:
+                await asyncio.to_thread(self.state.write, data)
+            except BaseException as exc:
+                if done is not None and not done.done():
+                    done.set_exception(exc)
+                    done.add_done_callback(lambda f: f.exception())
+                raise
+            finally:
+                self._last_save = loop.time()
+            if done is not None and not done.done():
+                done.set_result(None)
 
     async def flush(self) -> None:
-        """Wait until every recorded change is on disk."""
+        """Write every recorded change now and wait until it is stored."""
         while self._writer is not None and not self._writer.done():
+            self._urgent.set()  # no pacing for the last write
             await asyncio.shield(self._writer)
         if self._writer is not None:
             self._writer.result()
