@@ -310,19 +310,15 @@ def plan_dashboard(
     resource: Resource,
     live: Mapping[str, Any] | None,
     record: DashboardRecord | None,
-    *,
-    can_read: bool,
-    can_update: bool,
-    replace: bool,
+    **flags: bool,
 ) -> Action:
     """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them.
 
-    Every action names the display name in its target, and a create or replace carries its
-    basis too (the id it replaces, or none), so a saved plan can tell it was already applied.
+    ``flags`` are ``can_read``, ``can_update`` and ``replace``. Every action names the display
+    name in its target, and a create or replace carries its basis too (the id it replaces, or
+    none), so a saved plan can tell it was already applied.
     """
-    action = _plan_dashboard(
-        resource, live, record, can_read=can_read, can_update=can_update, replace=replace
-    )
+    action = _plan_dashboard(resource, live, record, **flags)
     target = {**action.target, "name": str(resource.spec.get("name") or resource.name)}
     if action.operation in (Op.CREATE, Op.REPLACE):
         basis = {"id": target.get("id"), "name": target["name"]}
