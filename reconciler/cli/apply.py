@@ -94,6 +94,13 @@ def apply(
     result = run(apply_plan(config, request, hooks))
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
+    return _report(result, text_out=text_out, color=color)
+
+
+def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
+    """Print what apply did (text, or the one JSON document) and return the exit code."""
+    from reconciler.apply.run import ApplyStatus
+
     code = 1 if result.failed else 0
     errors: list[dict[str, Any]] = []
     notes: list[str] = []
