@@ -15,7 +15,7 @@ from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import ManifestOptions, plan_options
 
 if TYPE_CHECKING:
-    from reconciler.apply.applier import ActionResult
+    from reconciler.apply.results import ActionResult
     from reconciler.apply.run import ApplyResult
     from reconciler.plan.actions import Plan
 
@@ -151,7 +151,7 @@ def _confirm(plan: Plan) -> bool:
 
 
 def _results_text(result: ApplyResult, color: bool) -> str:
-    from reconciler.apply.applier import Outcome
+    from reconciler.apply.results import Outcome
 
     colours = {Outcome.APPLIED: "green", Outcome.UNCHANGED: "white"}
     lines = []
