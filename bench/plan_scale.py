@@ -25,6 +25,8 @@ computed in the same run:
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
 
+H. the HTTP stack's client CPU per request: httpx (what the client uses) against httpcore
+   alone (a lighter client under it), sequential GETs in the same run.
 F. fixed cost: the median wall of ``plan`` of one pipe against an emulator with no latency,
    target ≤ 0.35 s, and of ``reconcile --help`` against a bare interpreter's start-up.
 
@@ -35,6 +37,9 @@ Run from the repository root: ``python bench/plan_scale.py [--quick] [--scenario
 from __future__ import annotations
 
 import argparse
+import asyncio
+import base64
+import json
 import math
 import os
 import queue
@@ -49,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -355,7 +361,7 @@ def scenario_2(quick: bool, work: Path) -> list[Row]:
 
 def scenario_3(quick: bool, work: Path) -> list[Row]:
     """Spec-only: one GET per pipe, 50 ms latency, parallelism 16 against 1."""
-    n, n_serial = (160, 32) if quick else (1000, 100)
+    n, n_serial = (160, 16) if quick else (1000, 100)
     latency = 0.05
     rows: list[Row] = []
     emulator = Emulator(
@@ -647,7 +653,7 @@ def _median_wall(argv: list[str], times: int) -> float:
 
 def scenario_fixed(quick: bool, work: Path) -> list[Row]:
     """Fixed cost: ``plan`` of one pipe against a 0 ms emulator, and ``reconcile --help``."""
-    times = 5
+    times = 3 if quick else 5
     bare = _median_wall([sys.executable, "-c", "pass"], times)
     emulator = Emulator("--seed-pipes", "1", "--services", "1")
     try:
@@ -693,6 +699,63 @@ def scenario_fixed(quick: bool, work: Path) -> list[Row]:
     ]
 
 
+def _client_cpu(emulator: Emulator, requests: int, lighter: bool) -> float:
+    """Return CPU seconds per GET of the services list, sequential, through one client stack."""
+    path = f"/v1/organizations/{emulator.env['RECONCILE_ORGANIZATION_ID']}/services"
+    pair = f"{emulator.env['RECONCILE_KEY_ID']}:{emulator.env['RECONCILE_KEY_SECRET']}"
+    token = base64.b64encode(pair.encode()).decode()
+    headers = {"Accept": "application/json", "Authorization": f"Basic {token}"}
+
+    async def run() -> float:
+        if lighter:
+            async with httpcore.AsyncConnectionPool(max_connections=1) as pool:
+                url = emulator.url + path
+                start = time.process_time()
+                for _ in range(requests):
+                    response = await pool.request("GET", url, headers=headers)
+                    json.loads(response.content)
+                return time.process_time() - start
+        async with httpx.AsyncClient(base_url=emulator.url, headers=headers) as client:
+            start = time.process_time()
+            for _ in range(requests):
+                (await client.get(path)).json()
+            return time.process_time() - start
+
+    return asyncio.run(run()) / requests
+
+
+def scenario_http(quick: bool, work: Path) -> list[Row]:
+    """Per-request CPU of the HTTP stack: httpx (kept) against httpcore alone, same run."""
+    requests = 100 if quick else 1000
+    emulator = Emulator("--services", "3")
+    try:
+        _client_cpu(emulator, 20, False)  # warm both paths and the server
+        _client_cpu(emulator, 20, True)
+        full = _client_cpu(emulator, requests, False)
+        light = _client_cpu(emulator, requests, True)
+    finally:
+        emulator.stop()
+    return [
+        Row(
+            "H httpx CPU/req",
+            requests,
+            requests,
+            full * requests,
+            f"{light * 1e3:.2f} ms",
+            full / light,
+            "(measurement)",
+            True,
+            0,
+            0.0,
+            [
+                f"client CPU per sequential GET: httpx {full * 1e3:.2f} ms, httpcore alone "
+                f"{light * 1e3:.2f} ms ({(full - light) * 1e3:.2f} ms is httpx's own layer); "
+                "ratio = httpx ÷ httpcore"
+            ],
+        )
+    ]
+
+
 SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "F": scenario_fixed,
     "1": scenario_1,
@@ -701,6 +764,7 @@ SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "4": scenario_4,
     "5": scenario_5,
     "S": scenario_storm,
+    "H": scenario_http,
 }
 
 

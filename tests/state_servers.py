@@ -8,6 +8,7 @@ PostgreSQL server is a failure, never a skip (``.ci/run`` installs it when absen
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -66,6 +67,13 @@ def _as_owner(argv: list[str]) -> list[str]:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Postgres]:
     """Start a PostgreSQL cluster on a free loopback port for the whole session."""
+    with running_postgres() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[Postgres]:
+    """Run a throwaway PostgreSQL cluster on a free loopback port for the block."""
     bindir = postgres_bindir()
     root = Path(tempfile.mkdtemp(prefix="reconcile-pg-"))
     if os.geteuid() == 0:
@@ -129,6 +137,13 @@ class S3Server:
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
     """Start ``moto_server`` on a free loopback port with one bucket, for the whole session."""
+    with running_s3() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_s3() -> Iterator[S3Server]:
+    """Run ``moto_server`` on a free loopback port with one bucket for the block."""
     port = free_port()
     binary = Path(sys.executable).with_name("moto_server")
     log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the server's life

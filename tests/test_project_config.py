@@ -133,3 +133,17 @@ def test_the_example_manifests_plan_with_only_the_project_file_after_copying_env
     (project / ".env").unlink()  # the .env was what supplied the secrets
     without = run_cli(["plan"], {**emulator.env(), **unset})  # type: ignore[dict-item]
     assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stdout
+
+
+def test_plan_without_paths_or_project_manifests_says_where_to_name_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RECONCILE_CONFIG")
+    monkeypatch.chdir(tmp_path)
+    for command in (["plan"], ["apply", "--auto-approve"]):
+        result = run_cli(command, {})
+        assert result.exit_code == 1
+        assert (
+            "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
+            in result.stderr
+        )

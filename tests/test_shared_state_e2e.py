@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli, writes
+from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
 from tests.conftest import Emulator
 from tests.state_servers import Postgres, S3Server
 
@@ -163,9 +163,7 @@ def test_a_killed_apply_holding_the_postgresql_lock_never_blocks_the_next_run(
                 pytest.fail("the apply never held the lock while writing")
         victim.send_signal(signal.SIGKILL)
         victim.wait()
-        # Requests the victim had in flight still complete on the server (it has no idempotency
-        # keys): let them land before the next run lists what exists.
-        time.sleep(1.0)
+        settle(emulator)  # the victim's requests in flight land before the next run lists
     finally:
         if victim.poll() is None:
             victim.kill()

@@ -3,8 +3,10 @@
 ``apply`` walks the same actions the renderers show. Every action ends with one result
 (``results``: applied, unchanged, failed, skipped, stale, not converged, uncertain). After each
 write the response is checked against the
-desired values; a mismatch is "not converged". State is saved after every action, so a run
-killed halfway loses nothing it applied, and running apply again finishes the job.
+desired values; a mismatch is "not converged". State is saved as actions end (a dashboard's
+record at once, others at most every ``SAVE_INTERVAL``), so a run killed halfway loses no
+dashboard it created and at most that interval of fingerprints, and running apply again
+finishes the job.
 
 Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
 repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
@@ -14,6 +16,7 @@ was lost is resolved by re-reading the live object, never by a blind resend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,11 +33,14 @@ from reconciler.apply.results import (
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
-from reconciler.model.errors import ApiError, Unsupported
+from reconciler.model.errors import ApiError, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
+
+# Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
+SAVE_INTERVAL = 0.5
 
 
 class Applier:
@@ -54,6 +60,47 @@ class Applier:
         self.progress = progress or (lambda n: None)
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
+        self._urgent = asyncio.Event()
+        self._pending: asyncio.Future[None] | None = None
+        self._last_save = float("-inf")
+        self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
+        self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
+
+    # -- interruption (SIGINT/SIGTERM) ---------------------------------------------------------
+
+    def stop(self, reason: str) -> int:
+        """Start no new request; return how many are on the wire (they may finish)."""
+        self.client.halt(reason)
+        return len(self.client.sending)
+
+    def abort(self) -> None:
+        """Cancel every unfinished action now; one with a request on the wire is uncertain."""
+        self._aborted_in_flight = {t for t in self._tasks if t in self.client.sending}
+        for task in self._tasks:
+            task.cancel()
+
+    def _interrupted(self, action: Action) -> ActionResult:
+        """The result of an action cancelled by ``abort``."""
+        reason = self.client.halted or "an interrupt"
+        if asyncio.current_task() not in self._aborted_in_flight:
+            return ActionResult(
+                action.key,
+                action.operation,
+                Outcome.SKIPPED,
+                (f"not started: apply was interrupted by {reason}",),
+            )
+        if action.kind == "Dashboard" and action.operation in (Op.CREATE, Op.REPLACE):
+            # The create may have happened: never create it blindly again (see plan_dashboard).
+            self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
+        return ActionResult(
+            action.key,
+            action.operation,
+            Outcome.UNCERTAIN,
+            (
+                f"aborted while in flight (second {reason}): it may or may not have taken "
+                "effect; run apply again, which reads the live state first",
+            ),
+        )
 
     async def apply(
         self,
@@ -69,6 +116,13 @@ class Applier:
 
         async def one(action: Action) -> ActionResult:
             try:
+                if self.client.halted is not None and action.has_changes:
+                    return ActionResult(
+                        action.key,
+                        action.operation,
+                        Outcome.SKIPPED,
+                        (f"not started: apply was interrupted by {self.client.halted}",),
+                    )
                 if action.key in stale:
                     return ActionResult(
                         action.key, action.operation, Outcome.STALE, (stale[action.key],)
@@ -78,11 +132,18 @@ class Applier:
                         action.key, action.operation, Outcome.UNCHANGED, (applied[action.key],)
                     )
                 return await self._apply_action(action)
+            except Interrupted as exc:
+                return ActionResult(action.key, action.operation, Outcome.SKIPPED, (str(exc),))
+            except asyncio.CancelledError:
+                if self.client.halted is None:
+                    raise  # not our abort: let the cancellation through
+                return self._interrupted(action)
             finally:
                 self.progress(1)
 
+        self._tasks = {asyncio.create_task(one(a)): a for a in plan.actions}
         try:
-            results = await asyncio.gather(*(one(a) for a in plan.actions))
+            results = await asyncio.gather(*self._tasks)
         finally:
             await self.flush()
         return tuple(results)
@@ -111,7 +172,7 @@ class Applier:
         self, action: Action, done: list[RequestResult]
     ) -> tuple[Any, ActionResult | None]:
         """Send the requests in order, appending to ``done``; return the last answer, or the
-        action's result when a request failed (the ones after it are skipped)."""
+        action's result when a request failed or apply was interrupted (the rest not sent)."""
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
 
@@ -150,6 +211,17 @@ class Applier:
                     idempotent=request.idempotent,
                 )
                 done.append(ok(request, record))
+            except Interrupted as exc:
+                done.extend(skipped(r, str(exc)) for r in action.requests[index:])
+                message = (
+                    str(exc)
+                    if index == 0
+                    else f"interrupted after {index} of {len(action.requests)} requests "
+                    f"({exc.reason}); run apply again"
+                )
+                return last, ActionResult(
+                    action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
+                )
             except OutcomeUnknown as exc:
                 resolved = await self._resolve_unknown(action, request, exc)
                 if resolved is None:
@@ -303,28 +375,54 @@ class Applier:
             await self._persist(urgent=False)
 
     async def _persist(self, *, urgent: bool) -> None:
-        """Save the state off the event loop, coalescing saves that pile up meanwhile.
+        """Save the state off the event loop, paced and coalesced.
 
-        A dashboard's record is urgent (awaited before the action reports done): losing it
-        could mean creating the dashboard twice. A pipe's or organization's record only holds
-        fingerprints and paths, which the next run recomputes, so other actions go on while
-        it is written; ``apply`` waits for the last write before it returns.
+        A dashboard's record is urgent: it is written at once and awaited before the action
+        reports done (losing it could mean creating the dashboard twice). A pipe's or
+        organization's record only holds fingerprints and paths, which the next run recomputes
+        (at worst re-sending those secrets): it is written at most every ``SAVE_INTERVAL`` s
+        together with whatever piled up meanwhile, so a remote state costs a fast apply a few
+        writes, not one per action; ``apply`` writes the last changes before it returns.
         """
+        loop = asyncio.get_running_loop()
         self._dirty = True
+        if self._pending is None:
+            self._pending = loop.create_future()
+        saved = self._pending  # resolved by the write whose snapshot includes this change
+        if urgent:
+            self._urgent.set()
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_loop())
         if urgent:
-            await asyncio.shield(self._writer)
+            await asyncio.shield(saved)
 
     async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._dirty:
+            wait = self._last_save + SAVE_INTERVAL - loop.time()
+            if wait > 0 and not self._urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._urgent.wait(), wait)
+            self._urgent.clear()
             self._dirty = False
+            done, self._pending = self._pending, loop.create_future()
             data = self.state.serialize()  # a snapshot taken on the loop, between actions
-            await asyncio.to_thread(self.state.write, data)
+            try:
+                await asyncio.to_thread(self.state.write, data)
+            except BaseException as exc:
+                if done is not None and not done.done():
+                    done.set_exception(exc)
+                    done.add_done_callback(lambda f: f.exception())
+                raise
+            finally:
+                self._last_save = loop.time()
+            if done is not None and not done.done():
+                done.set_result(None)
 
     async def flush(self) -> None:
-        """Wait until every recorded change is on disk."""
+        """Write every recorded change now and wait until it is stored."""
         while self._writer is not None and not self._writer.done():
+            self._urgent.set()  # no pacing for the last write
             await asyncio.shield(self._writer)
         if self._writer is not None:
             self._writer.result()

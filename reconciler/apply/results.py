@@ -101,8 +101,11 @@ def confirmed(request: Request) -> RequestResult:
     )
 
 
-def skipped(request: Request) -> RequestResult:
-    """The result of a request not sent because an earlier one of the same resource failed."""
+def skipped(
+    request: Request, why: str = "an earlier request of this resource failed"
+) -> RequestResult:
+    """The result of a request not sent (an earlier one of the same resource failed, or
+    apply was interrupted: ``why``)."""
     return RequestResult(
         request.method,
         request.path,
@@ -110,5 +113,5 @@ def skipped(request: Request) -> RequestResult:
         None,
         None,
         Outcome.SKIPPED,
-        "an earlier request of this resource failed",
+        why,
     )

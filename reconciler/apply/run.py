@@ -10,7 +10,9 @@ says what happened, so the caller renders it and chooses the exit code.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,7 +25,7 @@ from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
-from reconciler.model.errors import StateError
+from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -31,6 +33,7 @@ from reconciler.plan.compute import (
     new_state_creates,
     new_state_message,
     plan_resources,
+    select_actions,
 )
 from reconciler.plan.run import ProgressFactory, Scope, no_progress
 from reconciler.state.backend import locked_state
@@ -43,6 +46,10 @@ def AUTO_APPROVE(plan: Plan) -> bool:
 
 
 def _show_nothing(plan: Plan) -> None:
+    return None
+
+
+def _say_nothing(message: str) -> None:
     return None
 
 
@@ -77,6 +84,12 @@ class ApplyHooks:
     confirm: Callable[[Plan], bool]
     show_plan: Callable[[Plan], None] = _show_nothing
     progress: ProgressFactory = no_progress
+    # Handle SIGINT/SIGTERM while sending (the command line does; a library caller may not):
+    # the first stops new requests and lets those in flight finish (for at most ``grace``
+    # seconds), a second aborts them; the result then says ``interrupted``.
+    signals: bool = False
+    notice: Callable[[str], None] = _say_nothing
+    grace: float | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,15 @@ class ApplyResult:
     results: tuple[ActionResult, ...] = ()
     stale: Mapping[str, str] = field(default_factory=dict)
     applied: Mapping[str, str] = field(default_factory=dict)
+    # The signal that interrupted the apply (SIGINT, SIGTERM), if one did.
+    interrupted: signal.Signals | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """Return the exit status: 128 + the signal when interrupted, else 1 on anything undone."""
+        if self.interrupted is not None:
+            return 128 + int(self.interrupted)
+        return 1 if self.failed else 0
 
     def counts(self) -> dict[str, int]:
         """Count the actions' results by outcome."""
@@ -122,6 +144,22 @@ async def apply_plan(
     """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
     scope = request.scope
     saved = request.saved_plan
+    if saved is not None:
+        # What a plan contains was decided when it was made; --target narrows what is applied.
+        shaping = [
+            f
+            for f, on in (
+                ("--prune", request.options.prune),
+                ("--replace", request.options.replace),
+            )
+            if on
+        ]
+        if shaping:
+            raise ConfigError(
+                f"{' and '.join(shaping)} cannot be used with --plan: they decide what a plan "
+                "contains, so pass them to `plan --out` instead"
+            )
+        saved = select_actions(saved, request.options.targets)
     paths = scope.paths or (saved.manifest_paths if saved else ())
     resources = load_manifests(paths, organization=scope.organization) if paths else []
     backend = scope.backend()
@@ -177,9 +215,60 @@ class _Run:
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
         bar = self.hooks.progress("applying", len(plan.actions), "action")
+        applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
+        watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
-            applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
-            results = await applier.apply(plan, stale=stale, applied=applied)
+            with watch:
+                results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
-        return ApplyResult(ApplyStatus.APPLIED, plan, results, stale, applied)
+        return ApplyResult(
+            ApplyStatus.APPLIED,
+            plan,
+            results,
+            stale,
+            applied,
+            interrupted=watch.received,
+        )
+
+
+class _Interrupts:
+    """SIGINT/SIGTERM while applying: stop starting requests, then (second signal or grace over)
+    abort those in flight. Installed on the running loop only when the hooks ask for it."""
+
+    def __init__(self, applier: Applier, hooks: ApplyHooks, timeout: float) -> None:
+        self.applier = applier
+        self.hooks = hooks
+        # In-flight requests end within their own timeout (no retry starts after a stop).
+        self.grace = hooks.grace if hooks.grace is not None else timeout + 1.0
+        self.received: signal.Signals | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._installed: list[signal.Signals] = []
+
+    def __enter__(self) -> _Interrupts:
+        if self.hooks.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+                self._installed.append(sig)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        if self.received is not None:
+            self.hooks.notice(f"{sig.name} again: aborting the requests in flight.")
+            self.applier.abort()
+            return
+        self.received = sig
+        in_flight = self.applier.stop(sig.name)
+        self.hooks.notice(
+            f"Interrupted by {sig.name}: no new requests; waiting up to {self.grace:g}s for the "
+            f"{in_flight} in flight to finish (interrupt again to abort them)."
+        )
+        self._timer = asyncio.get_running_loop().call_later(self.grace, self.applier.abort)

@@ -12,7 +12,7 @@ import click
 
 from reconciler.cli.common import Connection, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
-from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
 
 if TYPE_CHECKING:
     from reconciler.apply.results import ActionResult
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _apply_options(func: Any) -> Any:
-    return plan_options(func, paths_required=False)
+    return plan_options(func)
 
 
 @click.command("apply")
@@ -67,7 +67,7 @@ def apply(
     from reconciler.plan.render import render_text
 
     if not plan_file and not manifests.paths:
-        raise ConfigError("give manifest PATHS, or --plan FILE")
+        raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
     color = use_color()
     text_out = output == "text"
     saved = planfile.load(Path(plan_file)) if plan_file else None
@@ -90,6 +90,8 @@ def apply(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
+        signals=True,
+        notice=lambda message: click.echo(message, err=True),
     )
     result = run(apply_plan(config, request, hooks))
     if result.status is ApplyStatus.APPLIED:
@@ -101,7 +103,7 @@ def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
     """Print what apply did (text, or the one JSON document) and return the exit code."""
     from reconciler.apply.run import ApplyStatus
 
-    code = 1 if result.failed else 0
+    code = result.exit_code
     errors: list[dict[str, Any]] = []
     notes: list[str] = []
     if result.status is ApplyStatus.STALE:
@@ -132,6 +134,8 @@ def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
             click.echo(notes[-1])
     elif text_out:
         click.echo(_results_text(result, color))
+    if result.interrupted is not None:
+        notes.append(f"Apply interrupted by {result.interrupted.name}: run apply again to finish.")
     if not text_out:
         document = results_document(
             result.results, result.plan, errors=errors, exit_code=code, notes=notes
@@ -176,8 +180,12 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     )
     undone = any(r.failed for r in result.results)
     verdict = "Apply incomplete" if undone else "Apply complete"
+    if result.interrupted is not None:
+        verdict = f"Apply interrupted by {result.interrupted.name}"
     lines.append(f"{verdict}: {summary}.")
-    if undone:
+    if result.interrupted is not None:
+        lines.append("State is saved. Run apply again to finish the job.")
+    elif undone:
         lines.append("Run apply again to finish the job once the errors above are fixed.")
     return "\n".join(lines)
 

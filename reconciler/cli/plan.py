@@ -46,6 +46,10 @@ class ManifestOptions:
         from reconciler.state.backend import DEFAULT_WORKSPACE
 
         chosen = self.paths if paths is None else paths
+        if not chosen:
+            from reconciler.model.errors import ConfigError
+
+            raise ConfigError(NO_PATHS)
         address = self.state_path or str(state_path_for(None, chosen))
         return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
 
@@ -72,7 +76,11 @@ def _prepare_out(path: Path) -> None:
         raise ConfigError(f"--out {path}: not a writable file path")
 
 
-def plan_options(func: Any, *, paths_required: bool = True) -> Any:
+# Said when a command has no manifests to work on (the project file may name them).
+NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
+
+
+def plan_options(func: Any, *, paths_required: bool = False) -> Any:
     """Add the options shared by plan and apply, handed to the command as ``manifests``."""
     names = tuple(f.name for f in fields(ManifestOptions))
     func = collect("manifests", ManifestOptions, names)(func)
@@ -85,7 +93,7 @@ def plan_options(func: Any, *, paths_required: bool = True) -> Any:
                 multiple=True,
                 metavar="KIND/NAME",
                 shell_complete=complete_targets,
-                help="Limit to these resources (glob allowed; repeatable).",
+                help="Limit to these resources (glob allowed; repeatable). With apply --plan: apply only the saved plan's matching actions.",
             ),
             click.option(
                 "--state",

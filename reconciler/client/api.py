@@ -50,6 +50,7 @@ from reconciler.model.errors import (
     ApiError,
     ConfigError,
     DeadlineExceeded,
+    Interrupted,
     MethodNotAllowed,
     NotFound,
     RateLimited,
@@ -302,6 +303,10 @@ class Client:
             DASHBOARDS: RequestBudget(config.dashboards_rate),
         }
         self._gate = asyncio.Semaphore(max(1, config.parallelism))
+        # Set by ``halt``: no request starts any more (one already on the wire is not touched).
+        self.halted: str | None = None
+        # The tasks whose request is on the wire now (so an abort can tell sent from not sent).
+        self.sending: set[asyncio.Task[Any]] = set()
         self._backoff = wait_exponential_jitter(multiplier=0.2, max=config.max_backoff, jitter=0.2)
         limits = httpx.Limits(
             max_connections=max(1, config.parallelism),
@@ -401,10 +406,19 @@ class Client:
         # then wait here cheaply instead of each building its retry state up front, which
         # delayed the first request by a third of a second at 1,000 pipes.
         async with self._gate:
+            self._check_halted()
             try:
                 return await self._call(interface, method, path, body, resource, idempotent)
             except (NotFound, MethodNotAllowed) as exc:
                 raise (exc.as_type(Unsupported) if optional else exc) from None
+
+    def halt(self, reason: str) -> None:
+        """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead."""
+        self.halted = reason
+
+    def _check_halted(self) -> None:
+        if self.halted is not None:
+            raise Interrupted(self.halted)
 
     async def _call(
         self,
@@ -473,12 +487,20 @@ class Client:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
         self.first_contact.check()
+        self._check_halted()
         # The budget's place is held until the answer (or the failure) is in: see budget.slot.
         async with budget.slot() as started:
             self.first_contact.check()
+            self._check_halted()
             attempts.begin()
             self.stats.requests[interface] += 1
-            response = await self._exchange(interface, method, path, payload, headers, attempts)
+            task = asyncio.current_task()
+            if task is not None:
+                self.sending.add(task)
+            try:
+                response = await self._exchange(interface, method, path, payload, headers, attempts)
+            finally:
+                self.sending.discard(task)
         status = response.status_code
         self.first_contact.answered(interface, status)
         if status in (401, 403):

@@ -212,6 +212,14 @@ class DeadlineExceeded(ApiError):
     """An attempt did not complete (headers and whole body) within its deadline."""
 
 
+class Interrupted(ReconcileError):
+    """A request not sent because the run was interrupted (SIGINT/SIGTERM during apply)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"not started: apply was interrupted by {reason}")
+
+
 class PlanError(ReconcileError):
     """A resource whose desired state cannot be planned (or a saved plan that cannot be used)."""
 

@@ -66,6 +66,25 @@ def select_targets(resources: Sequence[Resource], targets: Sequence[str]) -> lis
     return chosen
 
 
+def select_actions(plan: Plan, targets: Sequence[str]) -> Plan:
+    """Return ``plan`` with only the actions ``targets`` match; a target matching none is an error.
+
+    This is how ``apply --plan FILE --target …`` honours targets: the saved plan's other
+    actions are neither sent nor reported.
+    """
+    if not targets:
+        return plan
+    for target in targets:
+        if not any(matches_target(a.key, [target]) for a in plan.actions):
+            known = ", ".join(a.key for a in plan.actions[:10])
+            raise ConfigError(
+                f"--target {target} matches no action of the saved plan (actions: {known or 'none'})"
+            )
+    return dataclasses.replace(
+        plan, actions=tuple(a for a in plan.actions if matches_target(a.key, targets))
+    )
+
+
 def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
     """Return the pipe's spec with every secret reference resolved to a ``Secret``."""
     spec: dict[str, Any] = dict(resource.spec)

@@ -21,9 +21,10 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
+if TYPE_CHECKING:  # filelock is imported when a lock is taken: plan only reads the state
+    from filelock import FileLock
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
@@ -113,6 +114,8 @@ class LocalBackend:
     def acquire(self, holder: Holder, timeout: float) -> None:
         """Take the file lock (a dead holder's lock is free: the kernel released it)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        from filelock import FileLock, Timeout
+
         lock = FileLock(str(self._lock_path), timeout=timeout)
         try:
             lock.acquire(timeout=timeout, poll_interval=_backend.POLL_SECONDS)
@@ -145,6 +148,8 @@ class LocalBackend:
         record = self._holder()
         if record is None or record.get("lockId") != lock_id:
             raise StateError(f"state {self.description} has no lock with ID {lock_id}")
+        from filelock import FileLock, Timeout
+
         probe = FileLock(str(self._lock_path), timeout=0)
         try:
             probe.acquire(timeout=0)
