@@ -48,7 +48,7 @@ def test_apply_then_plan_should_show_no_changes_for_every_kind(
     first = ["--new-state"] if spec_only else []
     result = run_cli(apply_args([EXAMPLES], state, *first), emulator.env())
     assert result.exit_code == 0, result.output
-    assert "Apply complete: 6 applied, 0 failed." in result.stdout
+    assert "Apply complete: 9 applied, 0 failed." in result.stdout
     code, out = plan_code(emulator, [EXAMPLES], state)
     assert code == 0, out
     assert "No changes" in out

@@ -23,6 +23,9 @@ from tests.seed_ids import (
     ARCHIVE,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,
+    KAFKA_CONNECTION_STRING_PIPE,
+    KAFKA_IAM_USER_PIPE,
+    KAFKA_MUTUAL_TLS_PIPE,
     KAFKA_PIPE,
     KINESIS_PIPE,
     OBJECT_STORAGE_PIPE,
@@ -259,7 +262,14 @@ def test_extensions_should_read_the_organization_and_a_services_pipes(client: Cl
         }
     ]
     pipes = ok(client.get(f"{ORG}/services/{ANALYTICS}/pipes"))
-    assert {p["id"] for p in pipes} == {KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE}
+    assert {p["id"] for p in pipes} == {
+        KAFKA_PIPE,
+        OBJECT_STORAGE_PIPE,
+        POSTGRES_PAUSED_PIPE,
+        KAFKA_IAM_USER_PIPE,
+        KAFKA_CONNECTION_STRING_PIPE,
+        KAFKA_MUTUAL_TLS_PIPE,
+    }
     assert all(set(p) >= PIPE_FIELDS for p in pipes)
 
 
@@ -818,7 +828,7 @@ def test_admin_should_reset_configure_and_force_states(app: EmulatorApp, client:
         "services": 2,
     }
     assert (
-        len(app.runtime.store.data["pipes"]) == 13 and ok(client.get("/_emulator/requests")) == []
+        len(app.runtime.store.data["pipes"]) == 16 and ok(client.get("/_emulator/requests")) == []
     )
     ok(client.post("/_emulator/reset"))
     assert app.runtime.store.data["pipes"][KAFKA_PIPE]["name"] == "orders"
@@ -846,7 +856,7 @@ def test_data_file_should_persist_changes_across_restarts(tmp_path: Path) -> Non
 
 def test_scale_seed_should_build_ten_thousand_realistic_pipes() -> None:
     data = build_seed(datetime.now(UTC), seed_pipes=10_000, services=3)
-    assert len(data["pipes"]) == 10_005 and KAFKA_PIPE in data["pipes"]
+    assert len(data["pipes"]) == 10_008 and KAFKA_PIPE in data["pipes"]
     scale = [p for p in data["pipes"].values() if p["name"].startswith("pipe-")]
     assert [next(iter(p["source"])) for p in scale[:5]] == [
         "kafka",
@@ -857,7 +867,7 @@ def test_scale_seed_should_build_ten_thousand_realistic_pipes() -> None:
     ]
     assert scale[0]["name"] == "pipe-00001" and len({p["serviceId"] for p in scale}) == 3
     again = build_seed(datetime.now(UTC), seed_pipes=10, services=3)
-    assert [p["id"] for p in scale[:10]] == [p["id"] for p in again["pipes"].values()][5:]
+    assert [p["id"] for p in scale[:10]] == [p["id"] for p in again["pipes"].values()][8:]
 
 
 def test_unexpected_errors_should_be_500_envelopes_not_crashes(

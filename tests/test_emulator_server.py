@@ -109,7 +109,7 @@ def test_cli_options_should_configure_a_fresh_emulator(tmp_path: Path) -> None:
             assert http.get(PIPE_PATH).status_code == 200
             limited = http.get(PIPE_PATH)
             assert limited.status_code == 429 and float(limited.headers["X-RateLimit-Reset"]) > 0
-        assert len(emulator.data()["pipes"]) == 13
+        assert len(emulator.data()["pipes"]) == 16
     finally:
         stop_emulator(emulator)
     # uvicorn shuts down gracefully, then re-raises SIGTERM so the parent sees the signal.

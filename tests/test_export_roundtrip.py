@@ -51,7 +51,7 @@ def assert_round_trip(emulator: Emulator, out: Path) -> None:
     """The directory validates and plans to no changes."""
     valid = invoke(emulator, "validate", str(out))
     assert valid.code == 0, valid.output + valid.error
-    assert "7 manifests valid (5 Pipe, 1 Organization, 1 Dashboard)" in valid.output
+    assert "10 manifests valid (8 Pipe, 1 Organization, 1 Dashboard)" in valid.output
     plan = invoke(emulator, "plan", str(out), "--detailed-exitcode")
     assert plan.code == 0, plan.output + plan.error
     assert "No changes." in plan.output
@@ -67,11 +67,14 @@ def test_export_of_every_pipe_kind_organization_and_dashboard_plans_to_no_change
     assert files == [
         "dashboards/pipeline-health.yaml",
         "organization.yaml",
+        "pipes/audit-log.yaml",
         "pipes/billing-cdc.yaml",
         "pipes/clickstream.yaml",
         "pipes/customers-cdc.yaml",
         "pipes/events-archive.yaml",
         "pipes/orders.yaml",
+        "pipes/payments.yaml",
+        "pipes/telemetry.yaml",
     ]
     assert_round_trip(emulator, tmp_path)
 

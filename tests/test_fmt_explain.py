@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tests.cli_helpers import run_cli
 
@@ -66,7 +68,7 @@ def test_fmt_leaves_example_manifests_alone_and_skips_yaml_that_is_not_a_manifes
     (tmp_path / "m" / "ci.yaml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     result = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
     assert result.exit_code == 0, result.output
-    assert "6 already formatted, 1 skipped (not reconcile manifests)" in result.stdout
+    assert "9 already formatted, 1 skipped (not reconcile manifests)" in result.stdout
 
 
 def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> None:
@@ -126,3 +128,55 @@ def test_explain_json_carries_the_same_facts() -> None:
     )
     body = result.json()
     assert body["type"] == "integer or null" and body["bounds"] == ["≥ 500", "≤ 60000"]
+
+
+_scalars = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.booleans(),
+    st.none(),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+)
+_keys = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_:#- ", min_size=1, max_size=10)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spec=st.dictionaries(_keys, _values, max_size=4),
+    mapping=st.integers(2, 4),
+    offset=st.integers(0, 2),
+    flow=st.booleans(),
+)
+def test_fmt_never_changes_what_a_manifest_means_and_is_idempotent(
+    spec: dict[str, object], mapping: int, offset: int, flow: bool
+) -> None:
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    from reconciler.load.fmt import format_text
+    from reconciler.load.yamlsource import YamlSyntaxError, parse
+
+    doc = {"apiVersion": "reconcile/v1", "kind": "Pipe", "metadata": {"name": "x"}, "spec": spec}
+    yaml = YAML()
+    yaml.indent(mapping=mapping, sequence=mapping + offset, offset=offset)
+    yaml.default_flow_style = flow
+    out = StringIO()
+    yaml.dump(doc, out)
+    written = "# a comment kept\n" + out.getvalue()
+    # Only files the manifest loader accepts matter (ruamel's emitter can write plain
+    # scalars with ':' in flow context that libyaml rejects; that is not fmt's doing).
+    try:
+        meaning = parse(written.encode())
+        formatted, skipped = format_text(written)
+    except (YamlSyntaxError, YAMLError):
+        assume(False)
+    assert skipped is None and formatted is not None
+    assert parse(formatted.encode()) == meaning
+    assert formatted.startswith("# a comment kept\n")
+    assert format_text(formatted)[0] == formatted

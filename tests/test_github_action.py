@@ -119,7 +119,7 @@ def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_n
     applied = run_action(work, env, package="reconcile", apply="true")
     print(applied.log)
     assert applied.outputs["changes"] == "true"
-    assert "Apply complete: 6 applied, 0 failed." in applied.steps[2][2]
+    assert "Apply complete: 9 applied, 0 failed." in applied.steps[2][2]
 
     again = run_action(work, env, package="reconcile", apply="true")
     print(again.log)

@@ -155,7 +155,14 @@ def test_pipes_lists_every_pipe_of_a_service(emulator: Emulator) -> None:
     out = invoke(emulator, "get", "pipes", "--service", "analytics")
     assert out.code == 0
     rows = out.output.splitlines()[1:]
-    assert [r.split()[0] for r in rows] == ["orders", "events-archive", "customers-cdc"]
+    assert [r.split()[0] for r in rows] == [
+        "orders",
+        "events-archive",
+        "customers-cdc",
+        "payments",
+        "telemetry",
+        "audit-log",
+    ]
     assert "postgres db.example.com:5432/crm (2 tables)" in out.output
 
 

@@ -175,12 +175,14 @@ def test_load_should_support_anchors_and_merge_keys(tmp_path: Path) -> None:
 
 
 def test_plan_loading_should_record_only_name_positions_and_find_the_rest_on_demand(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("reconciler.load.manifests.FULL_POSITIONS", 0)  # as with 10,000 files
     path = write(tmp_path, "orders.yaml", KAFKA_PIPE)
     plain = load_resources([path])[0]
     [resource] = load_resources([path], positions=True)
     source = resource.locator.source  # type: ignore[attr-defined]
+    assert source.data == b""  # the bytes are read again only if a position is needed
     assert resource.locate("metadata", "name") == plain.locate("metadata", "name")
     assert source._index is None  # the name came from the marks: no full position map
     deep = ("source", "kafka", "credentials", "username")
@@ -189,3 +191,23 @@ def test_plan_loading_should_record_only_name_positions_and_find_the_rest_on_dem
     resource.locator.release()  # type: ignore[attr-defined]
     assert source._index is None
     assert resource.locate_spec(*deep) == plain.locate_spec(*deep)
+
+
+def test_plan_loading_of_a_few_files_should_record_every_position_in_one_parse(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "orders.yaml", KAFKA_PIPE)
+    [resource] = load_resources([path], positions=True)
+    assert resource.locator.source._index is not None  # type: ignore[attr-defined]
+
+
+def test_a_manifest_changed_after_loading_should_lose_its_deep_positions_not_give_wrong_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("reconciler.load.manifests.FULL_POSITIONS", 0)
+    path = write(tmp_path, "orders.yaml", KAFKA_PIPE)
+    [resource] = load_resources([path], positions=True)
+    path.write_text("# moved\n" + KAFKA_PIPE, encoding="utf-8")
+    name = resource.locate("metadata", "name")  # recorded while parsing: still exact
+    assert name.line > 1
+    assert resource.locate_spec("source", "kafka", "brokers") == Location(path.as_posix(), 1, 1)

@@ -327,7 +327,7 @@ def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(emulator: Em
     assert code == 0
     paths = [r["path"] for r in emulator.requests()]
     pipe_gets = [p for p in paths if "/pipes/" in p]
-    assert len(pipe_gets) == 4
+    assert len(pipe_gets) == 7
     org_reads = [r for r in emulator.requests() if r["path"] == f"/v1/organizations/{ORG_ID}"]
     assert [r["status"] for r in org_reads] == [404]  # probed once, then compared with state
     assert any("cannot read an organization" in w for a in doc["actions"] for w in a["warnings"])

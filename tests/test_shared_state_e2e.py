@@ -69,7 +69,7 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
         env,
     )
     assert applied.exit_code == 0, applied.output
-    assert "Apply complete: 6 applied, 0 failed." in applied.stdout
+    assert "Apply complete: 9 applied, 0 failed." in applied.stdout
     after_first = len(writes(emulator.requests()))
     monkeypatch.chdir(second)
     planned = run_cli(["plan", "manifests", "--detailed-exitcode", *FAST], env)
@@ -116,7 +116,7 @@ def test_three_applies_at_once_on_one_shared_state_apply_exactly_once(
     runners = [_runner(tmp_path, f"runner-{n}") for n in range(3)]
     processes = [_spawn(cwd, env, "--new-state", "--lock-timeout", lock_timeout) for cwd in runners]
     results = [(p.wait(timeout=120), *p.communicate()) for p in processes]
-    applied = [r for r in results if "Apply complete: 6 applied" in r[1]]
+    applied = [r for r in results if "Apply complete: 9 applied" in r[1]]
     assert len(applied) == 1, results
     assert applied[0][0] == 0
     for code, out, err in results:

@@ -31,7 +31,7 @@ def test_validate_should_accept_every_example_manifest() -> None:
     result = run(str(EXAMPLES))
     assert result.exception is None, result.output
     assert result.return_value == 0
-    assert result.output == "6 manifests valid (4 Pipe, 1 Organization, 1 Dashboard)\n"
+    assert result.output == "9 manifests valid (7 Pipe, 1 Organization, 1 Dashboard)\n"
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")), ids=lambda p: p.name)
@@ -92,6 +92,9 @@ def test_validate_json_output_should_list_resources_when_valid() -> None:
         ("Pipe", "events-archive"),
         ("Pipe", "clickstream"),
         ("Pipe", "customers-cdc"),
+        ("Pipe", "payments"),
+        ("Pipe", "telemetry"),
+        ("Pipe", "audit-log"),
         ("Dashboard", "pipes-overview"),
     }
 

@@ -28,6 +28,10 @@ OBJECT_STORAGE_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c62"
 KINESIS_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c63"
 POSTGRES_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c64"
 POSTGRES_RUNNING_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c65"
+# Kafka pipes reading with the other credential shapes (access key, connection string, mTLS).
+KAFKA_IAM_USER_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c66"
+KAFKA_CONNECTION_STRING_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c67"
+KAFKA_MUTUAL_TLS_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c68"
 ENDPOINT_READY = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e51"
 ENDPOINT_PROVISIONING = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e52"
 
@@ -322,6 +326,14 @@ def _add_demo_pipes(data: dict[str, Any]) -> None:
         _postgres("customers-cdc", "crm", customers),
         "customers",
     )
+    for pid, name, method in (
+        (KAFKA_IAM_USER_PIPE, "payments", "IAM_USER"),
+        (KAFKA_CONNECTION_STRING_PIPE, "telemetry", "PLAIN"),
+        (KAFKA_MUTUAL_TLS_PIPE, "audit-log", "MUTUAL_TLS"),
+    ):
+        source = _kafka(name, name, [])
+        source["kafka"]["authentication"] = method
+        pipes[pid] = _pipe(pid, ANALYTICS, name, "Running", source, name.replace("-", "_"))
     billing = [_mapping("invoices", [], ["invoice_id"]), _mapping("payments", ["card_number"], [])]
     pipes[POSTGRES_RUNNING_PIPE] = _pipe(
         POSTGRES_RUNNING_PIPE,

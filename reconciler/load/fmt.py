@@ -27,7 +27,13 @@ def canonical_yaml() -> YAML:
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
     yaml.preserve_quotes = True  # a quote the author wrote stays: it may be needed elsewhere
+    # ``null`` means "reset to the service's default": it is written out, never left blank.
+    yaml.representer.add_representer(type(None), _represent_null)
     return yaml
+
+
+def _represent_null(representer: Any, _: None) -> Any:
+    return representer.represent_scalar("tag:yaml.org,2002:null", "null")
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,15 @@ from reconciler.load.yamlsource import (
     SourceFile,
     YamlSyntaxError,
     parse,
+    parse_located,
     parse_marked,
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
 
 SUFFIXES = (".yaml", ".yml")
+# Up to this many files a plan records every position while parsing (under 10 MB).
+FULL_POSITIONS = 2000
 # What binds a manifest to one live object, per kind: two manifests may not share it.
 IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
     "Pipe": (("pipe", ("spec", "pipeId")),),
@@ -123,6 +126,7 @@ class _Loader:
     ) -> None:
         self.default_organization = default_organization
         self.positions = positions
+        self.full_positions = True
         self.limits = ManifestLimits.from_env() if limits is None else limits
         self.resources: list[Resource] = []
         self.errors: list[ManifestError] = []
@@ -144,7 +148,10 @@ class _Loader:
             return
         source = SourceFile(name, data)
         try:
-            if self.positions:
+            if self.positions and self.full_positions:
+                docs, located = parse_located(data, self.limits)
+                source = SourceFile(name, data, located)
+            elif self.positions:
                 docs, marks = parse_marked(data, self.limits)
                 source = SourceFile.unloaded(name, path, data, marks)
             else:
@@ -287,12 +294,14 @@ def load_resources(
     limits: ManifestLimits | None = None,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
-    # positions=True records the position of each document and its metadata.name while
-    # parsing (every plan action names its manifest line); other positions come from parsing
-    # that one file again on first use (a changed field, an error): a plan of 10,000 mostly
-    # unchanged manifests keeps no full position maps.
+    # positions=True is for plans, whose actions name manifest lines. Up to FULL_POSITIONS
+    # files, every position is recorded in the same parse (cheapest when many fields change).
+    # Beyond, only each document's and its metadata.name's are, and other positions come from
+    # parsing that one file again on first use: a plan of 10,000 mostly unchanged manifests
+    # keeps no full position maps (about 4.6 KB a manifest).
     files, errors = _find(paths)
     loader = _Loader(default_organization, positions, limits)
+    loader.full_positions = len(files) <= FULL_POSITIONS
     loader.errors.extend(errors)
     with _collector_paused():
         for path in files:

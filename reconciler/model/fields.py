@@ -78,6 +78,19 @@ SECRET_MEMBERS: frozenset[str] = frozenset(
 # What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
 REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
 
+# The credential shapes each Kafka authentication method takes (IAM_ROLE takes none: the
+# pipe's ``iamRole`` is used). The service refuses credentials of another shape, and a switch
+# of method without credentials that fit it.
+KAFKA_CREDENTIAL_SHAPES: dict[str, tuple[frozenset[str], ...]] = {
+    "PLAIN": (frozenset({"username", "password"}), frozenset({"connectionString"})),
+    "SCRAM-SHA-256": (frozenset({"username", "password"}),),
+    "SCRAM-SHA-512": (frozenset({"username", "password"}),),
+    "IAM_USER": (frozenset({"accessKeyId", "secretKey"}),),
+    "MUTUAL_TLS": (frozenset({"certificate", "privateKey"}),),
+    "IAM_ROLE": (),
+}
+KAFKA_DEFAULT_AUTHENTICATION = "PLAIN"
+
 # Arrays replaced whole when they differ (every other array is also replaced whole, except
 # the set-like table mappings, which become add/remove).
 TABLE_MAPPINGS: JsonPath = ("source", "postgres", "tableMappings")

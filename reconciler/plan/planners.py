@@ -38,7 +38,11 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
-from reconciler.plan.rules import field_mapping_errors
+from reconciler.plan.rules import (
+    field_mapping_errors,
+    kafka_credential_errors,
+    resend_credentials,
+)
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -68,6 +72,7 @@ def plan_pipe(
         return evolve(base, errors=(observed.error or "live pipe not found",))
     live = observed.live
     changes = diff_pipe(resource, spec, live, secrets)
+    changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
     errors: list[str] = []
     for change in changes:
@@ -91,6 +96,7 @@ def plan_pipe(
         elif status != "Ready":
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
     errors.extend(field_mapping_errors(resource, spec, live, changes))
+    errors.extend(kafka_credential_errors(resource, spec, live, changes))
 
     requests = _pipe_requests(observed.path, spec, changes)
     recorded = {

@@ -2,7 +2,8 @@
 
 A JSON Schema judges one document field by field; the service also refuses combinations:
 field mappings that leave a destination column unmapped or name a column the table does not
-have. Each rule looks at the pipe as it would be after the update (the manifest's value where
+have; Kafka credentials of a shape the authentication method does not take, or a switch of
+method without credentials that fit it. Each rule looks at the pipe as it would be after the update (the manifest's value where
 it states one, the live value otherwise) and returns messages naming the manifest line, which
 the planner turns into errors of the action: a plan error, never a 400 at apply time.
 
@@ -14,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reconciler.model.fields import KAFKA_CREDENTIAL_SHAPES, KAFKA_DEFAULT_AUTHENTICATION
 from reconciler.model.resources import Resource
-from reconciler.plan.diff import ChangeKind, FieldChange
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 _MAPPINGS = ("fieldMappings",)
+AUTHENTICATION = ("source", "kafka", "authentication")
+CREDENTIALS = ("source", "kafka", "credentials")
 _COLUMNS = ("destination", "columns")
 
 
@@ -76,3 +80,65 @@ def field_mapping_errors(
             "mapped: the service requires every destination column to be mapped"
         )
     return errors
+
+
+def _shape(keys: frozenset[str]) -> str:
+    return "{" + ", ".join(sorted(keys)) + "}"
+
+
+def kafka_authentication(spec: Mapping[str, Any], live: Mapping[str, Any]) -> str:
+    """The Kafka authentication method the pipe will have: the manifest's, else the live one."""
+    stated = ((spec.get("source") or {}).get("kafka") or {}).get("authentication", MISSING)
+    if isinstance(stated, str):
+        return stated
+    if stated is None:  # null: back to the service's default
+        return KAFKA_DEFAULT_AUTHENTICATION
+    current = ((live.get("source") or {}).get("kafka") or {}).get("authentication")
+    return str(current) if current else KAFKA_DEFAULT_AUTHENTICATION
+
+
+def kafka_credential_errors(
+    resource: Resource,
+    spec: Mapping[str, Any],
+    live: Mapping[str, Any],
+    changes: Sequence[FieldChange],
+) -> list[str]:
+    """Check that the stated credentials fit the method, and that a switch of method brings
+    credentials that fit it."""
+    kafka = (spec.get("source") or {}).get("kafka")
+    if not isinstance(kafka, Mapping):
+        return []
+    method = kafka_authentication(spec, live)
+    shapes = KAFKA_CREDENTIAL_SHAPES.get(method, ())
+    takes = " or ".join(_shape(s) for s in shapes) or "no credentials"
+    credentials = kafka.get("credentials")
+    if isinstance(credentials, Mapping):
+        keys = frozenset(str(k) for k in credentials)
+        if keys not in shapes:
+            return [
+                f"source.kafka.credentials ({resource.locate_spec(*CREDENTIALS)}) are "
+                f"{_shape(keys)}, but authentication {method} takes {takes}"
+            ]
+        return []
+    switched = any(c.path == AUTHENTICATION for c in changes)
+    if switched and shapes:
+        return [
+            f"switching source.kafka.authentication to {method} "
+            f"({resource.locate_spec(*AUTHENTICATION)}) needs credentials {takes} in the same "
+            "manifest: the service takes both in one update"
+        ]
+    return []
+
+
+def resend_credentials(
+    resource: Resource, spec: Mapping[str, Any], changes: Sequence[FieldChange]
+) -> list[FieldChange]:
+    """When the method changes, the stated credentials go with it even if their fingerprint is
+    unchanged (PLAIN to SCRAM-SHA-512 with the same user): the service wants both at once."""
+    credentials = ((spec.get("source") or {}).get("kafka") or {}).get("credentials")
+    switched = any(c.path == AUTHENTICATION for c in changes)
+    already = any(c.path == CREDENTIALS for c in changes)
+    if not switched or already or not isinstance(credentials, Mapping):
+        return []
+    where = resource.locate_spec(*CREDENTIALS)
+    return [FieldChange(CREDENTIALS, MISSING, credentials, ChangeKind.SENSITIVE, where)]
