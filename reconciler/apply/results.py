@@ -88,17 +88,13 @@ def failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
     )
 
 
+def _without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
+    return RequestResult(request.method, request.path, request.purpose, None, None, outcome, note)
+
+
 def confirmed(request: Request) -> RequestResult:
     """The result of a write whose answer was lost but a re-read showed it took effect."""
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        None,
-        None,
-        Outcome.APPLIED,
-        "answer lost; confirmed by re-reading",
-    )
+    return _without_answer(request, Outcome.APPLIED, "answer lost; confirmed by re-reading")
 
 
 def skipped(
@@ -106,12 +102,4 @@ def skipped(
 ) -> RequestResult:
     """The result of a request not sent (an earlier one of the same resource failed, or
     apply was interrupted: ``why``)."""
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        None,
-        None,
-        Outcome.SKIPPED,
-        why,
-    )
+    return _without_answer(request, Outcome.SKIPPED, why)
