@@ -16,7 +16,7 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.live import Observed
-from reconciler.model.fields import TABLE_MAPPING_KEY
+from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint, holds_secret
 from reconciler.plan.actions import (
@@ -102,7 +102,11 @@ def plan_pipe(
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
-        if c.kind is ChangeKind.SENSITIVE and secrets.key is not None
+        if secrets.key is not None
+        and (
+            c.kind is ChangeKind.SENSITIVE
+            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
+        )
     }
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
     return evolve(
