@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.apply import applier as applier_module
+from reconciler.apply import recorder as applier_module
 from reconciler.apply.applier import Applier
 from reconciler.model.errors import StateConflictError
 from reconciler.state.document import new_state

@@ -3,10 +3,10 @@
 ``apply`` walks the same actions the renderers show. Every action ends with one result
 (``results``: applied, unchanged, failed, skipped, stale, not converged, uncertain). After each
 write the response is checked against the
-desired values; a mismatch is "not converged". State is saved as actions end (a dashboard's
-record at once, others at most every ``SAVE_INTERVAL``), so a run killed halfway loses no
-dashboard it created and at most that interval of fingerprints, and running apply again
-finishes the job.
+desired values; a mismatch is "not converged". State is recorded and saved as actions end
+(``recorder``: a dashboard's record at once, others paced), so a run killed halfway loses no
+dashboard it created and at most a moment of fingerprints, and running apply again finishes
+the job.
 
 Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
 repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
@@ -16,11 +16,11 @@ was lost is resolved by re-reading the live object, never by a blind resend.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import (
     ActionResult,
     Outcome,
@@ -30,17 +30,13 @@ from reconciler.apply.results import (
     ok,
     skipped,
 )
-from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
+from reconciler.apply.verify import deferred_endpoint_bodies, unconverged, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.model.errors import ApiError, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Request
-from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
-
-# Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
-SAVE_INTERVAL = 0.5
 
 
 class Applier:
@@ -56,13 +52,9 @@ class Applier:
     ) -> None:
         self.client = client
         self.state = state
+        self.recorder = StateRecorder(state)
         self.secrets = secrets or {}
         self.progress = progress or (lambda n: None)
-        self._dirty = False
-        self._writer: asyncio.Task[None] | None = None
-        self._urgent = asyncio.Event()
-        self._pending: asyncio.Future[None] | None = None
-        self._last_save = float("-inf")
         self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
 
@@ -152,13 +144,13 @@ class Applier:
         if action.errors:
             return ActionResult(action.key, action.operation, Outcome.FAILED, action.errors)
         if not action.has_changes:
-            await self._record_unchanged(action)
+            await self.recorder.unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
         done: list[RequestResult] = []
         last, stopped = await self._send(action, done)
         if stopped is not None:
             return stopped
-        await self._record_applied(action, last)
+        await self.recorder.applied(action, last)
         problems = unconverged(action, last) if isinstance(last, Mapping) else []
         if problems:
             return ActionResult(
@@ -293,136 +285,10 @@ class Applier:
 
     # -- state ---------------------------------------------------------------------------------
 
-    async def _record_applied(self, action: Action, live: Any) -> None:
-        # Every field the manifest manages (not only the changed ones), secrets included.
-        managed = sorted(
-            {".".join(map(str, p)) for p in leaf_paths(action.basis)}
-            | {
-                c.dotted
-                for c in action.changes
-                if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE, ChangeKind.RESET)
-            }
-        )
-        if action.kind == "Pipe":
-            self.state.record(
-                action.key,
-                secrets=dict(action.secrets) or None,
-                managed=managed or None,
-                target=dict(action.target),
-            )
-        elif action.kind == "Organization" and isinstance(live, Mapping):
-            observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
-            self.state.record(action.key, observed=observed, target=dict(action.target))
-        elif action.kind == "Dashboard":
-            self._move_renamed(action)
-            if action.operation == Op.DELETE:
-                self.state.forget(action.key)
-            elif isinstance(live, Mapping):
-                created = action.operation in (Op.CREATE, Op.REPLACE)
-                previous = self.state.dashboard(action.name)
-                self.state.record(
-                    action.key,
-                    id=str(live.get("id")),
-                    displayName=live.get("name") or action.target.get("name"),
-                    contentHash=action.content_hash,
-                    createdByUs=created or bool(previous and previous.created_by_us),
-                    uncertain=None,
-                    replaced=[
-                        *(self.state.resources.get(action.key, {}).get("replaced") or []),
-                        previous.id,
-                    ]
-                    if action.operation == Op.REPLACE and previous and previous.id
-                    else None,
-                )
-        await self._persist(urgent=action.kind == "Dashboard")
-
-    def _move_renamed(self, action: Action) -> bool:
-        """Move a renamed dashboard's record to its new ``metadata.name`` (same id, same owner)."""
-        old_key = f"Dashboard/{action.renamed_from}"
-        if action.renamed_from is None or old_key not in self.state.resources:
-            return False
-        entry = dict(self.state.resources[old_key])
-        entry.pop("appliedAt", None)
-        self.state.forget(old_key)
-        self.state.record(action.key, **entry)
-        return True
-
-    async def _record_unchanged(self, action: Action) -> None:
-        if action.kind == "Dashboard" and self._move_renamed(action):
-            self.state.record(action.key, displayName=action.target.get("name"))
-            await self._persist(urgent=True)
-        elif (
-            action.kind == "Dashboard"
-            and action.target.get("id")
-            and self.state.dashboard(action.name) is None
-        ):
-            # Adopted by name: remember the id so renames on the server do not lose it.
-            self.state.record(
-                action.key,
-                id=action.target["id"],
-                displayName=action.target.get("name"),
-                contentHash=action.content_hash,
-                createdByUs=False,
-            )
-            await self._persist(urgent=True)
-        elif (
-            action.kind == "Organization"
-            and isinstance(action.basis, Mapping)
-            and action.basis
-            and self.state.organization_values(action.key) != dict(action.basis)
-        ):
-            self.state.record(action.key, observed=dict(action.basis), target=dict(action.target))
-            await self._persist(urgent=False)
-
     async def _persist(self, *, urgent: bool) -> None:
-        """Save the state off the event loop, paced and coalesced.
-
-        A dashboard's record is urgent: it is written at once and awaited before the action
-        reports done (losing it could mean creating the dashboard twice). A pipe's or
-        organization's record only holds fingerprints and paths, which the next run recomputes
-        (at worst re-sending those secrets): it is written at most every ``SAVE_INTERVAL`` s
-        together with whatever piled up meanwhile, so a remote state costs a fast apply a few
-        writes, not one per action; ``apply`` writes the last changes before it returns.
-        """
-        loop = asyncio.get_running_loop()
-        self._dirty = True
-        if self._pending is None:
-            self._pending = loop.create_future()
-        saved = self._pending  # resolved by the write whose snapshot includes this change
-        if urgent:
-            self._urgent.set()
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write_loop())
-        if urgent:
-            await asyncio.shield(saved)
-
-    async def _write_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._dirty:
-            wait = self._last_save + SAVE_INTERVAL - loop.time()
-            if wait > 0 and not self._urgent.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._urgent.wait(), wait)
-            self._urgent.clear()
-            self._dirty = False
-            done, self._pending = self._pending, loop.create_future()
-            data = self.state.serialize()  # a snapshot taken on the loop, between actions
-            try:
-                await asyncio.to_thread(self.state.write, data)
-            except BaseException as exc:
-                if done is not None and not done.done():
-                    done.set_exception(exc)
-                    done.add_done_callback(lambda f: f.exception())
-                raise
-            finally:
-                self._last_save = loop.time()
-            if done is not None and not done.done():
-                done.set_result(None)
+        """Save the state (see ``StateRecorder.persist``)."""
+        await self.recorder.persist(urgent=urgent)
 
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
-        while self._writer is not None and not self._writer.done():
-            self._urgent.set()  # no pacing for the last write
-            await asyncio.shield(self._writer)
-        if self._writer is not None:
-            self._writer.result()
+        await self.recorder.flush()
