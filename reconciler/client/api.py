@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import math
 import ssl
 import time
 from collections.abc import Iterator, Mapping
@@ -102,7 +103,11 @@ class ApiConfig:
 
     def check(self) -> None:
         """Refuse missing credentials, a missing URL, or plain http to a host that is not
-        loopback (unless insecure)."""
+        loopback (unless insecure), or a timeout that is not a positive finite number."""
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ConfigError(
+                f"--timeout: expected a positive number of seconds, got {self.timeout}"
+            )
         missing = [
             name
             for name, value in (
