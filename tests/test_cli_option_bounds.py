@@ -69,3 +69,11 @@ def test_top_level_help_lists_every_exit_code_the_readme_documents() -> None:
     text = " ".join(result.stdout.split())
     for fragment in ("130", "143", "check backups"):
         assert fragment in text
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_an_emulator_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
+    result = run_cli(["emulator", "--port", port], {})
+    assert result.exit_code == 1
+    assert "Invalid value for '--port'" in result.stderr
+    assert "internal error" not in result.output
