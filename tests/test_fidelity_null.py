@@ -100,3 +100,28 @@ def test_apply_resets_a_field_end_to_end_and_then_converges(
     again = run_cli(["plan", *args, "--detailed-exitcode"], emulator.env())
     assert again.exit_code == 0, again.output
     assert emulator.data()["pipes"][KAFKA_PIPE]["settings"]["engine_max_threads"] == 0
+
+
+def test_null_clears_a_write_only_secret_once_and_then_converges(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = pipe_spec(OBJECT_STORAGE_PIPE, source={"objectStorage": {"accessKey": None}})
+    write_manifest(tmp_path / "m" / "s.yaml", "Pipe", "events", spec)
+    args = [str(tmp_path / "m"), "--state", str(tmp_path / "s.json")]
+    plan = run_cli(["plan", *args], emulator.env())
+    assert "source.objectStorage.accessKey: reset to default (unset)" in plan.output
+    assert run_cli(["apply", *args, "--auto-approve"], emulator.env()).exit_code == 0
+    (sent,) = [w["body"] for w in writes(emulator.requests())]
+    assert sent == {"source": {"objectStorage": {"accessKey": None}}}
+    again = run_cli(["plan", *args, "--detailed-exitcode"], emulator.env())
+    assert again.exit_code == 0, again.output
+
+
+def test_a_literal_secret_where_null_is_also_allowed_is_still_refused_unechoed(
+    tmp_path: Path,
+) -> None:
+    source = {"objectStorage": {"connectionString": "AccountKey=hunter2"}}
+    write_manifest(tmp_path / "m.yaml", "Pipe", "p", pipe_spec(OBJECT_STORAGE_PIPE, source=source))
+    result = run_cli(["validate", str(tmp_path / "m.yaml")], {})
+    assert result.exit_code == 1 and "hunter2" not in result.output
+    assert "spec.source.objectStorage.connectionString: is a secret" in result.output

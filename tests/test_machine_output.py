@@ -34,6 +34,21 @@ def _only_document(stdout: str) -> Any:
     return document
 
 
+def _checked(result: Any, code: int, schema: str) -> Any:
+    """Assert the exit code; return stdout's one document, validated against ``schema``."""
+    assert result.exit_code == code, result.output
+    document = _only_document(result.stdout)
+    jsonschema.validate(document, _schema(schema))
+    return document
+
+
+def _pipe(tmp_path: Path, threads: int = 9) -> Path:
+    """Write one pipe manifest changing engine_max_threads; return its directory."""
+    spec = pipe_spec(settings={"engine_max_threads": threads})
+    write_manifest(tmp_path / "m" / "o.yaml", "Pipe", "o", spec)
+    return tmp_path / "m"
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -48,9 +63,7 @@ def test_plan_json_with_an_invalid_manifest_prints_one_document_with_located_err
         ["plan", str(_invalid(tmp_path / "m")), "-o", "json", "--state", str(tmp_path / "s")],
         emulator.env(),
     )
-    assert result.exit_code == 1
-    document = _only_document(result.stdout)
-    jsonschema.validate(document, _schema("plan.schema.json"))
+    document = _checked(result, 1, "plan.schema.json")
     assert document["exitCode"] == 1 and document["actions"] == []
     [error] = document["errors"]
     assert error["file"].endswith("bad.yaml") and error["line"] > 0 and error["col"] > 0
@@ -78,18 +91,14 @@ def test_plan_json_when_the_server_refuses_connections_prints_one_document(
     result = run_cli(
         ["plan", str(tmp_path / "m"), "-o", "json", "--state", str(tmp_path / "s")], env
     )
-    assert result.exit_code == 1
-    document = _only_document(result.stdout)
-    jsonschema.validate(document, _schema("plan.schema.json"))
+    document = _checked(result, 1, "plan.schema.json")
     assert document["errors"] and document["exitCode"] == 1
 
 
 def test_plan_json_success_carries_an_empty_error_list_and_the_exit_code(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    write_manifest(
-        tmp_path / "m" / "o.yaml", "Pipe", "o", pipe_spec(settings={"engine_max_threads": 9})
-    )
+    _pipe(tmp_path)
     result = run_cli(
         [
             "plan",
@@ -110,18 +119,14 @@ def test_plan_json_success_carries_an_empty_error_list_and_the_exit_code(
 def test_apply_json_when_the_lock_is_held_prints_one_result_document(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    write_manifest(
-        tmp_path / "m" / "o.yaml", "Pipe", "o", pipe_spec(settings={"engine_max_threads": 9})
-    )
+    _pipe(tmp_path)
     state = tmp_path / "state.json"
     with locked_state(state):
         result = run_cli(
             ["apply", str(tmp_path / "m"), "--auto-approve", "-o", "json", "--state", str(state)],
             emulator.env(),
         )
-    assert result.exit_code == 1
-    document = _only_document(result.stdout)
-    jsonschema.validate(document, _schema("apply-result.schema.json"))
+    document = _checked(result, 1, "apply-result.schema.json")
     assert "locked" in document["errors"][0]["message"] and document["exitCode"] == 1
 
 
@@ -159,18 +164,14 @@ def test_apply_json_on_manifest_errors_and_stale_plans_prints_one_result_documen
             str(state),
         ]
     result = run_cli(args, emulator.env())
-    assert result.exit_code == 1
-    document = _only_document(result.stdout)
-    jsonschema.validate(document, _schema("apply-result.schema.json"))
+    document = _checked(result, 1, "apply-result.schema.json")
     assert document["errors"] and document["exitCode"] == 1
 
 
 def test_apply_json_success_validates_against_the_apply_result_schema(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    write_manifest(
-        tmp_path / "m" / "o.yaml", "Pipe", "o", pipe_spec(settings={"engine_max_threads": 9})
-    )
+    _pipe(tmp_path)
     result = run_cli(
         [
             "apply",
@@ -183,9 +184,7 @@ def test_apply_json_success_validates_against_the_apply_result_schema(
         ],
         emulator.env(),
     )
-    assert result.exit_code == 0, result.output
-    document = _only_document(result.stdout)
-    jsonschema.validate(document, _schema("apply-result.schema.json"))
+    document = _checked(result, 0, "apply-result.schema.json")
     assert document["errors"] == [] and document["exitCode"] == 0
 
 

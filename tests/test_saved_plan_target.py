@@ -4,6 +4,7 @@ choice); a target matching none of them, or plan-shaping flags given with --plan
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import Emulator
@@ -29,23 +30,17 @@ def _saved_plan(emulator: Emulator, tmp_path: Path) -> tuple[Path, Path, Path]:
     return root, state, saved
 
 
+def _apply_saved(emulator: Emulator, saved: Path, state: Path, *extra: str) -> Any:
+    """Run `apply --plan SAVED --auto-approve` with ``extra`` flags."""
+    args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(state), *extra]
+    return run_cli(args, emulator.env())
+
+
 def test_apply_plan_with_target_applies_only_the_matching_actions(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     root, state, saved = _saved_plan(emulator, tmp_path)
-    result = run_cli(
-        [
-            "apply",
-            "--plan",
-            str(saved),
-            "--target",
-            "pipe/a",
-            "--auto-approve",
-            "--state",
-            str(state),
-        ],
-        emulator.env(),
-    )
+    result = _apply_saved(emulator, saved, state, "--target", "pipe/a")
     assert result.exit_code == 0, result.output
     sent = writes(emulator.requests())
     assert [w["path"].rsplit("/", 1)[-1] for w in sent] == [KAFKA_PIPE]
@@ -60,19 +55,7 @@ def test_apply_plan_with_a_target_matching_no_action_is_refused(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     _, state, saved = _saved_plan(emulator, tmp_path)
-    result = run_cli(
-        [
-            "apply",
-            "--plan",
-            str(saved),
-            "--target",
-            "pipe/zzz",
-            "--auto-approve",
-            "--state",
-            str(state),
-        ],
-        emulator.env(),
-    )
+    result = _apply_saved(emulator, saved, state, "--target", "pipe/zzz")
     assert result.exit_code == 1
     assert "--target pipe/zzz matches no action of the saved plan" in result.stderr
     assert writes(emulator.requests()) == []

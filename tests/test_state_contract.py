@@ -221,7 +221,9 @@ def test_a_killed_holder_never_blocks_local_and_postgresql_and_is_reported_on_s3
     backend.release()
 
 
-def test_unlock_refuses_a_live_holder_on_local_and_postgresql(store: Store) -> None:
+def test_unlock_of_a_live_lock_is_refused_on_local_and_postgresql_obeyed_on_s3(
+    store: Store,
+) -> None:
     first = store.open()
     holder = Holder.current()
     first.acquire(holder, 0)

@@ -121,7 +121,11 @@ def main(argv: list[str] | None = None) -> None:
         machine.emit_error(exc, 1 if exc.exit_code == 2 else exc.exit_code)
         sys.exit(1 if exc.exit_code == 2 else exc.exit_code)
     except KeyboardInterrupt:
+        # Ctrl-C outside apply's sending phase (which handles it itself): nothing was sent.
+        from reconciler.model.errors import Interrupted
+
         click.echo("Interrupted.", err=True)
+        machine.emit_error(Interrupted("SIGINT"), 130)
         sys.exit(130)
     except OSError as exc:
         # A file the user named could not be read or written: say which, without a traceback.

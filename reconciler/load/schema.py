@@ -113,7 +113,11 @@ def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, Any]:
         if not isinstance(node, dict):
             return
         types = node.get("type")
-        nullable = (isinstance(types, list) and "null" in types) or None in node.get("enum", [0])
+        nullable = (
+            (isinstance(types, list) and "null" in types)
+            or None in node.get("enum", [0])
+            or any(b == {"type": "null"} for b in node.get("anyOf", []))
+        )
         if path and nullable:
             found[path] = node.get("default")
         for key, sub in (node.get("properties") or {}).items():
@@ -256,11 +260,18 @@ def _recognised_branch(error: Any) -> list[Any] | None:
     """The errors of the one alternative that knows every field of the mapping, if only one
     does (``credentials: {username, password}`` is the user/password shape, whatever else is
     wrong in it): its own errors say more than "matches none of …"."""
-    if not isinstance(error.instance, dict) or not error.context:
+    if not error.context:
         return None
     by_branch: dict[int, list[Any]] = {}
     for sub in error.context:
         by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+    branches = list(error.validator_value)
+    nulls = [i for i, b in enumerate(branches) if b == {"type": "null"}]
+    if len(branches) == 2 and len(nulls) == 1:
+        # "X or null" (null resets to the default): what is wrong is what is wrong with X.
+        return by_branch.get(1 - nulls[0])
+    if not isinstance(error.instance, dict):
+        return None
     if len(by_branch) != len(error.validator_value):
         return None
     fitting = [

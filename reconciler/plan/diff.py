@@ -200,6 +200,13 @@ def diff_pipe(
             here = (*path, key)
             if is_validate_only(here):
                 continue
+            if is_secret_path(here) and want is None and here in defaults:
+                # Clearing a write-only secret: done once the state records the null.
+                recorded = secrets.recorded.get(secret_field_name(here))
+                cleared = fingerprint(secrets.key, None) if secrets.key is not None else None
+                if recorded is None or recorded != cleared:
+                    changes.append(FieldChange(here, MISSING, None, ChangeKind.RESET, loc(here)))
+                continue
             if is_secret_path(here):
                 recorded = secrets.recorded.get(secret_field_name(here))
                 now = fingerprint(secrets.key, want) if secrets.key is not None else None

@@ -20,7 +20,7 @@ from typing import Any
 from reconciler.client.live import Observed
 from reconciler.client.paths import DASHBOARDS_PATH, dashboard_path
 from reconciler.model.errors import Location
-from reconciler.model.fields import TABLE_MAPPING_KEY
+from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint, holds_secret
 from reconciler.plan.actions import (
@@ -110,7 +110,11 @@ def plan_pipe(
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
-        if c.kind is ChangeKind.SENSITIVE and secrets.key is not None
+        if secrets.key is not None
+        and (
+            c.kind is ChangeKind.SENSITIVE
+            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
+        )
     }
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
     return evolve(
@@ -306,19 +310,15 @@ def plan_dashboard(
     resource: Resource,
     live: Mapping[str, Any] | None,
     record: DashboardRecord | None,
-    *,
-    can_read: bool,
-    can_update: bool,
-    replace: bool,
+    **flags: bool,
 ) -> Action:
     """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them.
 
-    Every action names the display name in its target, and a create or replace carries its
-    basis too (the id it replaces, or none), so a saved plan can tell it was already applied.
+    ``flags`` are ``can_read``, ``can_update`` and ``replace``. Every action names the display
+    name in its target, and a create or replace carries its basis too (the id it replaces, or
+    none), so a saved plan can tell it was already applied.
     """
-    action = _plan_dashboard(
-        resource, live, record, can_read=can_read, can_update=can_update, replace=replace
-    )
+    action = _plan_dashboard(resource, live, record, **flags)
     target = {**action.target, "name": str(resource.spec.get("name") or resource.name)}
     if action.operation in (Op.CREATE, Op.REPLACE):
         basis = {"id": target.get("id"), "name": target["name"]}

@@ -63,6 +63,8 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
             f": {_value(change.old)}" if change.old is not MISSING else ""
         )
     if change.kind is ChangeKind.RESET:
+        if change.old is MISSING:  # e.g. a write-only secret: what it was is never known
+            return "~", f"{change.dotted}: {_reset(change.new)}"
         return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
     if change.kind is ChangeKind.EXPECTATION:
         return (

@@ -74,7 +74,10 @@ class Holder:
 
 
 def _command_line() -> str:
-    args = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv else ["reconcile"]
+    program = Path(sys.argv[0]).name if sys.argv else ""
+    # ``python -m reconciler`` runs ``__main__.py``: name the tool, not the file.
+    program = "reconcile" if program in ("", "__main__.py", "-c") else program
+    args = [program, *sys.argv[1:]]
     # Only the command and its sub-commands: an option value could be a secret.
     shown = []
     for arg in args:
