@@ -46,7 +46,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reconciler.apply.applier import ActionResult, Outcome
+    from reconciler.apply.results import ActionResult, Outcome
     from reconciler.apply.run import (
         AUTO_APPROVE,
         ApplyHooks,
@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 # name -> (module, attribute): resolved on first use (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
     "AUTO_APPROVE": ("reconciler.apply.run", "AUTO_APPROVE"),
-    "ActionResult": ("reconciler.apply.applier", "ActionResult"),
+    "ActionResult": ("reconciler.apply.results", "ActionResult"),
     "Action": ("reconciler.plan.actions", "Action"),
     "ApiConfig": ("reconciler.client.api", "ApiConfig"),
     "ApiError": ("reconciler.model.errors", "ApiError"),
@@ -92,7 +92,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ManifestErrors": ("reconciler.model.errors", "ManifestErrors"),
     "NotFound": ("reconciler.model.errors", "NotFound"),
     "Op": ("reconciler.plan.actions", "Op"),
-    "Outcome": ("reconciler.apply.applier", "Outcome"),
+    "Outcome": ("reconciler.apply.results", "Outcome"),
     "Plan": ("reconciler.plan.actions", "Plan"),
     "PlanError": ("reconciler.model.errors", "PlanError"),
     "PlanOptions": ("reconciler.plan.compute", "PlanOptions"),

@@ -9,7 +9,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.apply.applier import Applier, Outcome
+from reconciler.apply.applier import Applier
+from reconciler.apply.results import Outcome
 from reconciler.client.live import Fetcher, LiveState
 from reconciler.emulator import EmulatorApp
 from reconciler.model.resources import Resource

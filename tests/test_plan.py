@@ -16,8 +16,9 @@ from reconciler.model.errors import Location
 from reconciler.model.resources import PathPart, Resource
 from reconciler.model.secrets import Secret, fingerprint, reveal
 from reconciler.plan.actions import DASHBOARDS, Action, Op, Plan, error_action
+from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
-from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.state.local import DashboardRecord
 
 KEY = b"k" * 32

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.apply.applier import Outcome
+from reconciler.apply.results import Outcome
 from reconciler.model.errors import Location, PlanError
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.planfile import dumps, load

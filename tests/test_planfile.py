@@ -22,9 +22,10 @@ from reconciler.plan.actions import (
     Plan,
     error_action,
 )
+from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planfile import SENSITIVE_TEXT, dumps, load, plan_to_json
-from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.state.local import DashboardRecord
 
 SECRET_VALUE = "s3cr3t-VALUE-x9-never-print"

@@ -13,8 +13,9 @@ from reconciler.model.errors import Location
 from reconciler.model.resources import FixedLocator, Resource
 from reconciler.model.secrets import Secret
 from reconciler.plan.actions import Action, Op, Plan, Request, error_action
+from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck
-from reconciler.plan.planners import plan_dashboard, plan_pipe
+from reconciler.plan.planners import plan_pipe
 from reconciler.plan.render import (
     MARKDOWN_LIMIT,
     describe_change,

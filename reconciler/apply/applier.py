@@ -1,9 +1,8 @@
 """Applying a plan: send each action's requests, verify convergence, record state.
 
-``apply`` walks the same actions the renderers show. Every action ends with one result —
-applied, unchanged, failed (with the API error), skipped (an earlier request of the same
-action failed), stale (a saved plan whose live basis moved) or uncertain (a create whose
-answer was lost and cannot be checked). After each write the response is checked against the
+``apply`` walks the same actions the renderers show. Every action ends with one result
+(``results``: applied, unchanged, failed, skipped, stale, not converged, uncertain). After each
+write the response is checked against the
 desired values; a mismatch is "not converged". State is saved as actions end (a dashboard's
 record at once, others at most every ``SAVE_INTERVAL``), so a run killed halfway loses no
 dashboard it created and at most that interval of fingerprints, and running apply again
@@ -20,67 +19,28 @@ import asyncio
 import contextlib
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from reconciler.apply.results import (
+    ActionResult,
+    Outcome,
+    RequestResult,
+    confirmed,
+    failed,
+    ok,
+    skipped,
+)
 from reconciler.apply.verify import deferred_endpoint_bodies, leaf_paths, unconverged, write_visible
 from reconciler.client import reads
-from reconciler.client.api import Client, OutcomeUnknown, RequestRecord
+from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.model.errors import ApiError, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
+from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
 
 # Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
 SAVE_INTERVAL = 0.5
-
-
-class Outcome(StrEnum):
-    """How an action ended."""
-
-    APPLIED = "applied"
-    UNCHANGED = "unchanged"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    STALE = "stale"
-    NOT_CONVERGED = "not-converged"
-    UNCERTAIN = "uncertain"
-
-
-FAILURES = frozenset(
-    {Outcome.FAILED, Outcome.SKIPPED, Outcome.STALE, Outcome.NOT_CONVERGED, Outcome.UNCERTAIN}
-)
-
-
-@dataclass(frozen=True)
-class RequestResult:
-    """What happened to one request."""
-
-    method: str
-    path: str
-    purpose: Purpose
-    status: int | None
-    request_id: str | None
-    outcome: Outcome
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ActionResult:
-    """What happened to one action."""
-
-    key: str
-    operation: Op
-    outcome: Outcome
-    messages: tuple[str, ...] = ()
-    requests: tuple[RequestResult, ...] = ()
-
-    @property
-    def failed(self) -> bool:
-        """Tell whether this action leaves work undone."""
-        return self.outcome in FAILURES
 
 
 class Applier:
@@ -195,76 +155,9 @@ class Applier:
             await self._record_unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
         done: list[RequestResult] = []
-        last: Any = None
-        for index, request in enumerate(action.requests):
-            if request.purpose.body_from_answer:
-                bodies = deferred_endpoint_bodies(action, last if isinstance(last, Mapping) else {})
-                for patch_body in bodies:
-                    try:
-                        last, record = await self.client.call(
-                            request.interface,
-                            "PATCH",
-                            request.path,
-                            patch_body,
-                            resource=f"{action.kind.lower()} {action.name}",
-                            idempotent=False,
-                        )
-                        done.append(_ok(request, record))
-                    except ApiError as exc:
-                        done.append(_failed(request, exc, Outcome.FAILED))
-                        return ActionResult(
-                            action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
-                        )
-                continue
-            body = self._with_secrets(action, request)
-            try:
-                last, record = await self.client.call(
-                    request.interface,
-                    request.method,
-                    request.path,
-                    body,
-                    resource=f"{action.kind.lower()} {action.name}",
-                    idempotent=request.idempotent,
-                )
-                done.append(_ok(request, record))
-            except Interrupted as exc:
-                done.extend(_skipped(r, str(exc)) for r in action.requests[index:])
-                message = (
-                    str(exc)
-                    if index == 0
-                    else f"interrupted after {index} of {len(action.requests)} requests "
-                    f"({exc.reason}); run apply again"
-                )
-                return ActionResult(
-                    action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
-                )
-            except OutcomeUnknown as exc:
-                resolved = await self._resolve_unknown(action, request, exc)
-                if resolved is None:
-                    done.append(_failed(request, exc, Outcome.UNCERTAIN))
-                    done.extend(_skipped(r) for r in action.requests[index + 1 :])
-                    await self._persist(urgent=True)
-                    return ActionResult(
-                        action.key, action.operation, Outcome.UNCERTAIN, (str(exc),), tuple(done)
-                    )
-                last = resolved
-                done.append(
-                    RequestResult(
-                        request.method,
-                        request.path,
-                        request.purpose,
-                        None,
-                        None,
-                        Outcome.APPLIED,
-                        "answer lost; confirmed by re-reading",
-                    )
-                )
-            except ApiError as exc:
-                done.append(_failed(request, exc, Outcome.FAILED))
-                done.extend(_skipped(r) for r in action.requests[index + 1 :])
-                return ActionResult(
-                    action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
-                )
+        last, stopped = await self._send(action, done)
+        if stopped is not None:
+            return stopped
         await self._record_applied(action, last)
         problems = unconverged(action, last) if isinstance(last, Mapping) else []
         if problems:
@@ -274,6 +167,72 @@ class Applier:
         return ActionResult(
             action.key, action.operation, Outcome.APPLIED, action.warnings, tuple(done)
         )
+
+    async def _send(
+        self, action: Action, done: list[RequestResult]
+    ) -> tuple[Any, ActionResult | None]:
+        """Send the requests in order, appending to ``done``; return the last answer, or the
+        action's result when a request failed or apply was interrupted (the rest not sent)."""
+        last: Any = None
+        label = f"{action.kind.lower()} {action.name}"
+
+        def stop(outcome: Outcome, exc: ApiError, index: int) -> ActionResult:
+            done.append(failed(action.requests[index], exc, outcome))
+            done.extend(skipped(r) for r in action.requests[index + 1 :])
+            return ActionResult(action.key, action.operation, outcome, (str(exc),), tuple(done))
+
+        for index, request in enumerate(action.requests):
+            if request.purpose.body_from_answer:
+                answer = last if isinstance(last, Mapping) else {}
+                for patch_body in deferred_endpoint_bodies(action, answer):
+                    try:
+                        last, record = await self.client.call(
+                            request.interface,
+                            "PATCH",
+                            request.path,
+                            patch_body,
+                            resource=label,
+                            idempotent=False,
+                        )
+                    except ApiError as exc:
+                        done.append(failed(request, exc, Outcome.FAILED))
+                        return last, ActionResult(
+                            action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
+                        )
+                    done.append(ok(request, record))
+                continue
+            try:
+                last, record = await self.client.call(
+                    request.interface,
+                    request.method,
+                    request.path,
+                    self._with_secrets(action, request),
+                    resource=label,
+                    idempotent=request.idempotent,
+                )
+                done.append(ok(request, record))
+            except Interrupted as exc:
+                done.extend(skipped(r, str(exc)) for r in action.requests[index:])
+                message = (
+                    str(exc)
+                    if index == 0
+                    else f"interrupted after {index} of {len(action.requests)} requests "
+                    f"({exc.reason}); run apply again"
+                )
+                return last, ActionResult(
+                    action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
+                )
+            except OutcomeUnknown as exc:
+                resolved = await self._resolve_unknown(action, request, exc)
+                if resolved is None:
+                    result = stop(Outcome.UNCERTAIN, exc, index)
+                    await self._persist(urgent=True)
+                    return last, result
+                last = resolved
+                done.append(confirmed(request))
+            except ApiError as exc:
+                return last, stop(Outcome.FAILED, exc, index)
+        return last, None
 
     def _with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:
         if request.body is None:
@@ -468,40 +427,3 @@ class Applier:
             await asyncio.shield(self._writer)
         if self._writer is not None:
             self._writer.result()
-
-
-def _ok(request: Request, record: RequestRecord) -> RequestResult:
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        record.status,
-        record.request_id,
-        Outcome.APPLIED,
-    )
-
-
-def _failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        exc.status,
-        exc.request_id,
-        outcome,
-        exc.message,
-    )
-
-
-def _skipped(
-    request: Request, why: str = "an earlier request of this resource failed"
-) -> RequestResult:
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        None,
-        None,
-        Outcome.SKIPPED,
-        why,
-    )

@@ -20,7 +20,8 @@ from typing import Any
 
 import httpx
 
-from reconciler.apply.applier import ActionResult, Applier
+from reconciler.apply.applier import Applier
+from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests

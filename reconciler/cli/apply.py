@@ -15,7 +15,7 @@ from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
 
 if TYPE_CHECKING:
-    from reconciler.apply.applier import ActionResult
+    from reconciler.apply.results import ActionResult
     from reconciler.apply.run import ApplyResult
     from reconciler.plan.actions import Plan
 
@@ -96,6 +96,13 @@ def apply(
     result = run(apply_plan(config, request, hooks))
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
+    return _report(result, text_out=text_out, color=color)
+
+
+def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
+    """Print what apply did (text, or the one JSON document) and return the exit code."""
+    from reconciler.apply.run import ApplyStatus
+
     code = result.exit_code
     errors: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -148,7 +155,7 @@ def _confirm(plan: Plan) -> bool:
 
 
 def _results_text(result: ApplyResult, color: bool) -> str:
-    from reconciler.apply.applier import Outcome
+    from reconciler.apply.results import Outcome
 
     colours = {Outcome.APPLIED: "green", Outcome.UNCHANGED: "white"}
     lines = []

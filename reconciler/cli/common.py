@@ -227,44 +227,44 @@ def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Ca
     )
 
 
+_SECONDS = Seconds()
+# The request bounds: (flag, type, metavar, what it bounds, its default); each flag has the
+# variable RECONCILE_<FLAG>.
+_LIMITS: tuple[tuple[str, Any, str | None, str, str], ...] = (
+    (
+        "--max-wait",
+        _SECONDS,
+        None,
+        "Cap in seconds on any wait a server asks for (429 headers)",
+        "60",
+    ),
+    (
+        "--retry-budget",
+        _SECONDS,
+        None,
+        "Seconds one request may take, retries and waits included",
+        "120",
+    ),
+    ("--max-attempts", click.IntRange(min=1), None, "Attempts per request at most", "6"),
+    (
+        "--request-deadline",
+        _SECONDS,
+        None,
+        "Seconds one attempt may take, whole body included",
+        "60",
+    ),
+    ("--max-response-size", None, "SIZE", "Largest response body read, e.g. 16MiB", "16MiB"),
+)
+
+
 def limit_options() -> list[Callable[[F], F]]:
     """The request bounds (README "Limits and safety"); each flag has its variable."""
-    return [
-        click.option(
-            "--max-wait",
-            envvar="RECONCILE_MAX_WAIT",
-            type=Seconds(),
-            help="Cap in seconds on any wait a server asks for (429 headers) "
-            "[default: 60; env RECONCILE_MAX_WAIT].",
-        ),
-        click.option(
-            "--retry-budget",
-            envvar="RECONCILE_RETRY_BUDGET",
-            type=Seconds(),
-            help="Seconds one request may take, retries and waits included "
-            "[default: 120; env RECONCILE_RETRY_BUDGET].",
-        ),
-        click.option(
-            "--max-attempts",
-            envvar="RECONCILE_MAX_ATTEMPTS",
-            type=click.IntRange(min=1),
-            help="Attempts per request at most [default: 6; env RECONCILE_MAX_ATTEMPTS].",
-        ),
-        click.option(
-            "--request-deadline",
-            envvar="RECONCILE_REQUEST_DEADLINE",
-            type=Seconds(),
-            help="Seconds one attempt may take, whole body included "
-            "[default: 60; env RECONCILE_REQUEST_DEADLINE].",
-        ),
-        click.option(
-            "--max-response-size",
-            envvar="RECONCILE_MAX_RESPONSE_SIZE",
-            metavar="SIZE",
-            help="Largest response body read, e.g. 16MiB [default: 16MiB; "
-            "env RECONCILE_MAX_RESPONSE_SIZE].",
-        ),
-    ]
+    options: list[Callable[[F], F]] = []
+    for flag, kind, metavar, what, default in _LIMITS:
+        variable = "RECONCILE_" + flag.removeprefix("--").replace("-", "_").upper()
+        help = f"{what} [default: {default}; env {variable}]."
+        options.append(click.option(flag, envvar=variable, type=kind, metavar=metavar, help=help))
+    return options
 
 
 def organization_option(func: F) -> F:

@@ -21,8 +21,9 @@ from reconciler.model.errors import ConfigError, Location, ManifestError, PlanEr
 from reconciler.model.resources import Releasable, Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
 from reconciler.plan.actions import Action, Op, Plan, error_action
+from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
-from reconciler.plan.planners import plan_dashboard, plan_organization, plan_pipe, plan_prune
+from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.state.document import DashboardRecord, State
 
 

@@ -1,10 +1,8 @@
-"""Pure planning: field changes become Actions with minimal request bodies.
+"""Pure planning of pipes and organizations: field changes become Actions with minimal bodies.
 
-One planner per kind. A pipe's changes become one merge-style PATCH (two when a table is
-removed and added again, removals first, because the service refuses both in one request);
-an organization's become a PATCH with ``privateEndpoints.add/remove``; a dashboard becomes a
-create, an in-place update, a replacement or a warning, depending on what the server can do
-and what the state file remembers. Problems the service would refuse (read-only fields,
+A pipe's changes become one merge-style PATCH (two when a table is removed and added again,
+removals first, because the service refuses both in one request); an organization's become a
+PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. Problems the service would refuse (read-only fields,
 table-mapping edits on a running pipe, endpoints that are not Ready) become errors of the
 action, never requests.
 
@@ -18,13 +16,10 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.live import Observed
-from reconciler.client.paths import DASHBOARDS_PATH, dashboard_path
-from reconciler.model.errors import Location
 from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint, holds_secret
 from reconciler.plan.actions import (
-    DASHBOARDS,
     Action,
     Op,
     Purpose,
@@ -36,8 +31,6 @@ from reconciler.plan.diff import (
     FieldChange,
     SecretCheck,
     content_hash,
-    dashboard_content,
-    diff_dashboard,
     diff_organization,
     diff_pipe,
     mapping_key,
@@ -50,7 +43,6 @@ from reconciler.plan.rules import (
     kafka_credential_errors,
     resend_credentials,
 )
-from reconciler.state.document import DashboardRecord
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -304,175 +296,6 @@ def _organization_unknown(
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
     )
-
-
-def plan_dashboard(
-    resource: Resource,
-    live: Mapping[str, Any] | None,
-    record: DashboardRecord | None,
-    **flags: bool,
-) -> Action:
-    """Plan one dashboard; ``live`` is the matching live dashboard when the server can list them.
-
-    ``flags`` are ``can_read``, ``can_update`` and ``replace``. Every action names the display
-    name in its target, and a create or replace carries its basis too (the id it replaces, or
-    none), so a saved plan can tell it was already applied.
-    """
-    action = _plan_dashboard(resource, live, record, **flags)
-    target = {**action.target, "name": str(resource.spec.get("name") or resource.name)}
-    if action.operation in (Op.CREATE, Op.REPLACE):
-        basis = {"id": target.get("id"), "name": target["name"]}
-        return evolve(action, target=target, basis=basis, basis_hash=content_hash(basis))
-    return evolve(action, target=target)
-
-
-def _plan_dashboard(
-    resource: Resource,
-    live: Mapping[str, Any] | None,
-    record: DashboardRecord | None,
-    *,
-    can_read: bool,
-    can_update: bool,
-    replace: bool,
-) -> Action:
-    content = dashboard_content(resource.spec)
-    wanted_hash = content_hash(content)
-    base = Action(
-        "Dashboard",
-        resource.name,
-        Op.NOOP,
-        resource.locate("metadata", "name"),
-        content_hash=wanted_hash,
-    )
-    create = Request(
-        "POST", DASHBOARDS_PATH, content, DASHBOARDS, idempotent=False, purpose=Purpose.CREATE
-    )
-    if can_read:
-        if live is None:
-            warnings: tuple[str, ...] = ()
-            if record is not None and record.id:
-                warnings = (
-                    f"dashboard {record.id} recorded in state no longer exists on the server; creating it again",
-                )
-            return evolve(
-                base,
-                operation=Op.CREATE,
-                requests=(create,),
-                warnings=warnings,
-                changes=_all_set(resource, content),
-            )
-        dashboard_id = str(live.get("id"))
-        changes = diff_dashboard(resource, live)
-        basis = {k: live[k] for k in ("name", "tiles", "tags") if k in live}
-        drift: tuple[str, ...] = ()
-        if record is not None and record.content_hash and changes:
-            live_hash = content_hash(_strip_ids(basis))
-            if live_hash != record.content_hash and record.content_hash == wanted_hash:
-                drift = ("changed on the server since the last apply (server-side drift)",)
-        if not changes:
-            return evolve(
-                base, target={"id": dashboard_id}, basis=basis, basis_hash=content_hash(basis)
-            )
-        if not can_update:
-            return evolve(
-                base,
-                target={"id": dashboard_id},
-                changes=tuple(changes),
-                warnings=(*drift, "not updatable through this API (the server offers no PUT)"),
-            )
-        put = Request(
-            "PUT",
-            dashboard_path(dashboard_id),
-            content,
-            DASHBOARDS,
-            idempotent=True,
-            purpose=Purpose.UPDATE,
-        )
-        return evolve(
-            base,
-            operation=Op.UPDATE,
-            target={"id": dashboard_id},
-            changes=tuple(changes),
-            requests=(put,),
-            warnings=drift,
-            basis=basis,
-            basis_hash=content_hash(basis),
-        )
-    # No list endpoint: the state file is all we know.
-    if record is None or not record.id:
-        if record is not None and record.uncertain and not replace:
-            return evolve(
-                base,
-                operation=Op.ERROR,
-                errors=(
-                    "an earlier create of this dashboard may have succeeded (the answer was lost) and the server "
-                    "cannot be listed to check; look for it in the service, then run apply with --replace to "
-                    "create it anyway",
-                ),
-            )
-        return evolve(
-            base, operation=Op.CREATE, requests=(create,), changes=_all_set(resource, content)
-        )
-    target = {"id": record.id}
-    if record.content_hash == wanted_hash:
-        return evolve(base, target=target)
-    if replace:
-        return evolve(
-            base,
-            operation=Op.REPLACE,
-            target=target,
-            requests=(create,),
-            changes=_all_set(resource, content),
-            warnings=(f"creates a new dashboard; the old one ({record.id}) is left in place",),
-        )
-    return evolve(
-        base,
-        target=target,
-        warnings=(
-            "changed, but not updatable through this API (the server offers only create); pass --replace to create a new one",
-        ),
-    )
-
-
-def plan_prune(
-    name: str, record: DashboardRecord, *, can_delete: bool, location: Location
-) -> Action:
-    """Plan the deletion of a dashboard this tool created whose manifest was removed."""
-    base = Action("Dashboard", name, Op.DELETE, location, target={"id": record.id or ""})
-    if not can_delete or not record.id:
-        return evolve(
-            base,
-            operation=Op.NOOP,
-            warnings=("manifest removed, but the server offers no DELETE; left in place",),
-        )
-    request = Request(
-        "DELETE",
-        dashboard_path(record.id),
-        None,
-        DASHBOARDS,
-        idempotent=True,
-        purpose=Purpose.DELETE,
-    )
-    return evolve(
-        base,
-        requests=(request,),
-        changes=(FieldChange(("dashboard",), record.id, MISSING, ChangeKind.REMOVE, location),),
-    )
-
-
-def _all_set(resource: Resource, content: Mapping[str, Any]) -> tuple[FieldChange, ...]:
-    return tuple(
-        FieldChange((k,), MISSING, v, ChangeKind.SET, resource.locate_spec(k))
-        for k, v in content.items()
-    )
-
-
-def _strip_ids(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _strip_ids(v) for k, v in value.items() if k != "id"}
-    if isinstance(value, list):
-        return [_strip_ids(v) for v in value]
-    return value
 
 
 def _show(value: Any) -> str:

@@ -1,0 +1,105 @@
+"""What applying a plan did: one result per action, one per request sent (or not).
+
+Every action ends with one ``Outcome`` — applied, unchanged, failed (with the API error),
+skipped (an earlier request of the same action failed), stale (a saved plan whose live basis
+moved), not converged (the answer does not show the desired values) or uncertain (a create
+whose answer was lost and cannot be checked). Renderers, metrics and ``apply -o json`` read
+these; ``FAILURES`` are the outcomes that leave work undone (a later apply finishes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from reconciler.client.api import RequestRecord
+from reconciler.model.errors import ApiError
+from reconciler.plan.actions import Op, Purpose, Request
+
+
+class Outcome(StrEnum):
+    """How an action ended."""
+
+    APPLIED = "applied"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    STALE = "stale"
+    NOT_CONVERGED = "not-converged"
+    UNCERTAIN = "uncertain"
+
+
+FAILURES = frozenset(
+    {Outcome.FAILED, Outcome.SKIPPED, Outcome.STALE, Outcome.NOT_CONVERGED, Outcome.UNCERTAIN}
+)
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """What happened to one request."""
+
+    method: str
+    path: str
+    purpose: Purpose
+    status: int | None
+    request_id: str | None
+    outcome: Outcome
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What happened to one action."""
+
+    key: str
+    operation: Op
+    outcome: Outcome
+    messages: tuple[str, ...] = ()
+    requests: tuple[RequestResult, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Tell whether this action leaves work undone."""
+        return self.outcome in FAILURES
+
+
+def ok(request: Request, record: RequestRecord) -> RequestResult:
+    """The result of a request the server accepted."""
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        record.status,
+        record.request_id,
+        Outcome.APPLIED,
+    )
+
+
+def failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
+    """The result of a request that failed (or whose outcome is unknown), with the API error."""
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        exc.status,
+        exc.request_id,
+        outcome,
+        exc.message,
+    )
+
+
+def _without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
+    return RequestResult(request.method, request.path, request.purpose, None, None, outcome, note)
+
+
+def confirmed(request: Request) -> RequestResult:
+    """The result of a write whose answer was lost but a re-read showed it took effect."""
+    return _without_answer(request, Outcome.APPLIED, "answer lost; confirmed by re-reading")
+
+
+def skipped(
+    request: Request, why: str = "an earlier request of this resource failed"
+) -> RequestResult:
+    """The result of a request not sent (an earlier one of the same resource failed, or
+    apply was interrupted: ``why``)."""
+    return _without_answer(request, Outcome.SKIPPED, why)
