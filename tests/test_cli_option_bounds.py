@@ -77,3 +77,26 @@ def test_an_emulator_port_outside_0_to_65535_is_a_usage_error(port: str) -> None
     assert result.exit_code == 1
     assert "Invalid value for '--port'" in result.stderr
     assert "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", MANIFESTS, "--organization", "not-a-uuid"],
+        ["plan", MANIFESTS],
+        ["apply", MANIFESTS, "--auto-approve"],
+        ["get", "services"],
+        ["check", "backups", "--max-age", "26h"],
+    ],
+    ids=["validate", "plan", "apply", "get", "check"],
+)
+def test_a_default_organization_that_is_not_a_uuid_is_refused_before_any_request(
+    args: list[str],
+) -> None:
+    # Acceptance finding: RECONCILE_ORGANIZATION_ID='../../x' was inserted into request paths
+    # as given (GET /v1/organizations/../../x/services reached /x/services on the server).
+    result = run_cli(args, {**ENV, "RECONCILE_ORGANIZATION_ID": "../../x"})
+    assert result.exit_code == 1
+    assert "is not a valid UUID" in result.stderr
+    assert "RECONCILE_ORGANIZATION_ID" in result.stderr
+    assert "cannot reach" not in result.output

@@ -32,7 +32,14 @@ from reconciler.load.yamlsource import (
     parse_marked,
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
-from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
+from reconciler.model.resources import (
+    API_VERSION,
+    KINDS,
+    JsonPath,
+    Resource,
+    check_default_organization,
+    format_path,
+)
 
 SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
@@ -304,6 +311,8 @@ def load_resources(
     # Beyond, only each document's and its metadata.name's are, and other positions come from
     # parsing that one file again on first use: a plan of 10,000 mostly unchanged manifests
     # keeps no full position maps (about 4.6 KB a manifest).
+    if default_organization:
+        check_default_organization(default_organization)
     files, errors = _find(paths)
     loader = _Loader(default_organization, positions, limits)
     loader.full_positions = len(files) <= FULL_POSITIONS
