@@ -100,3 +100,11 @@ def test_a_default_organization_that_is_not_a_uuid_is_refused_before_any_request
     assert "is not a valid UUID" in result.stderr
     assert "RECONCILE_ORGANIZATION_ID" in result.stderr
     assert "cannot reach" not in result.output
+
+
+def test_validate_json_prints_its_document_for_an_error_that_is_not_in_a_manifest() -> None:
+    result = run_cli(["validate", MANIFESTS, "--organization", "x", "-o", "json"], {})
+    assert result.exit_code == 1
+    document = result.json()
+    assert document["valid"] is False and document["resources"] == []
+    assert "is not a valid UUID" in document["errors"][0]["message"]
