@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
 
 PIPES = 12
@@ -73,6 +73,9 @@ def _wait_for_writes(emulator: Emulator, count: int) -> None:
 
 
 def _converges(emulator: Emulator, root: Path, state: Path) -> None:
+    # Requests the interrupted run left on the wire still land on the server: wait for them
+    # (else they land in the next test, or after this test's checks).
+    settle(emulator)
     emulator.configure(latencyMs=0)
     again = run_cli(
         ["apply", str(root), "--auto-approve", "--state", str(state), "--rate", "none"],

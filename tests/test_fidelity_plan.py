@@ -14,7 +14,7 @@ from reconciler.model.secrets import Secret, fingerprint
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
-from tests.cli_helpers import SECRET_ENV, run_cli, writes
+from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import (
     KAFKA_CONNECTION_STRING_PIPE,
@@ -192,3 +192,17 @@ def test_each_credential_shape_example_applies_end_to_end(
     assert again.exit_code == 0, again.output
     (body,) = [w["body"] for w in writes(emulator.requests())]
     assert "credentials" in body["source"]["kafka"]
+
+
+def test_validate_holds_stated_columns_and_mappings_to_the_rule(tmp_path: Path) -> None:
+    spec = pipe_spec(
+        destination={
+            "columns": [{"name": "id", "type": "String"}, {"name": "amount", "type": "UInt64"}]
+        },
+        fieldMappings=[m("id", "id"), m("total", "order_total")],
+    )
+    write_manifest(tmp_path / "p.yaml", "Pipe", "orders", spec)
+    result = run_cli(["validate", str(tmp_path / "p.yaml")], {})
+    assert result.exit_code == 1
+    assert "spec.fieldMappings[1].destinationField: maps to 'order_total'" in result.output
+    assert "spec.fieldMappings: leave destination column(s) amount not mapped" in result.output

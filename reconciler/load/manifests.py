@@ -32,6 +32,7 @@ from reconciler.load.yamlsource import (
     parse_marked,
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
+from reconciler.model.fields import field_mapping_problems
 from reconciler.model.resources import (
     API_VERSION,
     KINDS,
@@ -285,6 +286,7 @@ class _Loader:
                         f" (also at line {at.line})",
                     )
                 seen.setdefault(key, i)
+            self.check_field_mappings(locator, spec)
         if kind == "Organization":
             ids: dict[str, int] = {}
             for i, endpoint in enumerate(spec.get("privateEndpoints", [])):
@@ -296,6 +298,19 @@ class _Loader:
                         f"duplicate private endpoint id '{endpoint['id']}' (also at line {at.line})",
                     )
                 ids.setdefault(endpoint["id"], i)
+
+    def check_field_mappings(self, locator: DocumentLocator, spec: dict[str, Any]) -> None:
+        """When a manifest states both the columns and the mappings, hold them to the
+        service's rule here (the plan also checks them against the live columns)."""
+        columns = spec.get("destination", {}).get("columns")
+        mappings = spec.get("fieldMappings")
+        if not isinstance(columns, list) or not isinstance(mappings, list):
+            return
+        names = [str(c["name"]) for c in columns]
+        targets = [str(m["destinationField"]) for m in mappings]
+        for index, problem in field_mapping_problems(names, targets):
+            at = ("spec", "fieldMappings") if index is None else ("spec", "fieldMappings", index)
+            self.error(locator, (*at, "destinationField") if index is not None else at, problem)
 
 
 def load_resources(

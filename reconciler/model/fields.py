@@ -9,6 +9,8 @@ read-only fields.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reconciler.model.resources import JsonPath
 
 # Keys of a Pipe spec that identify the pipe rather than describe it.
@@ -130,6 +132,34 @@ def is_secret_path(path: JsonPath) -> bool:
     if len(path) < 3 or path[0] != "source":
         return False
     return path[2] in SECRET_FIELDS.get(str(path[1]), ())
+
+
+def field_mapping_problems(
+    columns: Sequence[str], targets: Sequence[str]
+) -> list[tuple[int | None, str]]:
+    """The service's fieldMappings rule: every destination column mapped exactly once, to
+    columns the table has. Returns (index of the offending mapping, or None, problem)."""
+    listed = ", ".join(columns) or "none"
+    problems: list[tuple[int | None, str]] = []
+    seen: set[str] = set()
+    for index, target in enumerate(targets):
+        if target not in columns:
+            problems.append(
+                (index, f"maps to {target!r}, which is not a column of the destination ({listed})")
+            )
+        elif target in seen:
+            problems.append((index, f"maps to {target!r} a second time"))
+        seen.add(target)
+    missing = [c for c in columns if c not in seen]
+    if missing:
+        problems.append(
+            (
+                None,
+                f"leave destination column(s) {', '.join(missing)} not mapped: every "
+                "destination column must be mapped",
+            )
+        )
+    return problems
 
 
 def is_validate_only(path: JsonPath) -> bool:

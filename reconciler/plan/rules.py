@@ -15,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.model.fields import KAFKA_CREDENTIAL_SHAPES, KAFKA_DEFAULT_AUTHENTICATION
+from reconciler.model.fields import (
+    KAFKA_CREDENTIAL_SHAPES,
+    KAFKA_DEFAULT_AUTHENTICATION,
+    field_mapping_problems,
+)
 from reconciler.model.resources import Resource
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
@@ -56,29 +60,17 @@ def field_mapping_errors(
     if columns is None or targets is None:
         return []
     where = resource.locate_spec(*(_MAPPINGS if stated_mappings else _COLUMNS))
-    listed = ", ".join(columns) or "none"
     errors: list[str] = []
-    seen: set[str] = set()
-    for index, target in enumerate(targets):
+    for index, problem in field_mapping_problems(columns, targets):
+        if index is None:
+            errors.append(f"fieldMappings ({where}) {problem}")
+            continue
         at = (
             resource.locate_spec("fieldMappings", index, "destinationField")
             if stated_mappings
             else where
         )
-        if target not in columns:
-            errors.append(
-                f"fieldMappings[{index}] maps to {target!r} ({at}), which is not a column of "
-                f"the destination table ({listed}); the service would answer 400"
-            )
-        elif target in seen:
-            errors.append(f"fieldMappings[{index}] maps to {target!r} ({at}) a second time")
-        seen.add(target)
-    missing = [c for c in columns if c not in seen]
-    if missing:
-        errors.append(
-            f"fieldMappings ({where}) leave destination column(s) {', '.join(missing)} not "
-            "mapped: the service requires every destination column to be mapped"
-        )
+        errors.append(f"fieldMappings[{index}] ({at}) {problem}; the service would answer 400")
     return errors
 
 

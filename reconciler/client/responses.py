@@ -1,0 +1,110 @@
+"""Reading answers: a response becomes its payload and a ``RequestRecord``, or a typed error.
+
+Management answers are wrapped in ``{status, requestId, result}``, dashboards answers in
+``{data}``. Errors become the ``ApiError`` branch chosen by status, carrying the server's
+code, message and requestId; a failure that never got an answer becomes a plain ``ApiError``
+naming the transport error and where it was going.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from reconciler.client.config import MANAGEMENT
+from reconciler.model.errors import ApiError, api_error_type
+
+
+@dataclass
+class RequestRecord:
+    """One completed request, for summaries and per-action results."""
+
+    interface: str
+    method: str
+    path: str
+    status: int | None
+    request_id: str | None
+    attempts: int
+
+
+def parse_error(interface: str, response: httpx.Response, method: str, path: str) -> ApiError:
+    status = response.status_code
+    request_id: str | None = None
+    code: str | None = None
+    message = ""
+    try:
+        body = response.json() if response.content else None
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        raw_id = body.get("requestId")
+        request_id = raw_id if isinstance(raw_id, str) else None
+        text = body.get("error") if interface == MANAGEMENT else body.get("message")
+        if text is None:
+            text = body.get("error") or body.get("message")
+        if isinstance(text, str):
+            head, sep, rest = text.partition(":")
+            if sep and head.replace("_", "").isalpha() and head.isupper():
+                code, message = head, rest.strip()
+            else:
+                message = text
+    if not message:
+        if status == 401:
+            message = (
+                "unauthorized: check RECONCILE_KEY_ID / RECONCILE_KEY_SECRET"
+                if interface == MANAGEMENT
+                else "unauthorized: check RECONCILE_DASHBOARDS_TOKEN"
+            )
+        else:
+            message = response.reason_phrase or "error"
+    return api_error_type(status)(
+        status=status, message=message, request_id=request_id, code=code, method=method, path=path
+    )
+
+
+def transport_error(exc: Exception, method: str, path: str) -> ApiError:
+    """Return the error of an attempt that got no answer, naming where it was going."""
+    reason = type(exc).__name__
+    detail = str(exc)
+    request = getattr(exc, "_request", None)
+    if isinstance(request, httpx.Request):
+        detail = (
+            f"{detail} ({request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')})"
+        )
+    return ApiError(
+        status=None,
+        message=f"{reason}: {detail}" if detail else reason,
+        method=method,
+        path=path,
+    )
+
+
+def unwrap(
+    interface: str, response: httpx.Response, method: str, path: str, attempts: int
+) -> tuple[Any, RequestRecord]:
+    """Return a response's payload (its envelope's member) and its record, or raise its error."""
+    status = response.status_code
+    request_id: str | None = None
+    if status >= 400:
+        raise parse_error(interface, response, method, path)
+    try:
+        body = response.json()
+    except ValueError:
+        raise ApiError(
+            status=status, message="response is not JSON", method=method, path=path
+        ) from None
+    member = "result" if interface == MANAGEMENT else "data"
+    if not isinstance(body, dict) or member not in body:
+        raise ApiError(
+            status=status,
+            message=f"response has no '{member}' envelope",
+            method=method,
+            path=path,
+        )
+    if interface == MANAGEMENT:
+        raw_id = body.get("requestId")
+        request_id = raw_id if isinstance(raw_id, str) else None
+    payload = body[member]
+    return payload, RequestRecord(interface, method, path, status, request_id, attempts)

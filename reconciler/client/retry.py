@@ -1,0 +1,143 @@
+"""The retry policy of one logical request: what may be retried, how long to wait, when to stop.
+
+Reads are retried on 429, 502/503/504 and connection errors with capped exponential backoff
+and jitter; writes only when resending cannot do harm, and otherwise an unknown outcome is
+raised as ``OutcomeUnknown``. A 429's wait comes from the server's headers (parsed in
+``reconciler.client.limits``), capped at ``max_wait``; every attempt and wait counts against
+the retry budget and attempt limit (``Attempts``), and the final error says what was tried.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
+
+from reconciler.client.budget import RequestBudget
+from reconciler.client.limits import RequestLimits, server_wait
+from reconciler.model.errors import ApiError, RateLimited
+
+
+class OutcomeUnknown(ApiError):
+    """A non-idempotent write was sent but no answer came back: it may or may not have applied."""
+
+
+class Retryable(Exception):
+    """Internal: an attempt failed in a way that may be retried."""
+
+    def __init__(self, error: ApiError, *, unknown_outcome: bool = False) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.unknown_outcome = unknown_outcome
+
+
+class Attempts:
+    """The clock and history of one logical request, for its retry budget and final message."""
+
+    def __init__(self, limits: RequestLimits, max_attempts: int) -> None:
+        self.limits = limits
+        self.max_attempts = max_attempts
+        self.started: float | None = None
+        self.count = 0
+        self.notes: list[str] = []
+
+    def begin(self) -> None:
+        """Count an attempt; the budget's clock starts with the first."""
+        self.count += 1
+        if self.started is None:
+            self.started = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        """Return the seconds since the first attempt started."""
+        return 0.0 if self.started is None else time.monotonic() - self.started
+
+    def remaining(self) -> float:
+        """Return the seconds left of the retry budget."""
+        return self.limits.retry_budget - self.elapsed
+
+    def exhausted(self, upcoming_wait: float) -> bool:
+        """Tell whether another attempt after ``upcoming_wait`` seconds is out of budget."""
+        if self.count >= self.max_attempts:
+            return True
+        return self.elapsed + upcoming_wait >= self.limits.retry_budget
+
+    def summary(self) -> str:
+        """Return what was tried, e.g. ``gave up after 3 attempts in 4.2 s: HTTP 429, …``."""
+        if self.count >= self.max_attempts:
+            why = f"the limit of {self.max_attempts} attempts"
+        else:
+            why = (
+                f"the retry budget of {self.limits.retry_budget:g} s"
+                f" ({RequestLimits.option('retry_budget')})"
+            )
+        plural = "s" if self.count != 1 else ""
+        return (
+            f"gave up after {self.count} attempt{plural} in {self.elapsed:.1f} s ({why});"
+            f" tried: {', '.join(self.notes)}"
+        )
+
+
+def gave_up(error: ApiError, attempts: Attempts) -> ApiError:
+    """Return ``error`` (same type) with what was tried appended, when it was retried at all."""
+    if attempts.count <= 1 and attempts.count < attempts.max_attempts:
+        return error
+    return type(error)(
+        status=error.status,
+        message=f"{error.message}; {attempts.summary()}",
+        request_id=error.request_id,
+        code=error.code,
+        resource=error.resource,
+        method=error.method,
+        path=error.path,
+    )
+
+
+def server_pause(response: httpx.Response, attempts: Attempts) -> tuple[float, str]:
+    """Return how long to hold every caller after a 429 (capped) and a note saying why."""
+    cap = attempts.limits.max_wait
+    asked = server_wait(response.headers)
+    if asked is None:
+        # No usable header (absent, negative or garbage): back off exponentially instead.
+        pause = min(cap, 2.0 ** (attempts.count - 1))
+        return pause, f"HTTP 429 (no usable wait header; backing off {pause:g} s)"
+    seconds, header = asked
+    if seconds > cap:
+        option = RequestLimits.option("max_wait")
+        note = f"HTTP 429 ({header} asked {seconds:.0f} s, capped at {cap:g} s: {option})"
+        return cap, note
+    return seconds, f"HTTP 429 ({header} {seconds:.3g} s)"
+
+
+def retrying(
+    attempts: Attempts,
+    budget: RequestBudget,
+    backoff: wait_exponential_jitter,
+    *,
+    idempotent: bool,
+) -> AsyncRetrying:
+    """Return the retry loop of one logical request (see the module docstring)."""
+
+    def should_retry(exc: BaseException) -> bool:
+        if not isinstance(exc, Retryable):
+            return False
+        return idempotent or not exc.unknown_outcome
+
+    def wait(state: RetryCallState) -> float:
+        outcome = state.outcome
+        exc = outcome.exception() if outcome is not None else None
+        if isinstance(exc, Retryable) and isinstance(exc.error, RateLimited):
+            return 0.0  # the budget holds every caller until the server's reset time
+        return float(backoff(state))
+
+    def stop(state: RetryCallState) -> bool:
+        # The server's (capped) wait is held by the shared budget: it counts here too.
+        return attempts.exhausted(state.upcoming_sleep + budget.blocked_for())
+
+    return AsyncRetrying(
+        stop=stop,
+        wait=wait,
+        retry=retry_if_exception(should_retry),
+        reraise=True,
+    )
