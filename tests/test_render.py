@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
 import pytest
 
 from reconciler.client.live import Observed
@@ -18,6 +19,7 @@ from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck
 from reconciler.plan.planners import plan_pipe
 from reconciler.plan.render import (
     MARKDOWN_LIMIT,
+    ansi,
     describe_change,
     render_markdown,
     render_text,
@@ -116,6 +118,14 @@ def test_render_text_without_color_has_no_escape_codes() -> None:
 
 def test_render_text_with_color_uses_escape_codes() -> None:
     assert "\x1b[" in render_text(sample_plan(), color=True)
+
+
+@pytest.mark.parametrize("fg", [None, "red", "green", "yellow", "magenta", "cyan", "white"])
+@pytest.mark.parametrize(("bold", "dim"), [(False, False), (True, False), (False, True)])
+def test_plan_colours_are_the_codes_click_would_emit(fg: str | None, bold: bool, dim: bool) -> None:
+    # The renderer never asks for "not bold" (click writes a code for an explicit False).
+    expected = click.style("x", fg=fg, bold=bold or None, dim=dim or None)
+    assert ansi("x", fg=fg, bold=bold, dim=dim) == expected
 
 
 def test_render_text_can_hide_requests() -> None:

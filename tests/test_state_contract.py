@@ -264,3 +264,47 @@ def test_the_postgresql_address_printed_never_holds_a_password(postgres_server: 
     backend = open_backend(secret_url + "?password=other-SECRET", "default")
     assert "SECRET" not in backend.description
     assert "reconcile@127.0.0.1" in backend.description
+
+
+def test_a_waiting_run_names_a_postgresql_holder_whose_record_is_written_just_after_its_lock(
+    postgres_server: Postgres,
+) -> None:
+    # The holder takes the advisory lock first and writes its record a moment later; a run that
+    # gives up in between must wait for that record instead of printing an anonymous holder.
+    first = open_backend(postgres_server.url, f"w{uuid.uuid4().hex[:10]}")
+    second = open_backend(postgres_server.url, first.workspace)  # type: ignore[attr-defined]
+    holder = Holder.current("reconcile apply")
+    try:
+        first._run("SELECT pg_advisory_lock(%s)", (first._key,))  # type: ignore[attr-defined]
+        late = threading.Timer(0.5, first.acquire, args=(holder, 0))
+        late.start()
+        with pytest.raises(StateLockedError) as caught:
+            second.acquire(Holder.current("reconcile plan"), 0)
+        late.join()
+        _holder_message_parts(str(caught.value), holder)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_waiting_run_names_a_local_holder_whose_record_is_written_just_after_its_lock(
+    tmp_path: Path,
+) -> None:
+    first = open_backend(str(tmp_path / "state.json"), "default")
+    second = open_backend(str(tmp_path / "state.json"), "default")
+    holder = Holder.current("reconcile apply")
+    try:
+        first.acquire(holder, 0)
+        record_path = first._holder_path  # type: ignore[attr-defined]
+        written = record_path.read_text(encoding="utf-8")
+        record_path.unlink()  # the moment between taking the lock and writing the record
+        late = threading.Timer(0.5, record_path.write_text, args=(written,))
+        late.start()
+        with pytest.raises(StateLockedError) as caught:
+            second.acquire(Holder.current("reconcile plan"), 0)
+        late.join()
+        _holder_message_parts(str(caught.value), holder)
+    finally:
+        first.release()
+        first.close()
+        second.close()

@@ -12,8 +12,6 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import click
-
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
@@ -35,6 +33,24 @@ COLOUR = {
     Op.ERROR: "red",
 }
 MARKDOWN_LIMIT = 60_000
+# ANSI SGR codes of the colours and weights used here (the codes a terminal library emits).
+_SGR = {
+    "red": 31,
+    "green": 32,
+    "yellow": 33,
+    "magenta": 35,
+    "cyan": 36,
+    "white": 37,
+}
+_RESET = "\x1b[0m"
+
+
+def ansi(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = False) -> str:
+    """Return ``text`` in a colour and weight for a terminal (ANSI escape codes)."""
+    codes = ([_SGR[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
+    return "".join(f"\x1b[{code}m" for code in codes) + text + _RESET
+
+
 _VALUE_WIDTH = 100
 
 
@@ -105,7 +121,7 @@ def render_text(
     """Render a plan for a terminal."""
 
     def style(text: str, **kw: Any) -> str:
-        return click.style(text, **kw) if color else text
+        return ansi(text, **kw) if color else text
 
     lines: list[str] = []
     for note in plan.notes:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +54,23 @@ __all__ = [
     "locked_state",
     "resolve_state_path",
 ]
+
+
+# How long a run that gives up waits for the live holder's record (see _live_holder).
+_RECORD_GRACE_SECONDS = 2.0
+
+
+def _alive_here(record: dict[str, Any]) -> bool:
+    """Whether the record names a process that is running (other hosts count as alive)."""
+    if record.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(record.get("pid", 0)), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -120,12 +139,28 @@ class LocalBackend:
         try:
             lock.acquire(timeout=timeout, poll_interval=_backend.POLL_SECONDS)
         except Timeout:
-            record = self._holder()
+            record = self._live_holder()
             raise StateLockedError(
                 self.description, record, waited=timeout, age=holder_age(record)
             ) from None
         self._lock = lock
-        self._holder_path.write_text(json.dumps(holder.to_dict()) + "\n", encoding="utf-8")
+        # Written whole (temp file and rename) so that a waiting run never reads half a record.
+        tmp = self._holder_path.with_name(self._holder_path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(holder.to_dict()) + "\n", encoding="utf-8")
+        os.replace(tmp, self._holder_path)
+
+    def _live_holder(self) -> dict[str, Any] | None:
+        """The holder's record, waiting a moment for it when the holder has yet to write it.
+
+        A holder takes the lock, then writes its record: a run that gives up in between would
+        find none (or a dead process's), so it re-reads briefly until a live holder's appears.
+        """
+        until = time.monotonic() + _RECORD_GRACE_SECONDS
+        while True:
+            record = self._holder()
+            if (record and _alive_here(record)) or time.monotonic() >= until:
+                return record
+            time.sleep(0.05)
 
     def _holder(self) -> dict[str, Any] | None:
         try:

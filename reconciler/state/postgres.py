@@ -33,6 +33,8 @@ STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
 # Serialises the first run's CREATE TABLE among concurrent first runs.
 _SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
+# How long a run that gives up waits for the live holder's record to appear (see _holder_record).
+_RECORD_GRACE_SECONDS = 2.0
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {STATE_TABLE} (
@@ -140,7 +142,7 @@ class PostgresBackend:
             if got and got[0]:
                 break
             if time.monotonic() >= deadline:
-                record = self._lock_record()
+                record = self._holder_record()
                 raise StateLockedError(
                     self.description, record, waited=timeout, age=holder_age(record)
                 )
@@ -153,6 +155,28 @@ class PostgresBackend:
             (self.workspace, holder.lockId, Jsonb(holder.to_dict())),
         )
         self._holder = holder
+
+    def _holder_record(self) -> dict[str, Any] | None:
+        """The record of the session that holds the lock now.
+
+        A holder takes the advisory lock, then writes its record: a run that gives up in between
+        would see no record (or a dead session's), so it waits a moment for the live holder's.
+        """
+        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
+        until = time.monotonic() + _RECORD_GRACE_SECONDS
+        while True:
+            record = self._lock_record()
+            row = self._run(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
+                (hi, lo),
+            ).fetchone()
+            live = row[0] if row else None
+            if live is None or (record and record.get("serverPid") == live):
+                return record
+            if time.monotonic() >= until:
+                return record
+            time.sleep(0.05)
 
     def _lock_record(self) -> dict[str, Any] | None:
         row = self._run(
