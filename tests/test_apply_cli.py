@@ -375,6 +375,30 @@ def test_secret_change_should_be_sent_once_then_not_again(
     )
 
 
+def test_a_later_update_without_secret_changes_keeps_the_recorded_fingerprints(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    # Acceptance finding: an apply that changed only a setting of a pipe with credentials
+    # dropped the pipe's secret fingerprints from state, so the next plan showed
+    # "(sensitive value changed)" again and the credentials were re-sent on every other run.
+    state = tmp_path / "state.json"
+    manifest = tmp_path / "m"
+    credentials = {"username": {"fromEnv": "KAFKA_USER"}, "password": {"fromEnv": "KAFKA_PASSWORD"}}
+    spec = pipe_spec(
+        source={"kafka": {"credentials": credentials}}, settings={"engine_max_threads": 6}
+    )
+    write_manifest(manifest / "p.yaml", "Pipe", "orders", spec)
+    assert run_cli(apply_args([manifest], state), emulator.env()).exit_code == 0
+    changed = {**spec, "settings": {"engine_max_threads": 7}}
+    write_manifest(manifest / "p.yaml", "Pipe", "orders", changed)
+    assert run_cli(apply_args([manifest], state), emulator.env()).exit_code == 0
+    code, out = plan_code(emulator, [manifest], state)
+    assert code == 0, out
+    recorded = json.loads(state.read_text())["resources"]["Pipe/orders"]
+    assert "source.kafka.credentials" in recorded["secrets"]
+    assert "source.kafka.credentials" in recorded["managed"]
+
+
 def _dashboard(root: Path, title: str, width: int = 6) -> None:
     tile = {
         "name": "rows",

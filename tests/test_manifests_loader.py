@@ -211,3 +211,17 @@ def test_a_manifest_changed_after_loading_should_lose_its_deep_positions_not_giv
     name = resource.locate("metadata", "name")  # recorded while parsing: still exact
     assert name.line > 1
     assert resource.locate_spec("source", "kafka", "brokers") == Location(path.as_posix(), 1, 1)
+
+
+def test_a_directory_walk_skips_the_project_file_so_validate_dot_works_at_the_project_root(
+    tmp_path: Path,
+) -> None:
+    # Acceptance finding: `reconcile validate .` at a project root read reconcile.yaml (the
+    # project file) as a manifest and failed with "missing required field 'apiVersion'".
+    (tmp_path / "reconcile.yaml").write_text("manifests: [m]\n")
+    write(tmp_path / "m", "orders.yaml", KAFKA_PIPE)
+    nested = tmp_path / "m" / "reconcile.yaml"
+    nested.write_text("manifests: [.]\n")
+    assert find_manifest_files([tmp_path]) == [tmp_path / "m" / "orders.yaml"]
+    # Named explicitly, it is read (and reported) like any file.
+    assert find_manifest_files([nested]) == [nested]

@@ -128,3 +128,16 @@ def test_unlock_by_lock_id_clears_an_s3_lock_left_behind(stores: dict[str, str])
     cleared = run_cli(["state", "unlock", holder.lockId], env)
     assert cleared.exit_code == 0 and holder.lockId in cleared.stdout
     assert run_cli(["state", "unlock", holder.lockId], env).exit_code == 1
+
+
+def test_pushing_an_unreadable_file_names_that_file_and_leaves_the_state_untouched(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state.json"
+    before = _seed(str(state), "default")
+    bad = tmp_path / "not-a-state.json"
+    bad.write_text("{bad")
+    result = run_cli(["state", "push", str(bad), "--state", str(state)], {})
+    assert result.exit_code == 1
+    assert f"{bad} (the file to push) is unreadable or corrupt" in result.stderr
+    assert state.read_bytes() == before

@@ -47,12 +47,13 @@ class StateRecorder:
             }
         )
         if action.kind == "Pipe":
-            self.state.record(
-                action.key,
-                secrets=dict(action.secrets) or None,
-                managed=managed or None,
-                target=dict(action.target),
-            )
+            # Merge the fingerprints of the secrets this action sent; an update that sent none
+            # keeps the recorded ones (``record`` drops a key given as None, which made the
+            # next plan re-send every secret).
+            sent = {"secrets": dict(action.secrets)} if action.secrets else {}
+            self.state.record(action.key, **sent)
+            managed = sorted(set(managed) | set(self.state.fingerprints(action.key)))
+            self.state.record(action.key, managed=managed or None, target=dict(action.target))
         elif action.kind == "Organization" and isinstance(live, Mapping):
             observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
             self.state.record(action.key, observed=observed, target=dict(action.target))

@@ -66,7 +66,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     Exit codes: 0 success / no changes, 1 error,
-    2 with --detailed-exitcode: success and the plan has changes.
+    2 a finding: plan --detailed-exitcode with changes, or check backups stale,
+    130 / 143 apply interrupted by SIGINT / SIGTERM (state saved; run it again).
     """
     from reconciler.cli.config import prepare
 

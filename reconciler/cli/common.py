@@ -8,6 +8,7 @@ to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -23,6 +24,26 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds: ``FloatRange`` that also refuses NaN (and infinity unless allowed).
+
+    ``FloatRange`` alone lets ``nan`` through (every comparison with it is false), and a
+    zero or negative timeout used to surface later as a misleading connection error.
+    """
+
+    name = "seconds"
+
+    def __init__(self, *, min_open: bool = True, allow_inf: bool = False) -> None:
+        super().__init__(min=0, min_open=min_open)
+        self.allow_inf = allow_inf
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number) or (math.isinf(number) and not self.allow_inf):
+            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
+        return number
 
 
 @dataclass(frozen=True)
@@ -154,7 +175,7 @@ def api_options(func: F) -> F:
             "--timeout",
             default=30.0,
             show_default=True,
-            type=float,
+            type=Seconds(),
             help="Seconds to wait for each read of a response.",
         ),
         *limit_options(),
@@ -197,10 +218,16 @@ def path_option(flag: str, name: str, help: str, *, directory: bool = False) -> 
 
 def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Callable[[F], F]:
     """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock)."""
-    return click.option("--lock-timeout", default=0.0, show_default=True, type=float, help=help)
+    return click.option(
+        "--lock-timeout",
+        default=0.0,
+        show_default=True,
+        type=Seconds(min_open=False, allow_inf=True),
+        help=help,
+    )
 
 
-_SECONDS = click.FloatRange(min=0, min_open=True)
+_SECONDS = Seconds()
 # The request bounds: (flag, type, metavar, what it bounds, its default); each flag has the
 # variable RECONCILE_<FLAG>.
 _LIMITS: tuple[tuple[str, Any, str | None, str, str], ...] = (

@@ -24,7 +24,13 @@ def _rate_limit(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8765, show_default=True, type=int, help="Port; 0 picks a free one.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port; 0 picks a free one.",
+)
 @click.option("--spec-only", is_flag=True, help="Serve only the spec's endpoints (no extensions).")
 @click.option(
     "--latency-ms", default=0, type=click.IntRange(min=0), help="Delay every API request."

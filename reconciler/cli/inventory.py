@@ -43,10 +43,13 @@ def read_live(
     from reconciler.cli.common import run
     from reconciler.client.api import Client
     from reconciler.model.errors import ConfigError
+    from reconciler.model.resources import check_default_organization
 
     org = organization or ""
     if need_org and not org:
         raise ConfigError("no organization: pass --organization or set RECONCILE_ORGANIZATION_ID")
+    if org:
+        check_default_organization(org)
     config = connection.api_config()
     config.check()
 

@@ -66,6 +66,8 @@ def emit_error(exc: BaseException, exit_code: int) -> None:
         from reconciler.plan.actions import Plan
 
         document = results_document([], Plan(actions=()), errors=entries, exit_code=exit_code)
+    elif command == "validate":
+        document = {"valid": False, "errors": entries, "resources": []}
     else:
         document = {"formatVersion": 1, "errors": entries, "exitCode": exit_code}
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))

@@ -166,7 +166,8 @@ def push(file: Any, force: bool, lock_timeout: float, where: StateWhere) -> int:
     data = file.read()
     backend = where.backend()
     try:
-        lineage = ops.push(backend, data, force=force, timeout=lock_timeout)
+        source = f"{getattr(file, 'name', '-')} (the file to push)"
+        lineage = ops.push(backend, data, force=force, timeout=lock_timeout, source=source)
     finally:
         backend.close()
     click.echo(f"Pushed {len(data)} bytes to {backend.description} (lineage {lineage}).")

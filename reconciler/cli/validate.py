@@ -11,7 +11,9 @@ from reconciler.cli.common import output_option
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
-@output_option("text", "json", help="Output format.")
+@output_option(
+    "text", "json", help="Output format (json: one document, also on errors).", machine=True
+)
 @click.option(
     "--organization",
     envvar="RECONCILE_ORGANIZATION_ID",

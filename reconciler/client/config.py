@@ -8,6 +8,7 @@ share one TLS context (see ``tls_context``).
 from __future__ import annotations
 
 import ipaddress
+import math
 import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -46,7 +47,11 @@ class ApiConfig:
 
     def check(self) -> None:
         """Refuse missing credentials, a missing URL, or plain http to a host that is not
-        loopback (unless insecure)."""
+        loopback (unless insecure), or a timeout that is not a positive finite number."""
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ConfigError(
+                f"--timeout: expected a positive number of seconds, got {self.timeout}"
+            )
         missing = [
             name
             for name, value in (

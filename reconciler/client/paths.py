@@ -2,22 +2,30 @@
 
 Every path of both interfaces is spelled here — the fetcher, saved-plan checks, planners and
 the read-only views call these builders instead of formatting URLs inline, so a path changes
-in one place. Ids are inserted as given (they are validated uuids or server-assigned ids);
-query strings are encoded with ``urlencode``.
+in one place. Every id is inserted as exactly one percent-encoded segment (``segment``): a
+valid uuid or server-assigned id is unchanged, and an id a user typed (``get endpoint ID``)
+cannot climb out of its segment with ``/`` or ``..``. Query strings are encoded with
+``urlencode``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 DASHBOARDS_PATH = "/api/v2/dashboards"
 
 
+def segment(value: str) -> str:
+    """Return ``value`` as one path segment: percent-encoded, and never ``.`` or ``..``."""
+    encoded = quote(str(value), safe="")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
+
+
 def organization_path(org_id: str) -> str:
     """Return an organization's path: ``/v1/organizations/{id}``."""
-    return f"/v1/organizations/{org_id}"
+    return f"/v1/organizations/{segment(org_id)}"
 
 
 def services_path(org_id: str, filters: Sequence[str] = ()) -> str:
@@ -28,7 +36,7 @@ def services_path(org_id: str, filters: Sequence[str] = ()) -> str:
 
 def service_path(org_id: str, service_id: str) -> str:
     """Return one service's path."""
-    return f"{organization_path(org_id)}/services/{service_id}"
+    return f"{organization_path(org_id)}/services/{segment(service_id)}"
 
 
 def pipes_path(org_id: str, service_id: str) -> str:
@@ -38,12 +46,12 @@ def pipes_path(org_id: str, service_id: str) -> str:
 
 def pipe_path(org_id: str, service_id: str, pipe_id: str) -> str:
     """Return one pipe's path."""
-    return f"{pipes_path(org_id, service_id)}/{pipe_id}"
+    return f"{pipes_path(org_id, service_id)}/{segment(pipe_id)}"
 
 
 def endpoint_path(org_id: str, service_id: str, endpoint_id: str) -> str:
     """Return one reverse private endpoint's path."""
-    return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints/{endpoint_id}"
+    return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints/{segment(endpoint_id)}"
 
 
 def backups_path(org_id: str, service_id: str) -> str:
@@ -53,7 +61,7 @@ def backups_path(org_id: str, service_id: str) -> str:
 
 def dashboard_path(dashboard_id: str) -> str:
     """Return one dashboard's path."""
-    return f"{DASHBOARDS_PATH}/{dashboard_id}"
+    return f"{DASHBOARDS_PATH}/{segment(dashboard_id)}"
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Loading manifests: files and directories to validated ``Resource`` objects.
 
 ``load_resources`` finds manifest files (a directory is searched recursively for ``*.yaml`` /
-``*.yml``, hidden directories skipped, results sorted), parses each with the fast C-backed
-parser of ``reconciler.load.yamlsource``, checks ``apiVersion`` and ``kind``, validates each
-document against its kind's JSON Schema, then checks what a schema cannot say (unique table
+``*.yml``, hidden directories and the project file ``reconcile.yaml`` skipped, results
+sorted), parses each with the fast C-backed parser of ``reconciler.load.yamlsource``, checks
+``apiVersion`` and ``kind``, validates each document against its kind's JSON Schema, then checks what a schema cannot say (unique table
 mappings, unique private endpoint ids, unique ``metadata.name`` per kind, a known
 organization, and one manifest per live object: one pipe id, one organization id, one dashboard
 name). Every problem found in every file is collected and raised at once as one
@@ -33,7 +33,14 @@ from reconciler.load.yamlsource import (
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.fields import field_mapping_problems
-from reconciler.model.resources import API_VERSION, KINDS, JsonPath, Resource, format_path
+from reconciler.model.resources import (
+    API_VERSION,
+    KINDS,
+    JsonPath,
+    Resource,
+    check_default_organization,
+    format_path,
+)
 
 SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
@@ -56,6 +63,8 @@ def _display(path: Path) -> str:
 
 def _find(paths: Sequence[str | Path]) -> tuple[list[Path], list[ManifestError]]:
     """Return the manifest files under ``paths`` and an error for each unusable path."""
+    from reconciler.load.project import FILE_NAME as PROJECT_FILE
+
     found: dict[str, Path] = {}
     errors: list[ManifestError] = []
     for given in paths:
@@ -64,8 +73,11 @@ def _find(paths: Sequence[str | Path]) -> tuple[list[Path], list[ManifestError]]
             hits: list[Path] = []
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
+                # The project file is not a manifest: `validate .` at the project root works.
                 hits.extend(
-                    Path(root) / f for f in files if f.endswith(SUFFIXES) and not f.startswith(".")
+                    Path(root) / f
+                    for f in files
+                    if f.endswith(SUFFIXES) and not f.startswith(".") and f != PROJECT_FILE
                 )
             if not hits:
                 errors.append(
@@ -314,6 +326,8 @@ def load_resources(
     # Beyond, only each document's and its metadata.name's are, and other positions come from
     # parsing that one file again on first use: a plan of 10,000 mostly unchanged manifests
     # keeps no full position maps (about 4.6 KB a manifest).
+    if default_organization:
+        check_default_organization(default_organization)
     files, errors = _find(paths)
     loader = _Loader(default_organization, positions, limits)
     loader.full_positions = len(files) <= FULL_POSITIONS

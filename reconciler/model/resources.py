@@ -9,17 +9,32 @@ when a message needs one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from reconciler.model.errors import Location
+from reconciler.model.errors import ConfigError, Location
 
 KINDS: tuple[str, ...] = ("Pipe", "Organization", "Dashboard")
 API_VERSION = "reconcile/v1"
 
 PathPart = str | int
 JsonPath = tuple[PathPart, ...]
+
+# The schemas' uuid form (common.schema.json `$defs.uuid`): ids are inserted into request
+# paths as given, so one that did not come through a schema is checked against it.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def check_default_organization(value: str) -> str:
+    """Return ``value`` if it is a UUID; else raise ConfigError naming the flag and variable."""
+    if not _UUID.fullmatch(value):
+        raise ConfigError(
+            f"--organization / RECONCILE_ORGANIZATION_ID: {value!r} is not a valid UUID "
+            "(expected the form 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61)"
+        )
+    return value
 
 
 class Locator(Protocol):

@@ -75,9 +75,17 @@ def pull(backend: Backend) -> bytes:
     return data
 
 
-def push(backend: Backend, data: bytes, *, force: bool = False, timeout: float = 0.0) -> str:
-    """Store ``data`` as the state, byte for byte; refuse another lineage unless ``force``."""
-    incoming = decode(data, "the pushed document")
+def push(
+    backend: Backend,
+    data: bytes,
+    *,
+    force: bool = False,
+    timeout: float = 0.0,
+    source: str = "the pushed document",
+) -> str:
+    """Store ``data`` (read from ``source``) as the state, byte for byte; refuse another
+    lineage unless ``force``."""
+    incoming = decode(data, source)
     with locked_state(backend, timeout=timeout):
         current, version = backend.read()
         if current is not None and not force:
