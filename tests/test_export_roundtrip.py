@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -12,6 +13,8 @@ from reconciler.inventory.export import slugify, unique_names
 from tests.conftest import Emulator
 from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE, STAGING
 from tests.test_inventory_get import invoke
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DASHBOARD = {
     "name": "Pipeline health",
@@ -115,21 +118,38 @@ def test_read_only_fields_appear_only_with_expectations(emulator: Emulator, tmp_
     assert "publicationName" not in postgres
 
 
-def test_every_file_starts_with_a_modeline_naming_its_schema(
+def test_files_exported_inside_the_project_holding_the_schemas_start_with_a_modeline(
+    emulator: Emulator,
+) -> None:
+    with tempfile.TemporaryDirectory(dir=ROOT) as inside:
+        out = Path(inside)
+        assert (
+            invoke(emulator, "export", "--service", "analytics", "--org", "--dir", str(out)).code
+            == 0
+        )
+        for file, schema in [
+            (out / "pipes" / "orders.yaml", "pipe.schema.json"),
+            (out / "organization.yaml", "organization.schema.json"),
+        ]:
+            first = file.read_text().splitlines()[0]
+            match = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
+            assert match and match.group(1).endswith(schema)
+            assert not match.group(1).startswith("/")
+            assert (file.parent / match.group(1)).resolve().is_file()
+
+
+def test_files_exported_elsewhere_name_no_path_of_this_machine(
     emulator: Emulator, tmp_path: Path
 ) -> None:
+    project = tmp_path / "team-repo"
+    (project / ".git").mkdir(parents=True)
     assert (
-        invoke(emulator, "export", "--service", "analytics", "--org", "--dir", str(tmp_path)).code
-        == 0
+        invoke(emulator, "export", "--service", "analytics", "--dir", str(project / "m")).code == 0
     )
-    for file, schema in [
-        (tmp_path / "pipes" / "orders.yaml", "pipe.schema.json"),
-        (tmp_path / "organization.yaml", "organization.schema.json"),
-    ]:
-        first = file.read_text().splitlines()[0]
-        match = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
-        assert match and match.group(1).endswith(schema)
-        assert (file.parent / match.group(1)).resolve().is_file()
+    text = (project / "m" / "pipes" / "orders.yaml").read_text()
+    assert "$schema=" not in text
+    assert "schema.json" not in text
+    assert str(ROOT) not in text
 
 
 def test_exported_manifests_manage_writable_fields(emulator: Emulator, tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ planning it against the same live state gives **no changes**. Write-only fields 
 access keys, connection strings) are never returned by the API: they are left out, with a
 YAML comment showing where and how to add them as secret references. Read-only fields are
 written as expectations only when asked (``with_expectations``). Dashboards lose their
-service-assigned ids. Files start with the schema modeline for editors, are never overwritten
+service-assigned ids. Files start with the schema modeline for editors when the schemas sit in
+the same project (never a path into this machine's install), are never overwritten
 without ``force``, and are all checked before any is written.
 """
 
@@ -33,6 +34,7 @@ from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
 from reconciler.model.resources import API_VERSION, JsonPath
+from reconciler.state.local import find_project_root
 
 _MISSING = object()
 _FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
@@ -262,14 +264,19 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
 # -- YAML and files -------------------------------------------------------------------------
 
 
-def modeline(kind: str, file: Path) -> str:
-    """Return the editor modeline pointing at the kind's schema, relative to ``file``."""
+def modeline(kind: str, file: Path) -> str | None:
+    """Return the editor modeline for ``file``, or None when the schema lies outside its project.
+
+    The modeline is a path relative to the file. Pointing from a team's repository into this
+    tool's install directory would commit a path of one machine, so it is written only when the
+    schemas are inside the same project (the directory holding ``reconcile.yaml``, ``.reconcile/``
+    or ``.git``) as the exported file.
+    """
     target = schema_dir().resolve() / KIND_FILES[kind]
-    try:
-        ref = Path(os.path.relpath(target, file.resolve().parent)).as_posix()
-    except ValueError:  # another drive: fall back to the absolute path
-        ref = target.as_posix()
-    return f"yaml-language-server: $schema={ref}"
+    home = file.resolve().parent
+    if not target.is_relative_to(find_project_root(home)):
+        return None
+    return f"yaml-language-server: $schema={Path(os.path.relpath(target, home)).as_posix()}"
 
 
 def render_document(document: Document, file: Path) -> str:
@@ -299,7 +306,9 @@ def render_document(document: Document, file: Path) -> str:
     doc = CommentedMap(
         apiVersion=API_VERSION, kind=document.kind, metadata={"name": document.name}, spec=spec
     )
-    doc.yaml_set_start_comment(modeline(document.kind, file))
+    line = modeline(document.kind, file)
+    if line is not None:
+        doc.yaml_set_start_comment(line)
     yaml = canonical_yaml()
     out = io.StringIO()
     yaml.dump(doc, out)
