@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types unit bench bench-quick clean
+.PHONY: demo test lint types unit bench bench-quick clean servers
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,11 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
-test: lint types
+# The state tests start a real PostgreSQL from the machine's server binaries: install them if missing.
+servers:
+	tools/ensure-postgres
+
+test: servers lint types
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
