@@ -98,7 +98,7 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
             "Pipe.spec.source.kafka.credentials",
             [
                 "ACCESS:   sensitive, writable: write-only secret",
-                "TYPE:     Credentials or Access key or Connection string or Mutual TLS",
+                "TYPE:     User name and password or Access key or Connection string or Mutual TLS",
                 "privateKey",
             ],
         ),

@@ -71,6 +71,22 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ],
     ),
     (
+        "kafka_credentials_of_no_known_shape_name_every_shape",
+        replace_line(
+            replace_line(
+                KAFKA_PIPE, "username: {fromEnv: KAFKA_USER}", "token: {fromEnv: KAFKA_USER}"
+            ),
+            "        password: {fromFile: secrets/kafka-password}\n",
+            "",
+        ),
+        [
+            "m.yaml:11:7: spec.source.kafka.credentials: matches none of User name and password"
+            " or Access key or Connection string or Mutual TLS; closest is Connection string:"
+            " missing required field 'connectionString'; unknown field 'token'"
+            " (allowed: connectionString)"
+        ],
+    ),
+    (
         "both_service_and_service_id",
         replace_line(KAFKA_PIPE, "  pipeId:", "  service: analytics\n  pipeId:"),
         [
