@@ -87,6 +87,14 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         ],
     ),
     (
+        "only_a_kind_reports_each_missing_field_once",
+        "kind: Pipe\n",
+        [
+            "m.yaml:1:1: missing required field 'apiVersion' (use reconcile/v1)",
+            "m.yaml:1:1: missing required fields 'metadata', 'spec'",
+        ],
+    ),
+    (
         "both_service_and_service_id",
         replace_line(KAFKA_PIPE, "  pipeId:", "  service: analytics\n  pipeId:"),
         [

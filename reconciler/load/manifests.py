@@ -220,9 +220,9 @@ class _Loader:
         from reconciler.load.schema import kind_schema
 
         compiled = kind_schema(kind)
-        for path, message in compiled.errors(doc):
-            if path[:1] != ("apiVersion",):
-                self.error(locator, path, message)
+        # apiVersion was judged above: the schema sees the known one, so it is not reported twice.
+        for path, message in compiled.errors({**doc, "apiVersion": API_VERSION}):
+            self.error(locator, path, message)
         if len(self.errors) > count:
             return
         compiled.normalise(doc)
