@@ -105,7 +105,7 @@ class Action:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Plan:
     """An immutable plan: actions in apply order plus how it was computed."""
 
@@ -115,6 +115,11 @@ class Plan:
     notes: tuple[str, ...] = ()
     # Whether the server could list dashboards when the plan was computed (None: not asked).
     dashboards_listable: bool | None = None
+
+    def __repr__(self) -> str:
+        # Counts, not every action: a plan of 10,000 pipes rendered field by field is megabytes.
+        counts = ", ".join(f"{k}={v}" for k, v in self.summary().items() if v)
+        return f"Plan({len(self.actions)} actions: {counts or 'none'})"
 
     @property
     def changed(self) -> tuple[Action, ...]:
