@@ -258,7 +258,14 @@ def test_the_client_should_use_the_lean_transport_unless_a_proxy_is_configured(
         dashboards_url="http://127.0.0.1:9",
         dashboards_token="t",
     )
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert not environment_proxies()
     lean = Client(config)
