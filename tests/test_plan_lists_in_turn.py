@@ -90,7 +90,7 @@ async def _plan(
 
     with monkeypatch.context() as patch:
         patch.setattr("reconciler.client.live.LARGE_LIST", large)
-        patch.setattr("reconciler.client.live.YIELD_EVERY", 1)
+        patch.setattr("reconciler.client.live.YIELD_AFTER", 0.0)
         patch.setattr("reconciler.plan.compute.plan_resource", spy)
         patch.setattr(responses.Undecoded, "payload", decoding)
         transport = Faulty(app, events, fail)
