@@ -79,6 +79,8 @@ def test_a_plan_should_render_as_counts_not_as_every_action() -> None:
     from reconciler.model.resources import Location
     from reconciler.plan.actions import Action, Op, Plan
 
-    actions = tuple(Action("Pipe", f"p{i}", Op.NOOP, Location("m.yaml", i + 1)) for i in range(5000))
+    actions = tuple(
+        Action("Pipe", f"p{i}", Op.NOOP, Location("m.yaml", i + 1)) for i in range(5000)
+    )
     plan = Plan((*actions, Action("Pipe", "new", Op.CREATE, Location("n.yaml", 1))))
     assert repr(plan) == "Plan(5001 actions: create=1, unchanged=5000)"
