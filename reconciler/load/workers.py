@@ -47,9 +47,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 VARIABLE = "RECONCILE_LOAD_WORKERS"
-# Below this many items per process, forking and pickling cost more than they save
-# (measured: a worker pays off from about 1,000 manifests, see the issue-17 load note).
-MIN_PER_PROCESS = 1000
+# Below this many items per process, forking and pickling cost about what they save
+# (measured: two processes gain from about 1,000 manifests on; see the issue-17 load note).
+MIN_PER_PROCESS = 500
 MAX_PROCESSES = 4
 
 
