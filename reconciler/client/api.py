@@ -51,6 +51,7 @@ from reconciler.client.retry import (
     retrying,
     server_pause,
 )
+from reconciler.client.transport import LeanTransport, environment_proxies
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
@@ -130,13 +131,20 @@ class Client:
         )
         timeout = httpx.Timeout(config.timeout)
         verify = tls_context(config)
+        lean = transport is None and not environment_proxies()
+
+        def wire() -> httpx.AsyncBaseTransport | None:
+            if not lean:
+                return transport
+            return LeanTransport(ssl_context=verify, max_connections=max(1, config.parallelism))
+
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
                 auth=httpx.BasicAuth(config.key_id, config.key_secret),
                 limits=limits,
                 timeout=timeout,
-                transport=transport,
+                transport=wire(),
                 verify=verify,
                 headers={"Accept": "application/json", "User-Agent": "reconcile"},
             ),
@@ -149,7 +157,7 @@ class Client:
                 },
                 limits=limits,
                 timeout=timeout,
-                transport=transport,
+                transport=wire(),
                 verify=verify,
             ),
         }
