@@ -12,6 +12,7 @@ client's budget and concurrency cap, through the one read layer (``reads``).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,10 @@ from reconciler.model.resources import Resource
 
 # A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
 LARGE_LIST = 1000
+# While a large list is planned, other reads (the next list's bytes) move this often (seconds):
+# often enough to read the next list as it comes, rarely enough to cost nothing (a turn of the
+# event loop is ~40 µs).
+YIELD_AFTER = 0.002
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,6 @@ class Fetcher:
         self.progress = progress or (lambda n: None)
         self.on_pipe = on_pipe or (lambda resource: None)
         self.live = LiveState()
-        self._large_lists = False
 
     def _observed(self, resource: Resource, observed: Observed) -> None:
         """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
@@ -116,18 +120,61 @@ class Fetcher:
                 by_service.setdefault((ids.organization_id, ids.service_id), []).append(resource)
         groups = list(by_service.items())
         if groups:
-            first, rest = groups[0], groups[1:]
-            await self._fetch_service_pipes(*first)
-            if self._large_lists:
-                # Thousands of pipes per service: each parsed list takes tens of MB until its
-                # pipes are planned; one at a time keeps one in memory, at one round trip each.
-                for key, members in rest:
-                    await self._fetch_service_pipes(key, members)
-            else:
-                await asyncio.gather(
-                    *(self._fetch_service_pipes(key, members) for key, members in rest)
-                )
+            await self._fetch_service_lists(groups)
         await self._check_endpoints(pipes)
+
+    async def _fetch_service_lists(
+        self, groups: list[tuple[tuple[str, str], list[Resource]]]
+    ) -> None:
+        """Read the first service's pipes, then the others': all at once, or in turn if large.
+
+        Thousands of pipes per service: each parsed list takes tens of MB until its pipes are
+        planned, so lists are then read one at a time. The next is requested while the
+        current one is planned (the server builds it meanwhile) and kept as bytes until its
+        turn. Each list is reported exactly as ``list_pipes`` would report it, error or not.
+        """
+        (key, members), rest = groups[0], groups[1:]
+        first = await self._fetch_service_pipes(key, members, hold=True)
+        if first is None or len(first) < LARGE_LIST:
+            if first is not None:
+                self._settle_list(key, members, first)
+            await asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
+            return
+        current: dict[str, dict[str, Any]] | ApiError = first
+        del first
+        ahead: asyncio.Task[Callable[[], list[dict[str, Any]]]] | None = None
+        try:
+            for index, (key, members) in enumerate(groups):
+                if index + 1 < len(groups):
+                    org, service = groups[index + 1][0]
+                    ahead = asyncio.create_task(
+                        reads.list_pipes_undecoded(self.client, org, service)
+                    )
+                    await asyncio.sleep(0)  # the request sets off before planning starts
+                if isinstance(current, ApiError):
+                    self._list_failed(members, current)
+                else:
+                    await self._settle_list_yielding(key, members, current)
+                current = {}  # this list is let go before the next one is decoded
+                if ahead is not None:
+                    current = await self._decoded(ahead)
+                    ahead = None
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                await asyncio.gather(ahead, return_exceptions=True)
+
+    async def _decoded(
+        self, ahead: asyncio.Task[Callable[[], list[dict[str, Any]]]]
+    ) -> dict[str, dict[str, Any]] | ApiError:
+        """Wait for a list read ahead and decode it now (its error, if any, is returned)."""
+        try:
+            decode = await ahead
+            listed = _by_id(decode())
+        except ApiError as exc:
+            return exc
+        self.progress(1)
+        return listed
 
     async def _resolve_services(self, pipes: Sequence[Resource]) -> None:
         need_names: dict[str, list[Resource]] = {}
@@ -177,17 +224,21 @@ class Fetcher:
 
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
 
-    async def _fetch_service_pipes(self, key: tuple[str, str], members: list[Resource]) -> None:
+    async def _fetch_service_pipes(
+        self, key: tuple[str, str], members: list[Resource], *, hold: bool = False
+    ) -> dict[str, dict[str, Any]] | None:
+        """Read and settle one service's pipes: its list, else one GET per pipe.
+
+        With ``hold``, a list that was read is returned (by pipe id) instead of settled.
+        """
         org, service = key
         if self.live.capabilities.pipes_list is not False:
             try:
-                listed = await reads.list_pipes(self.client, org, service)
+                listed = _by_id(await reads.list_pipes(self.client, org, service))
             except ApiError as exc:
                 if not isinstance(exc, Unsupported) or self.live.capabilities.pipes_list:
-                    for resource in members:
-                        path = self.live.pipe_ids[resource.key].path
-                        self._observed(resource, Observed(error=str(exc), path=path))
-                    return
+                    self._list_failed(members, exc)
+                    return None
                 self.live.capabilities.pipes_list = False
                 self.live.notes.append(
                     "the server has no pipe list endpoint: pipes are read one GET each"
@@ -195,19 +246,45 @@ class Fetcher:
             else:
                 self.live.capabilities.pipes_list = True
                 self.progress(1)
-                by_id = {str(p.get("id")): p for p in listed}
-                self._large_lists = len(by_id) >= LARGE_LIST
-                del listed  # each live pipe is kept only until its resource is planned
-                for resource in members:
-                    ids = self.live.pipe_ids[resource.key]
-                    pipe = by_id.pop(ids.pipe_id, None)
-                    if pipe is None:
-                        error = f"pipe {ids.pipe_id} not found in service {service}"
-                        self._observed(resource, Observed(error=error, path=ids.path))
-                    else:
-                        self._observed(resource, Observed(live=pipe, path=ids.path))
-                return
+                if not hold:
+                    self._settle_list(key, members, listed)
+                return listed
         await asyncio.gather(*(self._get_pipe(resource) for resource in members))
+        return None
+
+    def _list_failed(self, members: list[Resource], error: ApiError) -> None:
+        for resource in members:
+            path = self.live.pipe_ids[resource.key].path
+            self._observed(resource, Observed(error=str(error), path=path))
+
+    def _settle_list(
+        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
+    ) -> None:
+        """Hand each member its live pipe from a service's list (each kept until it is planned)."""
+        for resource in members:
+            self._settle_one(key[1], resource, by_id)
+
+    async def _settle_list_yielding(
+        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
+    ) -> None:
+        """``_settle_list``, letting other reads move (the next list's bytes) every few pipes."""
+        turn = time.perf_counter()
+        for resource in members:
+            self._settle_one(key[1], resource, by_id)
+            if time.perf_counter() - turn >= YIELD_AFTER:
+                await asyncio.sleep(0)
+                turn = time.perf_counter()
+
+    def _settle_one(
+        self, service: str, resource: Resource, by_id: dict[str, dict[str, Any]]
+    ) -> None:
+        ids = self.live.pipe_ids[resource.key]
+        pipe = by_id.pop(ids.pipe_id, None)
+        if pipe is None:
+            error = f"pipe {ids.pipe_id} not found in service {service}"
+            self._observed(resource, Observed(error=error, path=ids.path))
+        else:
+            self._observed(resource, Observed(live=pipe, path=ids.path))
 
     async def _get_pipe(self, resource: Resource) -> None:
         ids = self.live.pipe_ids[resource.key]
@@ -314,6 +391,11 @@ class Fetcher:
         self.progress(1)
         self.live.capabilities.dashboards_list = True
         self.live.dashboards = listed
+
+
+def _by_id(listed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Index a pipe list by id (the list itself is let go: each pipe lives until planned)."""
+    return {str(p.get("id")): p for p in listed}
 
 
 def _endpoint_ids(resource: Resource) -> list[Any]:

@@ -11,7 +11,7 @@ real service's extensions: the pipe list, the organization GET, the dashboard li
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconciler.client.api import Client
@@ -24,6 +24,7 @@ from reconciler.client.paths import (
     pipes_path,
     services_path,
 )
+from reconciler.client.responses import Undecoded, deferred_decoding
 from reconciler.model.errors import ApiError
 
 JsonObject = dict[str, Any]
@@ -56,6 +57,29 @@ async def list_pipes(client: Client, org: str, service_id: str) -> list[JsonObje
         pipes_path(org, service_id), resource=f"pipes of service {service_id}", optional=True
     )
     return _objects(result)
+
+
+async def list_pipes_undecoded(
+    client: Client, org: str, service_id: str
+) -> Callable[[], list[JsonObject]]:
+    """Read a service's pipe list but keep it as bytes: the returned call decodes it.
+
+    Errors of the request are raised here, those of its body (not JSON, no envelope) by the
+    call, each exactly as ``list_pipes`` raises it.
+    """
+    resource = f"pipes of service {service_id}"
+    with deferred_decoding():
+        answer = await client.get(pipes_path(org, service_id), resource=resource, optional=True)
+
+    def decode() -> list[JsonObject]:
+        if not isinstance(answer, Undecoded):  # decoded anyway (e.g. by a test double)
+            return _objects(answer)
+        try:
+            return _objects(answer.payload())
+        except ApiError as exc:
+            raise exc.with_resource(resource) from None
+
+    return decode
 
 
 async def get_pipe(client: Client, ids: PipeIds, *, name: str) -> JsonObject:

@@ -4,10 +4,18 @@ Management answers are wrapped in ``{status, requestId, result}``, dashboards an
 ``{data}``. Errors become the ``ApiError`` branch chosen by status, carrying the server's
 code, message and requestId; a failure that never got an answer becomes a plain ``ApiError``
 naming the transport error and where it was going.
+
+Within ``deferred_decoding()`` a successful answer is returned as ``Undecoded`` (its body kept
+as bytes) and decoded by its reader when its turn comes: the fetcher keeps the next large pipe
+list so while it plans the current one, without holding two parsed lists.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,16 +89,54 @@ def transport_error(exc: Exception, method: str, path: str) -> ApiError:
     )
 
 
+_DEFERRED: ContextVar[bool] = ContextVar("reconcile_deferred_decoding", default=False)
+
+
+@contextlib.contextmanager
+def deferred_decoding() -> Iterator[None]:
+    """Within this block (this task only), successful answers come back as ``Undecoded``."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+
+
+@dataclass(frozen=True)
+class Undecoded:
+    """A successful answer whose body is still bytes; ``payload`` decodes it as ``unwrap`` would."""
+
+    interface: str
+    status: int
+    method: str
+    path: str
+    content: bytes
+
+    def payload(self) -> Any:
+        """Return the envelope's member, or raise the error ``unwrap`` would have raised."""
+        return _envelope(self.interface, self.status, self.content, self.method, self.path)[0]
+
+
 def unwrap(
     interface: str, response: httpx.Response, method: str, path: str, attempts: int
 ) -> tuple[Any, RequestRecord]:
     """Return a response's payload (its envelope's member) and its record, or raise its error."""
     status = response.status_code
-    request_id: str | None = None
     if status >= 400:
         raise parse_error(interface, response, method, path)
+    if _DEFERRED.get():
+        undecoded = Undecoded(interface, status, method, path, response.content)
+        return undecoded, RequestRecord(interface, method, path, status, None, attempts)
+    payload, request_id = _envelope(interface, status, response.content, method, path)
+    return payload, RequestRecord(interface, method, path, status, request_id, attempts)
+
+
+def _envelope(
+    interface: str, status: int, content: bytes, method: str, path: str
+) -> tuple[Any, str | None]:
+    """Decode a successful body: its envelope's member and (management) its requestId."""
     try:
-        body = response.json()
+        body = json.loads(content)  # what httpx's ``Response.json`` does
     except ValueError:
         raise ApiError(
             status=status, message="response is not JSON", method=method, path=path
@@ -103,8 +149,8 @@ def unwrap(
             method=method,
             path=path,
         )
+    request_id: str | None = None
     if interface == MANAGEMENT:
         raw_id = body.get("requestId")
         request_id = raw_id if isinstance(raw_id, str) else None
-    payload = body[member]
-    return payload, RequestRecord(interface, method, path, status, request_id, attempts)
+    return body[member], request_id

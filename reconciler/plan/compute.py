@@ -9,16 +9,18 @@ secret) becomes an error action for that resource; the others are still planned.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
-from collections.abc import Callable, Mapping, Sequence
+import gc
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
 from reconciler.model.errors import ConfigError, Location, ManifestError, PlanError
-from reconciler.model.resources import Releasable, Resource
+from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.dashboards import plan_dashboard, plan_prune
@@ -36,6 +38,38 @@ class PlanOptions:
     prune: bool = False
     # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
     new_state: bool = False
+
+
+@contextlib.contextmanager
+def collector_spared() -> Iterator[Callable[[], None]]:
+    """Keep the cyclic collector off what is loaded before planning; yield ``loaded()`` to call.
+
+    Until ``loaded()`` the collector is paused; then everything alive (the manifests just
+    parsed: a few hundred thousand containers at 10,000 pipes, alive until the plan is done)
+    is frozen, out of its sight, and it resumes for what planning builds. Without this each
+    collection pass walks the manifests again: 0.4-0.6 s of a 10,000-pipe plan. Frozen
+    objects are still freed by reference counting; all are unfrozen at the end. Nothing is
+    frozen if someone else froze objects already (their freeze is theirs to end).
+    """
+    was_enabled = gc.isenabled()
+    frozen = False
+
+    def loaded() -> None:
+        nonlocal frozen
+        if not frozen and gc.get_freeze_count() == 0:
+            gc.freeze()
+            frozen = True
+        if was_enabled:
+            gc.enable()
+
+    gc.disable()
+    try:
+        yield loaded
+    finally:
+        if frozen:
+            gc.unfreeze()
+        if was_enabled:
+            gc.enable()
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -114,10 +148,13 @@ async def plan_resources(
     def plan_now(resource: Resource) -> None:
         # Streaming: a pipe is planned the moment its live object (or error) is in, while the
         # other requests are still in flight; then its live object and position map are let go.
-        planned[resource.key] = plan_resource(resource, fetcher.live, state, options)
-        fetcher.live.pipes.pop(resource.key, None)
-        if isinstance(resource.locator, Releasable):
-            resource.locator.release()
+        key = resource.key
+        planned[key] = plan_resource(resource, fetcher.live, state, options)
+        fetcher.live.pipes.pop(key, None)
+        # ``Releasable`` by duck typing: a runtime protocol check costs ~5 µs a pipe.
+        release = getattr(resource.locator, "release", None)
+        if release is not None:
+            release()
 
     fetcher = Fetcher(
         client,
@@ -251,21 +288,24 @@ def plan_resource(
     bindings: Mapping[str, DashboardBinding] | None = None,
 ) -> Action:
     """Plan one resource from what was fetched."""
-    where = resource.locate("metadata", "name")
     if resource.kind == "Pipe":
-        ids = live.pipe_ids.get(resource.key)
-        observed = live.pipes.get(resource.key) or Observed(error="pipe was not fetched")
+        key = resource.key
+        ids = live.pipe_ids.get(key)
+        observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
         target = ids.as_dict() if ids else {}
         if ids is None:
+            where = resource.locate("metadata", "name")
             return error_action(
                 "Pipe", resource.name, where, observed.error or "pipe could not be located", target
             )
         try:
             spec = resolve_pipe_secrets(resource)
         except ManifestError as exc:
+            where = resource.locate("metadata", "name")
             return error_action("Pipe", resource.name, where, str(exc), target)
-        check = SecretCheck(state.key, state.fingerprints(resource.key))
+        check = SecretCheck(state.key, state.fingerprints(key))
         return plan_pipe(resource, spec, observed, check, ids=target)
+    where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
             error="organization was not fetched"

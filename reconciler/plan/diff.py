@@ -98,6 +98,34 @@ class FieldChange:
 
 def same(desired: Any, live: Any) -> bool:
     """Compare a desired value with a live one: numbers by value, dict items on stated keys."""
+    # The exact JSON types take the short ways below (each gives what ``_same`` gives); any
+    # other type (a Mapping, a str or number subclass) goes the general way.
+    kind = type(desired)
+    if kind is str:
+        return type(live) is str and desired == live
+    if kind is dict:
+        if type(live) is not dict:
+            return _same(desired, live)
+        for key, value in desired.items():
+            if key not in live or not same(value, live[key]):
+                return False
+        return True
+    if kind is list:
+        if type(live) is not list:
+            return _same(desired, live)
+        if len(desired) != len(live):
+            return False
+        for mine, theirs in zip(desired, live):  # noqa: B905, SIM110 (lengths checked; no genexpr)
+            if not same(mine, theirs):
+                return False
+        return True
+    if (kind is int or kind is float) and (type(live) is int or type(live) is float):
+        return float(desired) == float(live)
+    return _same(desired, live)
+
+
+def _same(desired: Any, live: Any) -> bool:
+    """``same`` for any types: the definition the short ways of ``same`` follow."""
     if isinstance(desired, bool) or isinstance(live, bool):
         return isinstance(desired, bool) and isinstance(live, bool) and desired == live
     if isinstance(desired, int | float) and isinstance(live, int | float):
@@ -115,6 +143,20 @@ def same(desired: Any, live: Any) -> bool:
 
 def canonical(value: Any) -> Any:
     """Return a JSON value with integral floats as ints, so hashes ignore 5000 vs 5000.0."""
+    kind = type(value)  # the exact JSON types first, as in ``same``
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): canonical(v) for k, v in value.items()}
+    if kind is list:
+        return [canonical(v) for v in value]
+    if kind is float:
+        return int(value) if value.is_integer() else value
+    return _canonical(value)
+
+
+def _canonical(value: Any) -> Any:
+    """``canonical`` for any types: the definition its short ways follow."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -128,9 +170,13 @@ def canonical(value: Any) -> Any:
     return value
 
 
+# One encoder for every hash (``json.dumps`` with these options builds a new one per call).
+_HASH_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def content_hash(value: Any) -> str:
     """Return ``sha256:<hex>`` of a JSON value's canonical form."""
-    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"))
+    text = _HASH_ENCODER.encode(canonical(value))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -144,7 +190,11 @@ def is_default(default: Any, live: Any) -> bool:
 def project(live: Any, shape: Any) -> Any:
     """Return the part of ``live`` that ``shape`` (a desired value) manages."""
     if isinstance(shape, Mapping) and isinstance(live, Mapping):
-        return {k: project(live[k], v) for k, v in shape.items() if k in live}
+        return {
+            k: project(live[k], v) if isinstance(v, Mapping) else live[k]
+            for k, v in shape.items()
+            if k in live
+        }
     return live
 
 
@@ -181,6 +231,32 @@ def secret_field_name(path: JsonPath) -> str:
     return ".".join(str(p) for p in path)
 
 
+class _Field:
+    """What the walk of a pipe needs to know about one spec path, worked out once per path."""
+
+    __slots__ = ("children", "default", "ignored", "mappings", "path", "resettable", "secret")
+
+    def __init__(self, path: JsonPath, defaults: Mapping[JsonPath, Any]) -> None:
+        self.path = path
+        self.ignored = is_validate_only(path)
+        self.secret = is_secret_path(path)
+        self.resettable = path in defaults
+        self.default = defaults.get(path)
+        self.mappings = path == TABLE_MAPPINGS
+        self.children: dict[str, _Field] = {}
+
+
+# The fields met so far, as a tree by key, for the reset defaults they were worked out with.
+_fields: tuple[Mapping[JsonPath, Any], dict[str, _Field]] | None = None
+
+
+def _field_tree(defaults: Mapping[JsonPath, Any]) -> dict[str, _Field]:
+    global _fields
+    if _fields is None or _fields[0] is not defaults:
+        _fields = (defaults, {})
+    return _fields[1]
+
+
 def diff_pipe(
     resource: Resource,
     spec: Mapping[str, Any],
@@ -194,20 +270,28 @@ def diff_pipe(
     def loc(path: JsonPath) -> Location:
         return resource.locate_spec(*path)
 
-    def walk(desired: Mapping[str, Any], current: Any, path: JsonPath) -> None:
-        current_map = current if isinstance(current, Mapping) else {}
+    def walk(
+        desired: Mapping[str, Any], current: Any, path: JsonPath, fields: dict[str, _Field]
+    ) -> None:
+        current_map = current if type(current) is dict or isinstance(current, Mapping) else {}
         for key, want in desired.items():
-            here = (*path, key)
-            if is_validate_only(here):
+            if type(key) is str:
+                field = fields.get(key)
+                if field is None:
+                    field = fields[key] = _Field((*path, key), defaults)
+            else:  # not remembered: 1 and True are one dict key but two paths
+                field = _Field((*path, key), defaults)
+            if field.ignored:
                 continue
-            if is_secret_path(here) and want is None and here in defaults:
+            here = field.path
+            if field.secret and want is None and field.resettable:
                 # Clearing a write-only secret: done once the state records the null.
                 recorded = secrets.recorded.get(secret_field_name(here))
                 cleared = fingerprint(secrets.key, None) if secrets.key is not None else None
                 if recorded is None or recorded != cleared:
                     changes.append(FieldChange(here, MISSING, None, ChangeKind.RESET, loc(here)))
                 continue
-            if is_secret_path(here):
+            if field.secret:
                 recorded = secrets.recorded.get(secret_field_name(here))
                 now = fingerprint(secrets.key, want) if secrets.key is not None else None
                 if recorded is None or now != recorded:
@@ -216,24 +300,26 @@ def diff_pipe(
                     )
                 continue
             have = current_map.get(key, MISSING)
-            if want is None and here in defaults:
+            if want is None and field.resettable:
                 # null resets to the service's default: converged once live is the default.
-                if not is_default(defaults[here], have):
+                if not is_default(field.default, have):
                     changes.append(
-                        FieldChange(here, have, defaults[here], ChangeKind.RESET, loc(here))
+                        FieldChange(here, have, field.default, ChangeKind.RESET, loc(here))
                     )
                 continue
-            if here == TABLE_MAPPINGS:
+            if field.mappings:
                 changes.extend(_diff_mappings(resource, want, have))
                 continue
-            if isinstance(want, Mapping) and (isinstance(have, Mapping) or have is MISSING):
-                walk(want, have, here)
+            if (type(want) is dict or isinstance(want, Mapping)) and (
+                have is MISSING or type(have) is dict or isinstance(have, Mapping)
+            ):
+                walk(want, have, here, field.children)
                 continue
             if not same(want, have):
                 kind = ChangeKind.SET if is_writable_pipe_path(here) else ChangeKind.EXPECTATION
                 changes.append(FieldChange(here, have, want, kind, loc(here)))
 
-    walk(pipe_managed(spec), live, ())
+    walk(pipe_managed(spec), live, (), _field_tree(defaults))
     return changes
 
 

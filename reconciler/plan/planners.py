@@ -65,11 +65,10 @@ def plan_pipe(
     ids: Mapping[str, str],
 ) -> Action:
     """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe."""
-    base = Action(
-        "Pipe", resource.name, Op.ERROR, resource.locate("metadata", "name"), target=dict(ids)
-    )
+    where = resource.locate("metadata", "name")
     if observed.error is not None or observed.live is None:
-        return evolve(base, errors=(observed.error or "live pipe not found",))
+        failed = (observed.error or "live pipe not found",)
+        return Action("Pipe", resource.name, Op.ERROR, where, errors=failed, target=dict(ids))
     live = observed.live
     changes = diff_pipe(resource, spec, live, secrets)
     changes += resend_credentials(resource, spec, changes)
@@ -109,12 +108,15 @@ def plan_pipe(
         )
     }
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
-    return evolve(
-        base,
-        operation=operation,
+    return Action(
+        "Pipe",
+        resource.name,
+        operation,
+        where,
         changes=tuple(changes),
         requests=tuple(requests) if not errors else (),
         errors=tuple(errors),
+        target=dict(ids),
         basis=basis,
         basis_hash=content_hash(basis),
         secrets=recorded,

@@ -22,6 +22,7 @@ from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
     PlanOptions,
+    collector_spared,
     new_state_creates,
     new_state_message,
     plan_resources,
@@ -101,23 +102,25 @@ async def compute_plan(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
-    resources = load_manifests(scope.paths, organization=scope.organization)
-    with contextlib.closing(scope.backend()) as backend:
-        state = read_state(backend)
-    config.check()
-    bar = progress("reading live state")
-    try:
-        async with Client(config, transport=transport) as client:
-            plan = await plan_resources(
-                client,
-                resources,
-                state,
-                options or PlanOptions(),
-                manifest_paths=scope.paths,
-                progress=bar,
-            )
-    finally:
-        bar.close()
+    with collector_spared() as loaded:
+        resources = load_manifests(scope.paths, organization=scope.organization)
+        loaded()
+        with contextlib.closing(scope.backend()) as backend:
+            state = read_state(backend)
+        config.check()
+        bar = progress("reading live state")
+        try:
+            async with Client(config, transport=transport) as client:
+                plan = await plan_resources(
+                    client,
+                    resources,
+                    state,
+                    options or PlanOptions(),
+                    manifest_paths=scope.paths,
+                    progress=bar,
+                )
+        finally:
+            bar.close()
     return PlanResult(plan, state, scope)
 
 
