@@ -243,20 +243,25 @@ class _Interrupts:
         self.grace = hooks.grace if hooks.grace is not None else timeout + 1.0
         self.received: signal.Signals | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._installed: list[signal.Signals] = []
+        self._installed: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> _Interrupts:
         if self.hooks.signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self._on_signal, sig)
-                self._installed.append(sig)
+                self._installed[sig] = previous
         return self
 
     def __exit__(self, *exc: object) -> None:
         loop = asyncio.get_running_loop()
-        for sig in self._installed:
+        for sig, previous in self._installed.items():
             loop.remove_signal_handler(sig)
+            # remove_signal_handler leaves Python's defaults; the command line's own handlers
+            # (asyncio's SIGINT, SIGTERM as an interrupt) must cover what follows.
+            if previous is not None:
+                signal.signal(sig, previous)
         if self._timer is not None:
             self._timer.cancel()
 
