@@ -109,7 +109,11 @@ def _sigterm_as_interrupt(received: list[signal.Signals]) -> Callable[[], None]:
         handler(signal.SIGINT, frame)
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def main(argv: list[str] | None = None) -> None:

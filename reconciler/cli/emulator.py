@@ -6,6 +6,7 @@ Starlette and uvicorn are imported inside the command so that other commands sta
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import click
@@ -126,6 +127,9 @@ def emulator(
         raise click.ClickException(f"cannot {verb} {data_file}: {exc.strerror}") from None
     except ValueError as exc:
         raise click.ClickException(f"cannot load {data_file}: {exc}") from None
+    # A server stops on SIGTERM as its server library does (a graceful shutdown, then the
+    # signal's default action), not as a command interrupted before it sent anything.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         serve(app, host, port, print_env=print_env)
     except OSError as exc:
