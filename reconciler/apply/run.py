@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from reconciler.apply.applier import Applier
+from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
@@ -198,6 +199,16 @@ class _Run:
             return ApplyResult(ApplyStatus.STALE, plan, stale=check.stale, applied=check.applied)
         return await self.carry_out(plan, secrets=secrets, stale=check.stale, applied=check.applied)
 
+    async def forget_secrets(self, plan: Plan) -> None:
+        # Nothing to send, but a secret the manifests stopped stating is forgotten all the same:
+        # stating it again later must send it (someone may have changed it meanwhile).
+        forgetting = [a for a in plan.actions if a.forget_secrets and not a.errors]
+        if forgetting:
+            recorder = StateRecorder(self.state)
+            for action in forgetting:
+                await recorder.forget_secrets(action)
+            await recorder.flush()
+
     async def carry_out(
         self,
         plan: Plan,
@@ -211,6 +222,7 @@ class _Run:
         if blind:
             raise StateError(new_state_message(blind, self.state, refusing=True))
         if not plan.changed:
+            await self.forget_secrets(plan)
             return ApplyResult(ApplyStatus.NOTHING_TO_APPLY, plan, stale=stale)
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
