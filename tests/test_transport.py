@@ -12,12 +12,18 @@ import errno
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 
+import reconciler
 from reconciler.client.api import ApiConfig, Client
 from reconciler.client.transport import LeanTransport, environment_proxies
+from reconciler.model.errors import NotFound
+from tests.conftest import Emulator
+
+REPO = Path(__file__).resolve().parent.parent
 
 Behaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -274,3 +280,39 @@ def test_the_client_should_use_the_lean_transport_unless_a_proxy_is_configured(
     assert environment_proxies()
     proxied = Client(config)
     assert not any(isinstance(h._transport, LeanTransport) for h in proxied._http.values())
+
+
+def test_a_plan_through_either_transport_should_be_the_same(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # httpx's own transport still carries every request when a proxy is configured.
+    for line in (REPO / "manifests" / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            monkeypatch.setenv(name, value)
+    env = emulator.env()
+    config = ApiConfig(
+        base_url=env["RECONCILE_BASE_URL"],
+        key_id=env["RECONCILE_KEY_ID"],
+        key_secret=env["RECONCILE_KEY_SECRET"],
+        dashboards_url=env["RECONCILE_DASHBOARDS_URL"],
+        dashboards_token=env["RECONCILE_DASHBOARDS_TOKEN"],
+    )
+    scope = reconciler.Scope(paths=(str(REPO / "manifests"),), state=str(tmp_path / "s.json"))
+
+    missing = "00000000-0000-4000-8000-000000000000"
+
+    async def plan_and_miss(transport: httpx.AsyncBaseTransport | None) -> tuple[str, object]:
+        plan = await reconciler.compute_plan(config, scope, transport=transport)
+        async with Client(config, transport=transport) as client:
+            with pytest.raises(NotFound) as caught:
+                await client.get(
+                    f"/v1/organizations/{emulator.org_id}/services/{missing}/pipes/{missing}"
+                )
+        error = caught.value
+        return reconciler.render_text(plan.plan), (error.status, error.message, error.path)
+
+    lean = asyncio.run(plan_and_miss(None))
+    own = asyncio.run(plan_and_miss(httpx.AsyncHTTPTransport()))
+    assert lean == own
+    assert "~" in lean[0] or "+" in lean[0]  # the example manifests differ from the seed
