@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+import trustme
 
 import reconciler
 from reconciler.client.api import ApiConfig, Client
@@ -316,3 +318,54 @@ def test_a_plan_through_either_transport_should_be_the_same(
     own = asyncio.run(plan_and_miss(httpx.AsyncHTTPTransport()))
     assert lean == own
     assert "~" in lean[0] or "+" in lean[0]  # the example manifests differ from the seed
+
+
+def _tls_pair() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for 127.0.0.1, and a client context trusting it."""
+    ca = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    return server, client
+
+
+@asynccontextmanager
+async def serving_tls(behaviour: Behaviour, context: ssl.SSLContext) -> AsyncIterator[Server]:
+    server = Server(behaviour)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=context)
+    server.port = listener.sockets[0].getsockname()[1]
+    try:
+        yield server
+    finally:
+        listener.close()
+
+
+def test_https_should_verify_the_certificate_and_reuse_the_connection() -> None:
+    server_context, trusting = _tls_pair()
+
+    async def scenario() -> None:
+        async with serving_tls(echo_forever, server_context) as server:
+            url = f"https://127.0.0.1:{server.port}/"
+            transport = LeanTransport(ssl_context=trusting)
+            async with httpx.AsyncClient(transport=transport) as http:
+                assert [(await http.post(url, content=b"tls")).text for _ in range(3)] == [
+                    "tls"
+                ] * 3
+            assert server.accepted == 1
+
+    asyncio.run(scenario())
+
+
+def test_https_to_an_untrusted_certificate_should_be_a_connect_error_caused_by_tls() -> None:
+    server_context, _ = _tls_pair()
+
+    async def scenario() -> None:
+        async with serving_tls(echo_forever, server_context) as server:
+            transport = LeanTransport(ssl_context=ssl.create_default_context())
+            async with httpx.AsyncClient(transport=transport) as http:
+                with pytest.raises(httpx.ConnectError) as caught:
+                    await http.get(f"https://127.0.0.1:{server.port}/")
+        assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError)
+
+    asyncio.run(scenario())
