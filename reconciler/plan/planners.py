@@ -30,7 +30,6 @@ from reconciler.plan.diff import (
     ChangeKind,
     FieldChange,
     SecretCheck,
-    content_hash,
     diff_organization,
     diff_pipe,
     mapping_key,
@@ -118,7 +117,6 @@ def plan_pipe(
         errors=tuple(errors),
         target=dict(ids),
         basis=basis,
-        basis_hash=content_hash(basis),
         secrets=recorded,
     )
 
@@ -266,7 +264,6 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
         basis=basis,
-        basis_hash=content_hash(basis),
     )
 
 
