@@ -1,5 +1,5 @@
 """Run the command line with ``python -m reconciler``."""
 
-from reconciler.cli import main
+from reconciler.cli import entry
 
-main()
+entry()

@@ -51,7 +51,7 @@ from reconciler.client.retry import (
     retrying,
     server_pause,
 )
-from reconciler.client.transport import LeanTransport, environment_proxies
+from reconciler.client.transport import LeanTransport, basic_authorization, environment_proxies
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
@@ -131,22 +131,28 @@ class Client:
         )
         timeout = httpx.Timeout(config.timeout)
         verify = tls_context(config)
-        lean = transport is None and not environment_proxies()
-
-        def wire() -> httpx.AsyncBaseTransport | None:
-            if not lean:
-                return transport
-            return LeanTransport(ssl_context=verify, max_connections=max(1, config.parallelism))
-
+        # The lean transport, unless a test's transport or an environment proxy is in play.
+        # Requests then go to it straight from ``build_request``: ``AsyncClient.send`` would
+        # add only what reconcile does not use (redirect following, an auth flow, a cookie
+        # jar) at about a fifth of the client's CPU per request.
+        self._lean: dict[str, LeanTransport] = {}
+        if transport is None and not environment_proxies():
+            for interface in (MANAGEMENT, DASHBOARDS):
+                self._lean[interface] = LeanTransport(
+                    ssl_context=verify, max_connections=max(1, config.parallelism)
+                )
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
-                auth=httpx.BasicAuth(config.key_id, config.key_secret),
                 limits=limits,
                 timeout=timeout,
-                transport=wire(),
+                transport=self._lean.get(MANAGEMENT, transport),
                 verify=verify,
-                headers={"Accept": "application/json", "User-Agent": "reconcile"},
+                headers={
+                    "Authorization": basic_authorization(config.key_id, config.key_secret),
+                    "Accept": "application/json",
+                    "User-Agent": "reconcile",
+                },
             ),
             DASHBOARDS: httpx.AsyncClient(
                 base_url=config.dashboards_url.rstrip("/"),
@@ -157,7 +163,7 @@ class Client:
                 },
                 limits=limits,
                 timeout=timeout,
-                transport=wire(),
+                transport=self._lean.get(DASHBOARDS, transport),
                 verify=verify,
             ),
         }
@@ -347,7 +353,11 @@ class Client:
         try:
             async with asyncio.timeout(deadline):
                 request = http.build_request(method, path, content=payload, headers=headers)
-                response = await http.send(request, stream=True)
+                lean = self._lean.get(interface)
+                if lean is not None:
+                    response = await lean.handle_async_request(request)
+                else:
+                    response = await http.send(request, stream=True)
                 status = response.status_code
                 try:
                     body = await read_capped(response, limits.max_response_bytes)

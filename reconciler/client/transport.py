@@ -22,6 +22,7 @@ is configured in the environment.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ssl
 import time
@@ -32,9 +33,14 @@ from urllib.request import getproxies
 import h11
 import httpx
 
-__all__ = ["LeanTransport", "environment_proxies"]
+__all__ = ["LeanTransport", "basic_authorization", "environment_proxies"]
 
 _READ_SIZE = 64 * 1024
+
+
+def basic_authorization(user: str, password: str) -> str:
+    """Return the ``Authorization`` value of HTTP basic auth, as ``httpx.BasicAuth`` builds it."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 def environment_proxies() -> bool:

@@ -19,9 +19,11 @@ import contextlib
 import gc
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reconciler.load.workers import plan_processes, read_in_parts
 from reconciler.load.yamlsource import (
     DocumentLocator,
     ManifestLimits,
@@ -117,52 +119,95 @@ def _size(n: int) -> str:
 
 def _read_bounded(path: Path, max_bytes: int) -> bytes:
     """Read a file of at most ``max_bytes`` (never more than one byte past it, even if it grows)."""
-    with path.open("rb") as handle:
-        # Ask for the file's size (+1 to see growth), not the bound: read(n) allocates n bytes
-        # first, and a 4 MiB buffer per manifest was most of the time spent reading 10,000.
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(min(size, max_bytes) + 1)
-        if size < len(data) <= max_bytes:  # it grew while being read
-            data += handle.read(max_bytes + 1 - len(data))
+    # A raw descriptor, not a buffered file object: for 10,000 small manifests the objects,
+    # the buffer and the extra system calls of ``open()`` (block size, isatty) cost more
+    # than the reads. Ask for the file's size (+1 to see growth), never for the bound.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        limit = max_bytes + 1
+        want = min(os.fstat(fd).st_size, max_bytes) + 1
+        chunks: list[bytes] = []
+        total = 0
+        while total < limit:
+            ask = min(want, limit - total)
+            chunks.append(os.read(fd, ask))
+            total += len(chunks[-1])
+            if len(chunks[-1]) < ask:  # a short read of a regular file: its end
+                break
+            want = 1 << 16  # it grew while being read: go on, up to the bound
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if len(data) > max_bytes:
-            total = max(os.fstat(handle.fileno()).st_size, len(data))
+            total = max(os.fstat(fd).st_size, len(data))
             raise _TooLarge(
                 f"file is {_size(total)}, more than the limit of {_size(max_bytes)} for one "
                 "manifest (split it, or raise RECONCILE_MANIFEST_MAX_BYTES)"
             )
+    finally:
+        os.close(fd)
     return data
 
 
-class _Loader:
-    """Collects resources and errors over a set of files."""
+@dataclass(slots=True)
+class _Named:
+    """A document that passed the checks it allows on its own, awaiting those that span files.
+
+    ``clean`` is false when a check on its spec failed (its errors precede it): its name is
+    still claimed, but it yields no resource.
+    """
+
+    locator: DocumentLocator
+    kind: str
+    name: str
+    spec: dict[str, Any]
+    clean: bool
+
+    def __reduce__(self) -> tuple[type[_Named], tuple[Any, ...]]:
+        return (_Named, (self.locator, self.kind, self.name, self.spec, self.clean))  # cheap
+
+
+_Record = ManifestError | _Named
+
+
+class _Reader:
+    """Reads files into records, in order: errors, and documents awaiting cross-file checks.
+
+    Holds no state across files, so contiguous parts of the file list can be read in
+    separate processes (``reconciler.load.workers``) and their records taken in order.
+    """
 
     def __init__(
         self,
         default_organization: str | None,
-        positions: bool = False,
-        limits: ManifestLimits | None = None,
+        positions: bool,
+        full_positions: bool,
+        limits: ManifestLimits,
     ) -> None:
         self.default_organization = default_organization
         self.positions = positions
-        self.full_positions = True
-        self.limits = ManifestLimits.from_env() if limits is None else limits
-        self.resources: list[Resource] = []
-        self.errors: list[ManifestError] = []
-        self.names: dict[tuple[str, str], DocumentLocator] = {}
-        self.identities: dict[tuple[str, str, str], tuple[DocumentLocator, str]] = {}
+        self.full_positions = full_positions
+        self.limits = limits
+        self.records: list[_Record] = []
+
+    def read(self, paths: Sequence[Path]) -> list[_Record]:
+        """Return the records of ``paths``, in order."""
+        self.records = []
+        for path in paths:
+            self.load_file(path)
+        records, self.records = self.records, []
+        return records
 
     def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
-        self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
+        self.records.append(ManifestError(locator.locate(path), format_path(path), message))
 
     def load_file(self, path: Path) -> None:
         name = _display(path)
         try:
             data = _read_bounded(path, self.limits.max_bytes)
         except OSError as exc:
-            self.errors.append(ManifestError(Location(name), "", f"cannot read: {exc.strerror}"))
+            self.records.append(ManifestError(Location(name), "", f"cannot read: {exc.strerror}"))
             return
         except _TooLarge as exc:
-            self.errors.append(ManifestError(Location(name), "", str(exc)))
+            self.records.append(ManifestError(Location(name), "", str(exc)))
             return
         source = SourceFile(name, data)
         try:
@@ -181,10 +226,12 @@ class _Loader:
                 if first is not None:
                     message += f" (first defined at line {first[0]})"
             path_text = format_path(exc.key_path)
-            self.errors.append(ManifestError(Location(name, exc.line, exc.col), path_text, message))
+            self.records.append(
+                ManifestError(Location(name, exc.line, exc.col), path_text, message)
+            )
             return
         if all(doc is None for doc in docs):
-            self.errors.append(
+            self.records.append(
                 ManifestError(Location(name, 1, 1), "", "file is empty: it holds no manifest")
             )
             return
@@ -202,7 +249,7 @@ class _Loader:
                 locator, (), f"a manifest must be a mapping (apiVersion, kind, ...), got {got}"
             )
             return
-        count = len(self.errors)
+        count = len(self.records)
         version = doc.get("apiVersion")
         if "apiVersion" not in doc:
             self.error(locator, (), f"missing required field 'apiVersion' (use {API_VERSION})")
@@ -228,48 +275,13 @@ class _Loader:
         # apiVersion was judged above: the schema sees the known one, so it is not reported twice.
         for path, message in compiled.errors({**doc, "apiVersion": API_VERSION}):
             self.error(locator, path, message)
-        if len(self.errors) > count:
+        if len(self.records) > count:
             return
         compiled.normalise(doc)
         spec = doc["spec"]
         self.check_spec(locator, kind, spec)
-        name = doc["metadata"]["name"]
-        first = self.names.get((kind, name))
-        if first is not None:
-            there = first.locate(("metadata", "name"))
-            self.error(
-                locator,
-                ("metadata", "name"),
-                f"duplicate {kind} name '{name}': also defined at {there}",
-            )
-            return
-        self.names[(kind, name)] = locator
-        if len(self.errors) == count and self.check_identity(locator, kind, name, spec):
-            self.resources.append(Resource(kind, name, spec, source.name, index, locator))
-
-    def check_identity(
-        self, locator: DocumentLocator, kind: str, name: str, spec: dict[str, Any]
-    ) -> bool:
-        """Refuse a second manifest addressing a live object another manifest already addresses."""
-        for label, path in IDENTITY_FIELDS.get(kind, ()):
-            value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
-            if not isinstance(value, str):
-                continue
-            # A pipe id is unique within its organization (however its service is named).
-            scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
-            first = self.identities.get((label, scope, value))
-            if first is None:
-                self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
-                continue
-            there, owner = first[0].locate(path), first[1]
-            self.error(
-                locator,
-                path,
-                f"{label} {value if kind != 'Dashboard' else repr(value)} is also addressed by {owner} at {there}: two manifests must "
-                "not manage one live object",
-            )
-            return False
-        return True
+        clean = len(self.records) == count
+        self.records.append(_Named(locator, kind, doc["metadata"]["name"], spec, clean))
 
     def check_spec(self, locator: DocumentLocator, kind: str, spec: dict[str, Any]) -> None:
         if kind in ("Pipe", "Organization") and "organizationId" not in spec:
@@ -318,6 +330,69 @@ class _Loader:
             self.error(locator, (*at, "destinationField") if index is not None else at, problem)
 
 
+class _Loader:
+    """Takes records in file order and applies the checks that span files."""
+
+    def __init__(self) -> None:
+        self.resources: list[Resource] = []
+        self.errors: list[ManifestError] = []
+        self.names: dict[tuple[str, str], DocumentLocator] = {}
+        self.identities: dict[tuple[str, str, str], tuple[DocumentLocator, str]] = {}
+
+    def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
+        self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
+
+    def take(self, records: list[_Record]) -> None:
+        """Take one part's records (parts must come in file order)."""
+        for record in records:
+            if isinstance(record, ManifestError):
+                self.errors.append(record)
+            else:
+                self.take_named(record)
+
+    def take_named(self, doc: _Named) -> None:
+        locator, kind, name = doc.locator, doc.kind, doc.name
+        first = self.names.get((kind, name))
+        if first is not None:
+            there = first.locate(("metadata", "name"))
+            self.error(
+                locator,
+                ("metadata", "name"),
+                f"duplicate {kind} name '{name}': also defined at {there}",
+            )
+            return
+        self.names[(kind, name)] = locator
+        if doc.clean and self.check_identity(locator, kind, name, doc.spec):
+            source = locator.source
+            self.resources.append(
+                Resource(kind, name, doc.spec, source.name, locator.document, locator)
+            )
+
+    def check_identity(
+        self, locator: DocumentLocator, kind: str, name: str, spec: dict[str, Any]
+    ) -> bool:
+        """Refuse a second manifest addressing a live object another manifest already addresses."""
+        for label, path in IDENTITY_FIELDS.get(kind, ()):
+            value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
+            if not isinstance(value, str):
+                continue
+            # A pipe id is unique within its organization (however its service is named).
+            scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
+            first = self.identities.get((label, scope, value))
+            if first is None:
+                self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
+                continue
+            there, owner = first[0].locate(path), first[1]
+            self.error(
+                locator,
+                path,
+                f"{label} {value if kind != 'Dashboard' else repr(value)} is also addressed by {owner} at {there}: two manifests must "
+                "not manage one live object",
+            )
+            return False
+        return True
+
+
 def load_resources(
     paths: Sequence[str | Path],
     *,
@@ -333,16 +408,22 @@ def load_resources(
     # keeps no full position maps (about 4.6 KB a manifest).
     if default_organization:
         check_default_organization(default_organization)
+    limits = ManifestLimits.from_env() if limits is None else limits
     files, errors = _find(paths)
-    loader = _Loader(default_organization, positions, limits)
-    loader.full_positions = len(files) <= FULL_POSITIONS
+    reader = _Reader(default_organization, positions, len(files) <= FULL_POSITIONS, limits)
+    loader = _Loader()
     loader.errors.extend(errors)
+    # Many files are read by forked workers in contiguous parts (``workers``); the records
+    # are taken in file order, so names, identities and errors come out as a sequential read.
+    processes = plan_processes(len(files))
     with _collector_paused():
-        for path in files:
-            loader.load_file(path)
+        for records in read_in_parts(files, reader.read, processes):
+            loader.take(records)
     if loader.errors:
         raise ManifestErrors(sorted(loader.errors, key=_error_order))
-    return sorted(loader.resources, key=lambda r: (r.file, r.index))
+    # Files are read in sorted order of their names, documents in order within a file: the
+    # resources are already sorted by (file, index).
+    return loader.resources
 
 
 @contextlib.contextmanager

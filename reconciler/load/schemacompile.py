@@ -210,27 +210,28 @@ _HANDLED = frozenset(
 )
 
 
-def _is_type(x: Any, name: str) -> bool:
-    kind = type(x)
-    if name == "integer":
-        return kind is int or (kind is float and x.is_integer())
-    return {
-        "number": kind is int or kind is float,
-        "string": kind is str,
-        "boolean": kind is bool,
-        "object": kind is dict,
-        "array": kind is list,
-        "null": x is None,
-    }.get(name, False)
+_TYPES: dict[str, Check] = {
+    "integer": lambda x: type(x) is int or (type(x) is float and x.is_integer()),
+    "number": lambda x: type(x) is int or type(x) is float,
+    "string": lambda x: type(x) is str,
+    "boolean": lambda x: type(x) is bool,
+    "object": lambda x: type(x) is dict,
+    "array": lambda x: type(x) is list,
+    "null": lambda x: x is None,
+}
 
 
 def _type_check(types: str | list[str]) -> Check:
+    # One predicate per type name, chosen here: the check runs for every value of every
+    # manifest, so it builds nothing per call.
     names = [types] if isinstance(types, str) else list(types)
-    simple = {"string": str, "boolean": bool, "object": dict, "array": list}
-    if len(names) == 1 and names[0] in simple:
-        wanted = simple[names[0]]
-        return lambda x: type(x) is wanted
-    return lambda x: any(_is_type(x, n) for n in names)
+    predicates = [_TYPES.get(n, lambda x: False) for n in names]
+    if len(predicates) == 1:
+        return predicates[0]
+    if len(predicates) == 2:
+        first, second = predicates
+        return lambda x: first(x) or second(x)
+    return lambda x: any(p(x) for p in predicates)
 
 
 def _bound_check(keyword: str, bound: Any) -> Check:

@@ -44,6 +44,10 @@ class ManifestError(ReconcileError):
         self.message = message
         super().__init__(self._build())
 
+    def __reduce__(self) -> tuple[type[ManifestError], tuple[Location, str, str]]:
+        # Pickled by the loader's workers; the default would call __init__ with the message.
+        return (type(self), (self.location, self.path, self.message))
+
     def _build(self) -> str:
         where = str(self.location)
         if self.path:
