@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.client.live import Observed
 from reconciler.model.errors import Location
+from reconciler.model.resources import Resource
 from reconciler.plan import actions, planfile
 from reconciler.plan.actions import Action, Op, Plan
-from reconciler.plan.diff import content_hash
+from reconciler.plan.diff import SecretCheck, content_hash
+from reconciler.plan.planners import plan_organization, plan_pipe
 
 BASIS = {"name": "orders", "settings": {"engine_max_threads": 4.0}}
 
@@ -43,6 +46,27 @@ def test_omitted_basis_hash_should_be_the_content_hash_of_the_basis_worked_out_o
 def test_given_basis_hash_should_be_kept_as_given_none_included() -> None:
     assert _action(basis=BASIS, basis_hash="sha256:given").basis_hash == "sha256:given"
     assert _action(basis=BASIS, basis_hash=None).basis_hash is None
+
+
+def test_planned_pipes_and_organizations_should_carry_the_hash_of_their_basis() -> None:
+    resource = Resource(
+        "Organization", "acme", {"organizationId": "org-1", "name": "Acme"}, "o.yaml"
+    )
+    live = {"name": "Old", "privateEndpoints": []}
+    action = plan_organization(
+        resource, Observed(live=live, path="/v1/organizations/org-1"), "org-1"
+    )
+    assert action.basis == {"name": "Old"}
+    assert action.basis_hash == content_hash({"name": "Old"})
+    pipe = Resource("Pipe", "p", {"name": "p", "settings": {"a": 1}}, "p.yaml")
+    planned = plan_pipe(
+        pipe,
+        pipe.spec,
+        Observed(live={"name": "p", "settings": {"a": 2.0}}, path="/p"),
+        SecretCheck(None, {}),
+        ids={"pipeId": "p"},
+    )
+    assert planned.basis_hash == content_hash({"name": "p", "settings": {"a": 2}})
 
 
 def test_basis_hash_should_survive_replace_equality_pickling_and_a_plan_file(

@@ -84,7 +84,9 @@ class _BasisHash:
     """``Action.basis_hash``: as given, else ``content_hash(basis)`` worked out on first read.
 
     Hashing a pipe's basis costs about as much as diffing it, and only a saved plan and apply
-    read the hash: a text plan of 10,000 pipes never does. Given ``None`` stays ``None``.
+    read the hash: a text plan of 10,000 pipes never does. Given ``None`` stays ``None``;
+    ``dataclasses.replace`` carries the value over as it carries every field, so a replace
+    that sets ``basis`` sets ``basis_hash`` too.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:

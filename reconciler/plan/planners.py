@@ -30,6 +30,7 @@ from reconciler.plan.diff import (
     ChangeKind,
     FieldChange,
     SecretCheck,
+    content_hash,
     diff_organization,
     diff_pipe,
     mapping_key,
@@ -264,6 +265,7 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
         basis=basis,
+        basis_hash=content_hash(basis),  # given: ``evolve`` would carry the base's None over
     )
 
 
