@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from bench.manifests_gen import write_manifests
+from reconciler.client.api import Client
 from reconciler.client.live import Fetcher
 from reconciler.load.manifests import load_resources
 from reconciler.model.resources import Resource
@@ -23,7 +24,7 @@ from reconciler.plan.actions import Action, Plan
 from reconciler.plan.compute import PlanOptions, plan_resource, plan_resources
 from reconciler.plan.render import render_text
 from reconciler.state.document import new_state
-from tests.asgi_helpers import emulator_app, in_process
+from tests.asgi_helpers import config, emulator_app, in_process
 
 PIPES = 12
 
@@ -79,3 +80,48 @@ def test_plan_should_plan_pipes_while_reads_are_in_flight_and_equal_the_batch_pl
     assert [a.name for a in streamed.actions] == [r.name for r in resources]
     assert streamed.actions == batch.actions
     assert render_text(streamed, color=False) == render_text(batch, color=False)
+
+
+class _Concurrency(httpx.ASGITransport):
+    """An in-process transport that records the most requests it ever had in flight."""
+
+    def __init__(self, app: Any) -> None:
+        super().__init__(app=app)
+        self.now = 0
+        self.most = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            return await super().handle_async_request(request)
+        finally:
+            self.now -= 1
+
+
+def test_without_a_list_endpoint_all_services_pipes_should_be_read_from_one_queue(
+    tmp_path: Path,
+) -> None:
+    # 3 services of 4 pipes, parallelism 16: all 12 GETs fit at once. Reading the first
+    # service's pipes before starting the others' ran at most 4 at a time for a while.
+    write_manifests(tmp_path / "m", 12, 3, changed=0)
+    resources = load_resources([tmp_path / "m"], positions=True)
+    app = emulator_app(spec_only=True, latency_ms=50)
+
+    async def main() -> int:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
+        ) as admin:
+            reply = await admin.post(
+                "/_emulator/reset",
+                json={"seedPipes": 12, "services": 3},
+                auth=("demo-key-id", "demo-key-secret"),
+            )
+            reply.raise_for_status()
+        transport = _Concurrency(app)
+        async with Client(config(parallelism=16), transport=transport) as client:
+            live = await Fetcher(client).fetch(resources)
+        assert all(o.live is not None for o in live.pipes.values())
+        return transport.most
+
+    assert asyncio.run(main()) == 12

@@ -135,7 +135,12 @@ class Fetcher:
         turn. Each list is reported exactly as ``list_pipes`` would report it, error or not.
         """
         (key, members), rest = groups[0], groups[1:]
-        first = await self._fetch_service_pipes(key, members, hold=True)
+        first = await self._fetch_service_pipes(key, members, hold=True, get_each=False)
+        if self.live.capabilities.pipes_list is False:
+            # No list endpoint: every service's pipes are read one GET each, all from one
+            # queue, so the first service's last GETs never run with the others held back.
+            await asyncio.gather(*(self._get_pipe(r) for _, group in groups for r in group))
+            return
         if first is None or len(first) < LARGE_LIST:
             if first is not None:
                 self._settle_list(key, members, first)
@@ -225,11 +230,17 @@ class Fetcher:
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
 
     async def _fetch_service_pipes(
-        self, key: tuple[str, str], members: list[Resource], *, hold: bool = False
+        self,
+        key: tuple[str, str],
+        members: list[Resource],
+        *,
+        hold: bool = False,
+        get_each: bool = True,
     ) -> dict[str, dict[str, Any]] | None:
         """Read and settle one service's pipes: its list, else one GET per pipe.
 
-        With ``hold``, a list that was read is returned (by pipe id) instead of settled.
+        With ``hold``, a list that was read is returned (by pipe id) instead of settled;
+        without ``get_each``, pipes the list cannot give are left to the caller to GET.
         """
         org, service = key
         if self.live.capabilities.pipes_list is not False:
@@ -249,7 +260,8 @@ class Fetcher:
                 if not hold:
                     self._settle_list(key, members, listed)
                 return listed
-        await asyncio.gather(*(self._get_pipe(resource) for resource in members))
+        if get_each:
+            await asyncio.gather(*(self._get_pipe(resource) for resource in members))
         return None
 
     def _list_failed(self, members: list[Resource], error: ApiError) -> None:
