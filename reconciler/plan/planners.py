@@ -119,7 +119,6 @@ def plan_pipe(
         errors=tuple(errors),
         target=dict(ids),
         basis=basis,
-        basis_hash=content_hash(basis),
         secrets=recorded,
         forget_secrets=tuple(sorted(k for k in secrets.recorded if k not in stated)),
     )
@@ -268,7 +267,7 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
         basis=basis,
-        basis_hash=content_hash(basis),
+        basis_hash=content_hash(basis),  # given: ``evolve`` would carry the base's None over
     )
 
 
