@@ -33,7 +33,7 @@ from reconciler.apply.results import (
 from reconciler.apply.verify import deferred_endpoint_bodies, unconverged, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
-from reconciler.model.errors import ApiError, Interrupted, Unsupported
+from reconciler.model.errors import ApiError, AuthenticationFailed, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.state.document import State
@@ -186,6 +186,8 @@ class Applier:
                             resource=label,
                             idempotent=False,
                         )
+                    except AuthenticationFailed:  # the run stops: never one resource's error
+                        raise
                     except ApiError as exc:
                         done.append(failed(request, exc, Outcome.FAILED))
                         return last, ActionResult(
@@ -222,6 +224,8 @@ class Applier:
                     return last, result
                 last = resolved
                 done.append(confirmed(request))
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
         return last, None
@@ -264,6 +268,8 @@ class Applier:
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         if not isinstance(live, Mapping):
@@ -279,6 +285,8 @@ class Applier:
                 self._with_secrets(action, request),
                 idempotent=False,
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         return result
