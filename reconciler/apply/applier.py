@@ -156,9 +156,8 @@ class Applier:
             return ActionResult(
                 action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
             )
-        return ActionResult(
-            action.key, action.operation, Outcome.APPLIED, action.warnings, tuple(done)
-        )
+        messages = (*_renamed(action), *action.warnings)
+        return ActionResult(action.key, action.operation, Outcome.APPLIED, messages, tuple(done))
 
     async def _send(
         self, action: Action, done: list[RequestResult]
@@ -300,3 +299,13 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _renamed(action: Action) -> tuple[str, ...]:
+    """Say what applying a rename did (the plan counted it: its result must say so too)."""
+    if not action.renamed_from:
+        return ()
+    sent = "" if action.requests else " (nothing sent)"
+    return (
+        f"renamed from Dashboard/{action.renamed_from}: its state record moved to the new name{sent}",
+    )
