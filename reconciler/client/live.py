@@ -20,6 +20,7 @@ from typing import Any
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds, organization_path
+from reconciler.model import collector
 from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
 from reconciler.model.resources import Resource
 
@@ -174,8 +175,7 @@ class Fetcher:
     ) -> dict[str, dict[str, Any]] | ApiError:
         """Wait for a list read ahead and decode it now (its error, if any, is returned)."""
         try:
-            decode = await ahead
-            listed = _by_id(decode())
+            listed = _decode(await ahead)
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
         except ApiError as exc:
@@ -249,7 +249,7 @@ class Fetcher:
         org, service = key
         if self.live.capabilities.pipes_list is not False:
             try:
-                listed = _by_id(await reads.list_pipes(self.client, org, service))
+                listed = _decode(await reads.list_pipes_undecoded(self.client, org, service))
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except ApiError as exc:
@@ -419,9 +419,16 @@ class Fetcher:
         self.live.dashboards = listed
 
 
-def _by_id(listed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Index a pipe list by id (the list itself is let go: each pipe lives until planned)."""
-    return {str(p.get("id")): p for p in listed}
+def _decode(decode: Callable[[], list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Decode a pipe list and index it by id (the list itself is let go).
+
+    Each pipe lives until it is planned: the cyclic collector is kept off them (they form no
+    cycles) while they are built and afterwards (``collector.freeze_alive``).
+    """
+    with collector.paused():
+        by_id = {str(p.get("id")): p for p in decode()}
+    collector.freeze_alive()
+    return by_id
 
 
 def _endpoint_ids(resource: Resource) -> list[Any]:

@@ -9,11 +9,9 @@ secret) becomes an error action for that resource; the others are still planned.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import fnmatch
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,38 +36,6 @@ class PlanOptions:
     prune: bool = False
     # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
     new_state: bool = False
-
-
-@contextlib.contextmanager
-def collector_spared() -> Iterator[Callable[[], None]]:
-    """Keep the cyclic collector off what is loaded before planning; yield ``loaded()`` to call.
-
-    Until ``loaded()`` the collector is paused; then everything alive (the manifests just
-    parsed: a few hundred thousand containers at 10,000 pipes, alive until the plan is done)
-    is frozen, out of its sight, and it resumes for what planning builds. Without this each
-    collection pass walks the manifests again: 0.4-0.6 s of a 10,000-pipe plan. Frozen
-    objects are still freed by reference counting; all are unfrozen at the end. Nothing is
-    frozen if someone else froze objects already (their freeze is theirs to end).
-    """
-    was_enabled = gc.isenabled()
-    frozen = False
-
-    def loaded() -> None:
-        nonlocal frozen
-        if not frozen and gc.get_freeze_count() == 0:
-            gc.freeze()
-            frozen = True
-        if was_enabled:
-            gc.enable()
-
-    gc.disable()
-    try:
-        yield loaded
-    finally:
-        if frozen:
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:

@@ -118,7 +118,6 @@ def plan_pipe(
         errors=tuple(errors),
         target=dict(ids),
         basis=basis,
-        basis_hash=content_hash(basis),
         secrets=recorded,
     )
 
@@ -266,7 +265,7 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
         basis=basis,
-        basis_hash=content_hash(basis),
+        basis_hash=content_hash(basis),  # given: ``evolve`` would carry the base's None over
     )
 
 

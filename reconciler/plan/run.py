@@ -18,11 +18,11 @@ import httpx
 
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
+from reconciler.model import collector
 from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
     PlanOptions,
-    collector_spared,
     new_state_creates,
     new_state_message,
     plan_resources,
@@ -102,7 +102,7 @@ async def compute_plan(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
-    with collector_spared() as loaded:
+    with collector.spared() as loaded:
         resources = load_manifests(scope.paths, organization=scope.organization)
         loaded()
         with contextlib.closing(scope.backend()) as backend:
