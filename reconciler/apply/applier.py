@@ -43,6 +43,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.model.errors import (
     ApiError,
+    AuthenticationFailed,
     BadRequest,
     Conflict,
     Interrupted,
@@ -171,9 +172,8 @@ class Applier:
             return ActionResult(
                 action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
             )
-        return ActionResult(
-            action.key, action.operation, Outcome.APPLIED, action.warnings, tuple(done)
-        )
+        messages = (*_renamed(action), *action.warnings)
+        return ActionResult(action.key, action.operation, Outcome.APPLIED, messages, tuple(done))
 
     async def _send(
         self, action: Action, done: list[RequestResult]
@@ -201,6 +201,8 @@ class Applier:
                             resource=label,
                             idempotent=False,
                         )
+                    except AuthenticationFailed:  # the run stops: never one resource's error
+                        raise
                     except ApiError as exc:
                         done.append(failed(request, exc, Outcome.FAILED))
                         return last, ActionResult(
@@ -237,9 +239,13 @@ class Applier:
                     return last, result
                 last = resolved
                 done.append(confirmed(request))
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
             except (BadRequest, Conflict, NotFound) as exc:
                 try:
                     last, made = await self._after_refusal(action, request, exc, label)
+                except AuthenticationFailed:
+                    raise
                 except ApiError as final:
                     unknown = isinstance(final, OutcomeUnknown)
                     return last, stop(
@@ -268,6 +274,8 @@ class Applier:
             raise exc
         try:
             live = await self.client.get(request.path, resource=label)
+        except AuthenticationFailed:
+            raise
         except ApiError:
             raise exc from None
         rest = without_edits_made(request.body or {}, live) if isinstance(live, Mapping) else None
@@ -324,6 +332,8 @@ class Applier:
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         if not isinstance(live, Mapping):
@@ -339,6 +349,8 @@ class Applier:
                 self._with_secrets(action, request),
                 idempotent=False,
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         return result
@@ -352,3 +364,13 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _renamed(action: Action) -> tuple[str, ...]:
+    """Say what applying a rename did (the plan counted it: its result must say so too)."""
+    if not action.renamed_from:
+        return ()
+    sent = "" if action.requests else " (nothing sent)"
+    return (
+        f"renamed from Dashboard/{action.renamed_from}: its state record moved to the new name{sent}",
+    )
