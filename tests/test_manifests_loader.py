@@ -133,6 +133,31 @@ def test_find_manifest_files_should_search_recursively_sorted_and_skip_hidden(
         find_manifest_files([tmp_path / "missing"])
 
 
+@pytest.mark.parametrize(
+    "given", [".", "./", "m", "./m", "m/", "m/./deep/..", "m//deep", "ABS", "m/deep/d.yaml"]
+)
+def test_file_names_should_be_the_paths_as_pathlib_prints_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    # Discovery builds names from plain strings (fast for 10,000 files); they must equal
+    # what Path(root) / name would print, as the names in every message did before.
+    monkeypatch.chdir(tmp_path)
+    for name in ["m/a.yaml", "m/deep/d.yaml", "m/deep/er/e.yml", "top.yaml"]:
+        stem = Path(name).stem
+        write(tmp_path, name, DASHBOARD.replace("overview", stem).replace("Overview", stem.upper()))
+    target = str(tmp_path / "m") if given == "ABS" else given
+    reference = (
+        sorted(
+            (p for p in Path(target).rglob("*") if p.suffix in (".yaml", ".yml")),
+            key=lambda p: p.as_posix(),
+        )
+        if Path(target).is_dir()
+        else [Path(target)]
+    )
+    assert find_manifest_files([target]) == reference
+    assert [r.file for r in load_resources([target])] == [p.as_posix() for p in reference]
+
+
 def test_load_should_skip_empty_documents_between_separators(tmp_path: Path) -> None:
     file = write(tmp_path, "m.yaml", "---\n---\n" + KAFKA_PIPE + "---\n---\n")
     [resource] = load_resources([file])

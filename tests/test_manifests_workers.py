@@ -1,12 +1,12 @@
 """Reading manifests in forked workers: the same resources and errors as a sequential read.
 
 Covers ``reconciler.load.workers`` through ``load_resources``: on a generated set with invalid
-manifests spread over every part (errors that cross parts included), the parallel read equals
-the sequential one (resources, spec, file/index, lazy positions, errors in order); a worker that
-exits, is killed or sends a truncated answer loses nothing; no fork with another thread running,
-with ``RECONCILE_LOAD_WORKERS=1`` or below the size threshold; a bad setting is a ConfigError;
-a read inside a running asyncio loop leaves the loop working. Sizes are kept small by lowering
-the threshold (``MIN_PER_PROCESS``); nothing here is timed.
+manifests spread over every block (errors that cross blocks and processes included), the
+parallel read equals the sequential one (resources, spec, file/index, lazy positions, errors in
+order); a worker that exits, is killed or sends a truncated or garbled answer loses nothing;
+no fork with another thread running, with ``RECONCILE_LOAD_WORKERS=1`` or below the size
+threshold; a bad setting is a ConfigError; a read inside a running asyncio loop leaves the loop
+working. Sizes are kept small by lowering the threshold and the block size; nothing is timed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -36,28 +38,70 @@ N = 60  # three parts of 20 files with RECONCILE_LOAD_WORKERS=3
 real_can_fork = workers.can_fork
 
 
+@dataclass
+class Spy:
+    """The forks this process made, and the number of blocks each worker's answer held."""
+
+    forks: list[int] = field(default_factory=list)
+    answers: list[int | None] = field(default_factory=list)  # None: the worker failed
+    waited: bool = False
+    barrier: int = 0
+
+
 @pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Lower the threshold to a few files and count the forks this process makes.
+def spy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Spy]:
+    """Small blocks and threshold, forks and answers counted, every process given a block.
 
     The suite runs helper threads (servers' output pumps) that the loader's own check would
     rightly refuse to fork beside; these tests fork anyway (their workers touch nothing those
-    threads hold). The check itself is tested below, and in a clean process.
+    threads hold). The check itself is tested below, and in a clean process. When there are
+    at least as many blocks as processes, each process waits after taking its first block
+    until every worker has taken one (a barrier): no worker's share is ever empty, however
+    slowly it starts.
     """
     monkeypatch.setattr(workers, "MIN_PER_PROCESS", 5)
+    monkeypatch.setattr(workers, "BLOCK", 4)
     monkeypatch.setattr(workers, "can_fork", lambda: sys.platform == "linux")
     monkeypatch.setenv("RECONCILE_LOAD_WORKERS", "3")
-    made: list[int] = []
-    real_fork = os.fork
+    seen = Spy()
+    parent, started = os.getpid(), tmp_path / "started"
+    started.mkdir()
+    real_fork, real_receive = os.fork, workers._receive
+    real_parts, real_read = workers.read_in_parts, manifests._Reader.read
 
     def counting_fork() -> int:
         pid = real_fork()
         if pid:
-            made.append(pid)
+            seen.forks.append(pid)
         return pid
 
+    def receive(pid: int, fd: int) -> Any:
+        answer = real_receive(pid, fd)
+        seen.answers.append(None if answer is workers._FAILED else len(answer))
+        return answer
+
+    def read_in_parts(items: Sequence[Any], read: Any, processes: int) -> Any:
+        enough = len(workers.blocks(len(items))) >= processes
+        seen.barrier = processes - 1 if processes > 1 and enough else 0
+        return real_parts(items, read, processes)
+
+    def read(self: manifests._Reader, paths: Sequence[str]) -> Any:
+        if not seen.waited:  # this process's first block
+            seen.waited = True
+            if os.getpid() != parent:
+                (started / str(os.getpid())).touch()
+            deadline = time.monotonic() + 20
+            while len(list(started.iterdir())) < seen.barrier:
+                assert time.monotonic() < deadline, "a worker did not start"
+                time.sleep(0.002)
+        return real_read(self, paths)
+
     monkeypatch.setattr(workers.os, "fork", counting_fork)
-    yield made
+    monkeypatch.setattr(workers, "_receive", receive)
+    monkeypatch.setattr(workers, "read_in_parts", read_in_parts)
+    monkeypatch.setattr(manifests, "read_in_parts", read_in_parts)
+    monkeypatch.setattr(manifests._Reader, "read", read)
+    yield seen
 
 
 def valid_set(directory: Path, n: int = N) -> Path:
@@ -145,7 +189,7 @@ def sequential(monkeypatch: pytest.MonkeyPatch, load: Callable[[], list[Resource
 
 @pytest.mark.parametrize("full_positions", [True, False], ids=["every-position", "name-marks"])
 def test_parallel_read_should_equal_sequential_on_valid_manifests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int], full_positions: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy, full_positions: bool
 ) -> None:
     monkeypatch.setattr(manifests, "FULL_POSITIONS", N if full_positions else 10)
     directory = valid_set(tmp_path / "m")
@@ -154,9 +198,10 @@ def test_parallel_read_should_equal_sequential_on_valid_manifests(
         return load_resources([directory], positions=True)
 
     expected = sequential(monkeypatch, load)
-    assert forks == []
+    assert spy.forks == []
     got = outcome(load)
-    assert len(forks) == 2
+    assert len(spy.forks) == 2
+    assert len(spy.answers) == 2 and all(spy.answers)  # each worker read blocks, sent them
     assert got[0] == "resources" and len(got[1]) == N
     assert got == expected
     # The positions of a name-marks source are found by reading the file again: still lazy.
@@ -164,7 +209,7 @@ def test_parallel_read_should_equal_sequential_on_valid_manifests(
 
 
 def test_parallel_read_should_report_the_same_errors_in_the_same_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
 ) -> None:
     directory = invalid_set(tmp_path / "m")
     limits = ManifestLimits(max_bytes=2500)
@@ -174,7 +219,8 @@ def test_parallel_read_should_report_the_same_errors_in_the_same_order(
 
     expected = sequential(monkeypatch, load)
     got = outcome(load)
-    assert len(forks) == 2
+    assert len(spy.forks) == 2
+    assert len(spy.answers) == 2 and all(spy.answers)
     assert got == expected
     messages = "\n".join(row[3] for row in got[1])
     # Errors that need a manifest read in another part name it.
@@ -187,10 +233,10 @@ def test_parallel_read_should_report_the_same_errors_in_the_same_order(
 
 @pytest.mark.parametrize(
     "failure",
-    ["exit-status", "killed", "truncated", "garbage", "raises"],
+    ["exit-status", "killed", "truncated", "garbage", "raises", "first-of-two-raises"],
 )
 def test_a_failing_worker_should_lose_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int], failure: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy, failure: str
 ) -> None:
     directory = invalid_set(tmp_path / "m")
 
@@ -199,8 +245,14 @@ def test_a_failing_worker_should_lose_nothing(
 
     expected = sequential(monkeypatch, load)
 
+    real_send = workers._send
+
     def failing_send(result: object, out: BinaryIO) -> None:
         data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        if failure == "first-of-two-raises":
+            if not spy.forks:  # the first worker was forked before any fork was counted
+                raise RuntimeError("worker broke")
+            real_send(result, out)
         if failure == "exit-status":
             out.write(data)
             out.flush()
@@ -218,21 +270,25 @@ def test_a_failing_worker_should_lose_nothing(
 
     monkeypatch.setattr(workers, "_send", failing_send)
     assert outcome(load) == expected
-    assert len(forks) == 2
+    assert len(spy.forks) == 2
+    if failure == "first-of-two-raises":
+        assert spy.answers[0] is None and spy.answers[1]
+    else:
+        assert spy.answers == [None, None]  # their blocks were all read here again
     # Every worker was reaped.
-    for pid in forks:
+    for pid in spy.forks:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
 
 
 def test_a_read_that_fails_here_should_end_its_workers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
 ) -> None:
     directory = valid_set(tmp_path / "m")
     real_read = manifests._Reader.read
 
     def read(self: manifests._Reader, paths: Any) -> Any:
-        if os.getpid() == parent and paths[0].name == "pipe-00001.yaml":
+        if os.getpid() == parent:
             raise KeyboardInterrupt
         return real_read(self, paths)
 
@@ -240,14 +296,14 @@ def test_a_read_that_fails_here_should_end_its_workers(
     monkeypatch.setattr(manifests._Reader, "read", read)
     with pytest.raises(KeyboardInterrupt):
         load_resources([directory])
-    assert len(forks) == 2
-    for pid in forks:
+    assert len(spy.forks) == 2
+    for pid in spy.forks:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
 
 
 def test_no_worker_should_be_forked_while_another_thread_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
 ) -> None:
     monkeypatch.setattr(workers, "can_fork", real_can_fork)
     directory = valid_set(tmp_path / "m", 20)
@@ -260,7 +316,7 @@ def test_no_worker_should_be_forked_while_another_thread_runs(
     finally:
         stop.set()
         thread.join()
-    assert forks == []
+    assert spy.forks == []
 
 
 def test_a_single_threaded_process_should_read_many_manifests_in_workers(tmp_path: Path) -> None:
@@ -292,7 +348,7 @@ print(len(load_resources([{str(directory)!r}])), workers.can_fork(), made.count(
 def test_workers_should_be_forked_only_when_on_and_each_gets_enough_files(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    forks: list[int],
+    spy: Spy,
     setting: str,
     files: int,
     expected: int,
@@ -300,7 +356,7 @@ def test_workers_should_be_forked_only_when_on_and_each_gets_enough_files(
     monkeypatch.setenv("RECONCILE_LOAD_WORKERS", setting)
     directory = valid_set(tmp_path / "m", files)
     assert len(load_resources([directory])) == files
-    assert len(forks) == expected
+    assert len(spy.forks) == expected
 
 
 @pytest.mark.parametrize("setting", ["0", "-2", "two", "1.5"])
@@ -313,11 +369,10 @@ def test_a_bad_worker_setting_should_be_a_config_error(
 
 
 def test_parallel_read_inside_a_running_loop_should_leave_the_loop_working(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
 ) -> None:
     directory = valid_set(tmp_path / "m")
-    real_send, real_receive = workers._send, workers._receive
-    answers: list[bool] = []
+    real_send = workers._send
 
     def detached_send(result: object, out: BinaryIO) -> None:
         # A worker shares neither the loop's wake-up fd nor its SIGINT handler.
@@ -325,13 +380,7 @@ def test_parallel_read_inside_a_running_loop_should_leave_the_loop_working(
             os._exit(5)
         real_send(result, out)
 
-    def receive(pid: int, fd: int) -> Any:
-        answer = real_receive(pid, fd)
-        answers.append(answer is not workers._FAILED)
-        return answer
-
     monkeypatch.setattr(workers, "_send", detached_send)
-    monkeypatch.setattr(workers, "_receive", receive)
 
     async def main() -> int:
         ticks: list[int] = []
@@ -342,11 +391,12 @@ def test_parallel_read_inside_a_running_loop_should_leave_the_loop_working(
         return len(resources)
 
     assert asyncio.run(main()) == N
-    assert answers == [True, True]
+    assert len(spy.answers) == 2 and all(spy.answers)
 
 
-def test_split_should_cover_every_item_once_in_order() -> None:
-    items = list(range(23))
-    parts = workers.split(items, 3)
-    assert [len(p) for p in parts] == [8, 8, 7]
-    assert [x for p in parts for x in p] == items
+@pytest.mark.parametrize(("count", "size"), [(0, 4), (1, 4), (23, 4), (24, 4), (9000, 4)])
+def test_blocks_should_cover_every_item_once_in_order(count: int, size: int) -> None:
+    spans = workers.blocks(count, size)
+    assert [i for a, b in spans for i in range(a, b)] == list(range(count))
+    assert len(spans) <= workers.MAX_BLOCKS
+    assert all(b - a >= size for a, b in spans[:-1])

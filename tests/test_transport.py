@@ -10,14 +10,22 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import pytest
+import trustme
 
+import reconciler
 from reconciler.client.api import ApiConfig, Client
 from reconciler.client.transport import LeanTransport, environment_proxies
+from reconciler.model.errors import NotFound
+from tests.conftest import Emulator
+
+REPO = Path(__file__).resolve().parent.parent
 
 Behaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -274,3 +282,90 @@ def test_the_client_should_use_the_lean_transport_unless_a_proxy_is_configured(
     assert environment_proxies()
     proxied = Client(config)
     assert not any(isinstance(h._transport, LeanTransport) for h in proxied._http.values())
+
+
+def test_a_plan_through_either_transport_should_be_the_same(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # httpx's own transport still carries every request when a proxy is configured.
+    for line in (REPO / "manifests" / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            monkeypatch.setenv(name, value)
+    env = emulator.env()
+    config = ApiConfig(
+        base_url=env["RECONCILE_BASE_URL"],
+        key_id=env["RECONCILE_KEY_ID"],
+        key_secret=env["RECONCILE_KEY_SECRET"],
+        dashboards_url=env["RECONCILE_DASHBOARDS_URL"],
+        dashboards_token=env["RECONCILE_DASHBOARDS_TOKEN"],
+    )
+    scope = reconciler.Scope(paths=(str(REPO / "manifests"),), state=str(tmp_path / "s.json"))
+
+    missing = "00000000-0000-4000-8000-000000000000"
+
+    async def plan_and_miss(transport: httpx.AsyncBaseTransport | None) -> tuple[str, object]:
+        plan = await reconciler.compute_plan(config, scope, transport=transport)
+        async with Client(config, transport=transport) as client:
+            with pytest.raises(NotFound) as caught:
+                await client.get(
+                    f"/v1/organizations/{emulator.org_id}/services/{missing}/pipes/{missing}"
+                )
+        error = caught.value
+        return reconciler.render_text(plan.plan), (error.status, error.message, error.path)
+
+    lean = asyncio.run(plan_and_miss(None))
+    own = asyncio.run(plan_and_miss(httpx.AsyncHTTPTransport()))
+    assert lean == own
+    assert "~" in lean[0] or "+" in lean[0]  # the example manifests differ from the seed
+
+
+def _tls_pair() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for 127.0.0.1, and a client context trusting it."""
+    ca = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    return server, client
+
+
+@asynccontextmanager
+async def serving_tls(behaviour: Behaviour, context: ssl.SSLContext) -> AsyncIterator[Server]:
+    server = Server(behaviour)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=context)
+    server.port = listener.sockets[0].getsockname()[1]
+    try:
+        yield server
+    finally:
+        listener.close()
+
+
+def test_https_should_verify_the_certificate_and_reuse_the_connection() -> None:
+    server_context, trusting = _tls_pair()
+
+    async def scenario() -> None:
+        async with serving_tls(echo_forever, server_context) as server:
+            url = f"https://127.0.0.1:{server.port}/"
+            transport = LeanTransport(ssl_context=trusting)
+            async with httpx.AsyncClient(transport=transport) as http:
+                assert [(await http.post(url, content=b"tls")).text for _ in range(3)] == [
+                    "tls"
+                ] * 3
+            assert server.accepted == 1
+
+    asyncio.run(scenario())
+
+
+def test_https_to_an_untrusted_certificate_should_be_a_connect_error_caused_by_tls() -> None:
+    server_context, _ = _tls_pair()
+
+    async def scenario() -> None:
+        async with serving_tls(echo_forever, server_context) as server:
+            transport = LeanTransport(ssl_context=ssl.create_default_context())
+            async with httpx.AsyncClient(transport=transport) as http:
+                with pytest.raises(httpx.ConnectError) as caught:
+                    await http.get(f"https://127.0.0.1:{server.port}/")
+        assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError)
+
+    asyncio.run(scenario())

@@ -73,7 +73,11 @@ class SourceFile:
 
     @classmethod
     def unloaded(
-        cls, name: str, path: Path, data: bytes, marks: list[dict[JsonPath, tuple[int, int]]]
+        cls,
+        name: str,
+        path: str | Path,
+        data: bytes,
+        marks: list[dict[JsonPath, tuple[int, int]]],
     ) -> SourceFile:
         """Return a source that re-reads ``path`` when it needs its bytes again."""
         return cls(

@@ -1,12 +1,15 @@
-"""Reading many manifests on several cores: contiguous parts read by forked workers.
+"""Reading many manifests on several cores: contiguous blocks shared out to forked workers.
 
 Reading 10,000 manifests (parsing them and the checks each document allows on its own) costs
 about 2 s of one core, half of it in libyaml producing events; the checks that span files
 (duplicate names, one manifest per live object) are cheap. So when there are many files and
-the platform forks, ``read_in_parts`` splits the work into contiguous parts: forked children
-read every part but the first and send back what they found, pickled through a pipe, while
-this process reads the first; the results are returned in part order, so a caller that takes
-them in order sees exactly what a sequential read gives.
+the platform forks, ``read_in_parts`` cuts the list into contiguous blocks (``BLOCK`` files
+or more) and puts their numbers in a pipe; this process and its forked children each take the
+next number from the pipe (a read of 4 bytes: the kernel hands each number to one reader) and
+read that block, until the pipe is empty. A busy core thus takes fewer blocks instead of
+holding the others up. Children send their blocks back pickled through a second pipe; the
+results are returned in block order, so a caller that takes them in order sees exactly what a
+sequential read gives.
 
 Safety, and why each holds:
 
@@ -20,9 +23,9 @@ Safety, and why each holds:
   SIGINT handler that would cancel the parent's task), so that a Ctrl-C simply ends it; it
   then reads its part, writes the result and leaves with ``os._exit``: no atexit handlers, no
   flushing of stdio buffers inherited from the parent, no finalizers.
-- Nothing is lost when a worker fails: an exit status other than 0, a signal, or an answer
-  that does not unpickle completely makes this process read that part itself (so a genuine
-  error in reading is raised here, as a sequential read would raise it).
+- Nothing is lost when a worker fails: after an exit status other than 0, a signal, or an
+  answer that does not unpickle completely, this process reads every block it took (so a
+  genuine error in reading is raised here, as a sequential read would raise it).
 - A worker is killed and reaped whatever happens here (an exception, KeyboardInterrupt).
 - The cyclic collector stays as the caller set it (the loader pauses it while reading): a
   child inherits that state and never runs a collection over the parent's copied objects.
@@ -47,10 +50,16 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 VARIABLE = "RECONCILE_LOAD_WORKERS"
-# Below this many items per process, forking and pickling cost about what they save
-# (measured: two processes gain from about 1,000 manifests on; see the issue-17 load note).
-MIN_PER_PROCESS = 500
+# Below this many items per process, forking and pickling cost about what they save: at
+# 1,000 manifests two processes gained ~0.08 s on an idle machine and lost ~0.04 s on a busy
+# one; from 2,000 on they gain either way (see the issue-17 load note).
+MIN_PER_PROCESS = 1000
 MAX_PROCESSES = 4
+# Files per block (about 10 ms of reading): small enough to share work evenly, large enough
+# that taking a block costs nothing. At most MAX_BLOCKS numbers (4 bytes each) so that the
+# queue fits a pipe's buffer (PIPE_BUF, 4 KiB) and is written at once.
+BLOCK = 50
+MAX_BLOCKS = 1000
 
 
 def configured_processes(env: Mapping[str, str] | None = None) -> int:
@@ -84,16 +93,10 @@ def can_fork() -> bool:
         return False
 
 
-def split(items: Sequence[T], parts: int) -> list[Sequence[T]]:
-    """Split ``items`` into ``parts`` contiguous slices of nearly equal length, in order."""
-    size, extra = divmod(len(items), parts)
-    out: list[Sequence[T]] = []
-    start = 0
-    for i in range(parts):
-        end = start + size + (1 if i < extra else 0)
-        out.append(items[start:end])
-        start = end
-    return out
+def blocks(count: int, size: int | None = None) -> list[tuple[int, int]]:
+    """Cut ``range(count)`` into contiguous ``(start, end)`` blocks of ``size`` or more, in order."""
+    size = max(size or BLOCK, -(-count // MAX_BLOCKS), 1)
+    return [(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def plan_processes(count: int, processes: int | None = None) -> int:
@@ -107,22 +110,31 @@ def plan_processes(count: int, processes: int | None = None) -> int:
 
 
 def read_in_parts(items: Sequence[T], read: Callable[[Sequence[T]], R], processes: int) -> list[R]:
-    """Return ``[read(part) for part in split(items, processes)]``, parts after the first read
-    by forked workers (``processes`` from ``plan_processes``; 1 reads everything here)."""
+    """Return ``read`` of each contiguous block of ``items``, in order, blocks shared with
+    forked workers (``processes`` from ``plan_processes``; 1 reads everything here at once)."""
     if processes < 2:
         return [read(items)]
-    parts = split(items, processes)
-    workers: list[tuple[int, int]] = []  # (pid, read end of its pipe), not yet received
+    spans = blocks(len(items))
+    queue_r, queue_w = os.pipe()
     try:
-        for part in parts[1:]:
-            workers.append(_fork(read, part, [fd for pid, fd in workers if pid]))
-        results = [read(parts[0])]
-        for part in parts[1:]:
-            pid, fd = workers.pop(0)
-            received = _receive(pid, fd) if pid else _FAILED
-            results.append(read(part) if received is _FAILED else received)
-        return results
+        os.write(queue_w, b"".join(i.to_bytes(4, "little") for i in range(len(spans))))
     finally:
+        os.close(queue_w)  # an empty queue now reads as its end
+    workers: list[tuple[int, int]] = []  # (pid, read end of its answer pipe), not yet received
+    try:
+        for _ in range(processes - 1):
+            siblings = [fd for pid, fd in workers if pid]
+            workers.append(_fork(lambda: _drain(queue_r, spans, items, read), siblings))
+        done = _drain(queue_r, spans, items, read)
+        while workers:
+            pid, fd = workers.pop(0)
+            answer = _receive(pid, fd) if pid else _FAILED
+            if answer is not _FAILED:
+                done.update(answer)
+        # Blocks a failed worker took (or a worker that never started) are read here.
+        return [done[i] if i in done else read(items[a:b]) for i, (a, b) in enumerate(spans)]
+    finally:
+        os.close(queue_r)
         for pid, fd in workers:  # only after an exception: end and reap what is left
             if not pid:
                 continue
@@ -134,24 +146,36 @@ def read_in_parts(items: Sequence[T], read: Callable[[Sequence[T]], R], processe
                 os.waitpid(pid, 0)
 
 
+def _drain(
+    queue: int, spans: list[tuple[int, int]], items: Sequence[T], read: Callable[[Sequence[T]], R]
+) -> dict[int, R]:
+    """Take block numbers from ``queue`` until it is empty; return each block's result."""
+    done: dict[int, R] = {}
+    while True:
+        number = os.read(queue, 4)
+        if len(number) < 4:  # the queue is empty (numbers are only ever read 4 bytes at a time)
+            return done
+        i = int.from_bytes(number, "little")
+        start, end = spans[i]
+        done[i] = read(items[start:end])
+
+
 _FAILED: Any = object()
 
 
-def _fork(
-    read: Callable[[Sequence[T]], R], part: Sequence[T], siblings: list[int]
-) -> tuple[int, int]:
-    """Start a worker reading ``part``; return its pid and the read end of its pipe.
+def _fork(work: Callable[[], object], siblings: list[int]) -> tuple[int, int]:
+    """Start a worker sending back ``work()``; return its pid and the read end of its pipe.
 
     ``siblings`` are the read ends of the workers started before: a child closes them, so a
     worker blocked writing sees a broken pipe as soon as this process goes away.
     """
     try:
         r, w = os.pipe()
-    except OSError:  # out of descriptors: this part is read here
+    except OSError:  # out of descriptors: its blocks are read by the others
         return 0, -1
     try:
         pid = os.fork()
-    except OSError:  # out of processes or memory: this part is read here
+    except OSError:  # out of processes or memory: its blocks are read by the others
         os.close(r)
         os.close(w)
         return 0, -1
@@ -161,10 +185,11 @@ def _fork(
             for fd in (r, *siblings):
                 os.close(fd)
             _detach_from_parent_loop()
+            result = work()
             with os.fdopen(w, "wb") as out:
-                _send(read(part), out)
+                _send(result, out)
             code = 0
-        except BaseException:  # any failure: the parent reads this part itself
+        except BaseException:  # any failure: the parent reads this worker's blocks itself
             pass
         finally:
             os._exit(code)
