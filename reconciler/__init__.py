@@ -20,9 +20,14 @@ makes one of these calls and renders the result::
 - ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
 - ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``.
 
-Every error is a ``ReconcileError``; API failures are ``ApiError`` branches (``NotFound``,
-``AuthError``, ``RateLimited``, …). Names are imported lazily, so ``import reconciler`` stays
-cheap for the command line.
+Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
+manifests, each with file, line and field), ``ApiError`` (a request the server refused or that
+could not complete: ``BadRequest``, ``NotFound``, ``AuthError``, ``RateLimited``,
+``ServerError``, ``Unsupported``, …), ``ServiceUnreachable`` (the first request never reached
+a server), ``Interrupted``, ``PlanError``, ``StateError`` and ``ConfigError``. ``AuthError`` is the one auth
+branch: a refused credential that stops the whole run is its subclass
+``AuthenticationFailed``, so ``except AuthError`` sees every refusal. Names are imported
+lazily, so ``import reconciler`` stays cheap for the command line.
 
 Layout: one folder per stage of the data flow, each importing only downwards (checked by
 import-linter, ``make lint``):
@@ -59,6 +64,7 @@ if TYPE_CHECKING:
     from reconciler.load.manifests import load_manifests
     from reconciler.model.errors import (
         ApiError,
+        AuthenticationFailed,
         AuthError,
         ConfigError,
         ManifestErrors,
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
         PlanError,
         RateLimited,
         ReconcileError,
+        ServiceUnreachable,
         StateError,
         Unsupported,
     )
@@ -88,6 +95,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ApplyResult": ("reconciler.apply.run", "ApplyResult"),
     "ApplyStatus": ("reconciler.apply.run", "ApplyStatus"),
     "AuthError": ("reconciler.model.errors", "AuthError"),
+    "AuthenticationFailed": ("reconciler.model.errors", "AuthenticationFailed"),
     "ConfigError": ("reconciler.model.errors", "ConfigError"),
     "ManifestErrors": ("reconciler.model.errors", "ManifestErrors"),
     "NotFound": ("reconciler.model.errors", "NotFound"),
@@ -101,6 +109,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ReconcileError": ("reconciler.model.errors", "ReconcileError"),
     "Resource": ("reconciler.model.resources", "Resource"),
     "Scope": ("reconciler.plan.run", "Scope"),
+    "ServiceUnreachable": ("reconciler.model.errors", "ServiceUnreachable"),
     "StateError": ("reconciler.model.errors", "StateError"),
     "Unsupported": ("reconciler.model.errors", "Unsupported"),
     "apply_plan": ("reconciler.apply.run", "apply_plan"),
@@ -123,6 +132,7 @@ __all__ = [
     "ApplyResult",
     "ApplyStatus",
     "AuthError",
+    "AuthenticationFailed",
     "ConfigError",
     "ManifestErrors",
     "NotFound",
@@ -136,6 +146,7 @@ __all__ = [
     "ReconcileError",
     "Resource",
     "Scope",
+    "ServiceUnreachable",
     "StateError",
     "Unsupported",
     "__version__",

@@ -75,15 +75,42 @@ def test_a_missing_pipe_is_not_found_and_names_status_and_request_id() -> None:
     assert error.request_id
 
 
-def test_wrong_credentials_are_an_authentication_failure_that_stops_the_run() -> None:
-    # Not an ApiError on purpose: per-resource handlers must not swallow it (issue 16).
+def test_wrong_credentials_are_an_authentication_failure_on_the_one_auth_branch() -> None:
+    # A branch of AuthError (so `except AuthError` in a caller's code sees it), which the
+    # per-resource handlers of plan and apply let through (tests/test_fail_fast.py).
     async def go() -> None:
         async with in_process(key_secret="wrong") as (client, _):
-            await client.get(organization_path(ORG_ID))
+            await client.get(organization_path(ORG_ID), resource="organization main")
 
-    with pytest.raises(AuthenticationFailed) as caught:
+    with pytest.raises(AuthError) as caught:
         asyncio.run(go())
-    assert caught.value.status == 401 and not isinstance(caught.value, ApiError)
+    error = caught.value
+    assert type(error) is AuthenticationFailed  # the type survives Client._call's with_resource
+    assert isinstance(error, ApiError) and isinstance(error, ReconcileError)
+    assert (error.status, error.resource) == (401, None)  # the whole run, not one resource
+    assert error.request_id and error.detail == error.message
+    assert str(error) == (
+        f"the management API refused the credentials (HTTP 401, requestId {error.request_id}: "
+        f"{error.detail}). Check RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or "
+        "--key-id/--key-secret); the run stopped at the first refusal"
+    )
+
+
+def test_naming_a_resource_or_a_branch_leaves_an_authentication_failure_as_it_is() -> None:
+    error = AuthenticationFailed(
+        interface="dashboards", status=401, detail="bad token", request_id="r-9", variables="T"
+    )
+    for copy in (error.with_resource("dashboard sales"), error.as_type(NotFound)):
+        assert copy is error
+    assert error.to_dict() == {
+        "type": "AuthenticationFailed",
+        "status": 401,
+        "requestId": "r-9",
+        "code": None,
+        "message": "bad token",
+        "resource": None,
+        "interface": "dashboards",
+    }
 
 
 def test_an_invalid_body_is_a_bad_request() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import socket
 import time
@@ -137,3 +138,49 @@ def test_a_403_after_a_success_is_an_error_of_that_request_only() -> None:
             return caught.value.status
 
     assert asyncio.run(go()) in (403, 404)
+
+
+def test_credentials_revoked_after_a_saved_plan_stop_its_apply_with_the_one_message(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    state, saved = str(tmp_path / "s.json"), str(tmp_path / "plan.json")
+    made = run_cli(
+        ["plan", str(REPO / "manifests"), "--state", state, "--out", saved], emulator.env()
+    )
+    assert made.exit_code == 0, made.output
+    env = {**emulator.env(), "RECONCILE_KEY_SECRET": "revoked"}
+    result = run_cli(["apply", "--plan", saved, "--state", state, "--auto-approve"], env)
+    assert result.exit_code == 1
+    assert result.stderr.count("Error:") == 1
+    assert result.stderr.startswith("Error: the management API refused the credentials (HTTP 401")
+    assert "stale plan" not in result.output and "cannot re-read" not in result.output
+    assert not [r for r in emulator.requests() if r["method"] in ("POST", "PATCH", "DELETE")]
+
+
+def _catches_api_errors(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    catches = any(isinstance(n, ast.Name) and n.id in ("ApiError", "AuthError") for n in names)
+    passes_on = len(handler.body) == 1 and isinstance(handler.body[0], ast.Raise)
+    return catches and not passes_on
+
+
+def test_every_handler_that_carries_on_after_an_api_error_lets_refused_credentials_through() -> (
+    None
+):
+    # AuthenticationFailed is an AuthError (an ApiError): a handler that records one resource's
+    # error and carries on would swallow it, unless an earlier clause of its try re-raises it.
+    swallowing = []
+    for source in sorted((REPO / "reconciler").rglob("*.py")):
+        if "emulator" in source.parts:
+            continue
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            if not isinstance(node, ast.Try):
+                continue
+            seen_guard = False
+            for handler in node.handlers:
+                if isinstance(handler.type, ast.Name) and handler.type.id == "AuthenticationFailed":
+                    seen_guard = isinstance(handler.body[-1], ast.Raise)
+                elif _catches_api_errors(handler) and not seen_guard:
+                    swallowing.append(f"{source.relative_to(REPO)}:{handler.lineno}")
+    assert swallowing == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -11,8 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+from dotenv import dotenv_values
 from ruamel.yaml import YAML
 
+from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
@@ -137,3 +141,30 @@ def test_action_fails_the_job_with_exitcode_1_when_the_plan_fails(
     assert failed.outputs["exitcode"] == "1" and failed.outputs["changes"] == "false"
     assert [code for _, code, _ in failed.steps] == [0, 1]  # apply never runs
     assert "refused the credentials" in failed.steps[1][2]
+
+
+def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = repository(tmp_path)
+    env = {**emulator.env(), "RECONCILE_CONFIG": ""}
+    monkeypatch.chdir(work)
+    secrets = {
+        k: v or "" for k, v in dotenv_values(work / ".env").items()
+    }  # as the action sees them
+    first = run_cli(["apply", "--auto-approve", "--new-state"], {**env, **secrets})
+    assert first.exit_code == 0, first.output
+    manifest = work / "manifests" / "dashboards" / "pipes-overview.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("name: pipes-overview", "name: overview"),
+        encoding="utf-8",
+    )
+    renamed = run_action(work, env, package="reconcile", apply="true")
+    print(renamed.log)
+    assert renamed.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
+    markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
+    assert "0 to delete, 1 to rename, 8 unchanged" in markdown
+    assert "Apply complete: 1 applied, 8 unchanged, 0 failed." in renamed.steps[2][2]
+    state = json.loads((work / ".reconcile" / "state.json").read_text(encoding="utf-8"))
+    assert "Dashboard/overview" in state["resources"]
+    assert "Dashboard/pipes-overview" not in state["resources"]

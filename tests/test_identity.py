@@ -189,3 +189,31 @@ def test_two_dashboard_manifests_bound_to_one_id_through_state_are_an_error(
     assert result.exit_code == 1
     assert live["id"] in result.output and "Dashboard/first" in result.output
     assert len(writes(emulator.requests())) == before
+
+
+def test_a_pending_rename_is_one_change_to_the_summaries_the_exit_code_and_apply(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    _dashboard(root / "d.yaml", "ops")
+    assert _apply([root], state, emulator.env(), "--new-state").exit_code == 0
+    _dashboard(root / "d.yaml", "operations")
+    plan = [str(root), "--detailed-exitcode", "--state", str(state)]
+    line = (
+        "Plan: 0 to create, 0 to update, 0 to replace, 0 to delete, 1 to rename, 0 unchanged "
+        "(0 with warnings), 0 with errors."
+    )
+    text = run_cli(["plan", *plan], emulator.env())
+    assert (text.exit_code, text.stdout.splitlines()[-2]) == (2, line)
+    document = run_cli(["plan", *plan, "-o", "json"], emulator.env())
+    assert document.exit_code == 2 and document.json()["exitCode"] == 2
+    summary = document.json()["summary"]
+    assert (summary["rename"], summary["unchanged"]) == (1, 0)
+    markdown = run_cli(["plan", *plan, "-o", "markdown"], emulator.env())
+    assert markdown.exit_code == 2 and f"**{line}**" in markdown.stdout
+    applied = _apply([root], state, emulator.env())
+    assert applied.exit_code == 0, applied.output
+    assert "Dashboard/operations: applied\n    renamed from Dashboard/ops:" in applied.stdout
+    assert "Apply complete: 1 applied, 0 failed." in applied.stdout
+    assert [w["method"] for w in writes(emulator.requests())] == ["POST"]  # the first create
+    assert run_cli(["plan", *plan], emulator.env()).exit_code == 0

@@ -95,6 +95,26 @@ def test_plan_json_when_the_server_refuses_connections_prints_one_document(
     assert document["errors"] and document["exitCode"] == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "schema"), [("plan", "plan.schema.json"), ("apply", "apply-result.schema.json")]
+)
+def test_refused_credentials_in_json_are_one_auth_error_naming_status_and_interface(
+    emulator: Emulator, tmp_path: Path, command: str, schema: str
+) -> None:
+    args = [command, str(_pipe(tmp_path)), "-o", "json", "--state", str(tmp_path / "s")]
+    if command == "apply":
+        args.append("--auto-approve")
+    result = run_cli(args, {**emulator.env(), "RECONCILE_KEY_SECRET": "wrong"})
+    document = _checked(result, 1, schema)
+    [error] = document["errors"]
+    assert (error["type"], error["status"], error["interface"]) == (
+        "AuthenticationFailed",
+        401,
+        "management",
+    )
+    assert error["requestId"] and error["message"] == result.stderr.removeprefix("Error: ").strip()
+
+
 def test_plan_json_success_carries_an_empty_error_list_and_the_exit_code(
     emulator: Emulator, tmp_path: Path
 ) -> None:

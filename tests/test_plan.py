@@ -5,6 +5,7 @@ apply's pure convergence check ``unconverged``."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -657,12 +658,36 @@ def test_plan_summary_counts_actions_by_outcome() -> None:
         "update": 2,
         "replace": 1,
         "delete": 1,
+        "rename": 0,
         "unchanged": 2,
         "warnings": 1,
         "errors": 1,
     }
     assert len(plan.changed) == 5
     assert [a.name for a in plan.failed] == ["bad"]
+
+
+def test_plan_summary_counts_a_pending_rename_as_a_rename_not_unchanged() -> None:
+    # Apply moves the state record of a renamed dashboard: a change, which
+    # --detailed-exitcode (2) and apply's "1 applied" already count.
+    record = DashboardRecord("d-1", DASH_HASH, created_by_us=True)
+    moved = dataclasses.replace(dash(live=LIVE_DASH, record=record), renamed_from="old-ops")
+    moved_and_changed = dataclasses.replace(
+        dash({**DASH_SPEC, "tags": ["dev"]}, LIVE_DASH, record), renamed_from="older"
+    )
+    plan = Plan((moved, moved_and_changed, dash(live=LIVE_DASH, record=record)))
+    assert moved.renames_only and not moved_and_changed.renames_only
+    assert plan.summary() == {
+        "create": 0,
+        "update": 1,
+        "replace": 0,
+        "delete": 0,
+        "rename": 1,
+        "unchanged": 1,
+        "warnings": 0,
+        "errors": 0,
+    }
+    assert plan.changed == (moved, moved_and_changed)
 
 
 def test_error_action_only_reports_its_message() -> None:

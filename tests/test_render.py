@@ -104,6 +104,26 @@ def test_render_text_ends_with_summary_and_request_count() -> None:
     assert lines[-1] == "Requests made: 5 (management 4, dashboards 1)."
 
 
+def test_a_pending_rename_is_counted_in_the_text_and_markdown_summaries() -> None:
+    moved = Action(
+        "Dashboard", "operations", Op.NOOP, WHERE, target={"id": "d-1"}, renamed_from="ops"
+    )
+    plan = Plan((moved, Action("Pipe", "p", Op.NOOP, WHERE)))
+    line = (
+        "Plan: 0 to create, 0 to update, 0 to replace, 0 to delete, 1 to rename, 1 unchanged "
+        "(0 with warnings), 0 with errors."
+    )
+    text = render_text(plan)
+    assert text.splitlines()[-2] == line
+    assert "= dashboard operations (renamed from Dashboard/ops; same live dashboard d-1)" in text
+    assert "No changes" not in text
+    markdown = render_markdown(plan)
+    assert f"**{line}**" in markdown
+    assert "| = | `Dashboard/operations` | rename (from `ops`) | 0 |" in markdown
+    # Without a rename the line keeps its old shape (scripts read it).
+    assert "rename" not in summary_line(Plan((Action("Pipe", "p", Op.NOOP, WHERE),)))
+
+
 def test_render_text_says_no_changes_when_there_are_none() -> None:
     plan = Plan((Action("Pipe", "p", Op.NOOP, WHERE),), requests_made={"management": 2})
     text = render_text(plan)

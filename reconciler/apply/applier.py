@@ -33,7 +33,7 @@ from reconciler.apply.results import (
 from reconciler.apply.verify import deferred_endpoint_bodies, unconverged, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
-from reconciler.model.errors import ApiError, Interrupted, Unsupported
+from reconciler.model.errors import ApiError, AuthenticationFailed, Interrupted, Unsupported
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.state.document import State
@@ -156,9 +156,8 @@ class Applier:
             return ActionResult(
                 action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
             )
-        return ActionResult(
-            action.key, action.operation, Outcome.APPLIED, action.warnings, tuple(done)
-        )
+        messages = (*_renamed(action), *action.warnings)
+        return ActionResult(action.key, action.operation, Outcome.APPLIED, messages, tuple(done))
 
     async def _send(
         self, action: Action, done: list[RequestResult]
@@ -186,6 +185,8 @@ class Applier:
                             resource=label,
                             idempotent=False,
                         )
+                    except AuthenticationFailed:  # the run stops: never one resource's error
+                        raise
                     except ApiError as exc:
                         done.append(failed(request, exc, Outcome.FAILED))
                         return last, ActionResult(
@@ -222,6 +223,8 @@ class Applier:
                     return last, result
                 last = resolved
                 done.append(confirmed(request))
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
         return last, None
@@ -264,6 +267,8 @@ class Applier:
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         if not isinstance(live, Mapping):
@@ -279,6 +284,8 @@ class Applier:
                 self._with_secrets(action, request),
                 idempotent=False,
             )
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError:
             return None
         return result
@@ -292,3 +299,13 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _renamed(action: Action) -> tuple[str, ...]:
+    """Say what applying a rename did (the plan counted it: its result must say so too)."""
+    if not action.renamed_from:
+        return ()
+    sent = "" if action.requests else " (nothing sent)"
+    return (
+        f"renamed from Dashboard/{action.renamed_from}: its state record moved to the new name{sent}",
+    )

@@ -20,7 +20,14 @@ from reconciler.apply.verify import unconverged, value_at
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
-from reconciler.model.errors import ApiError, ManifestError, ManifestErrors, PlanError, Unsupported
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    ManifestError,
+    ManifestErrors,
+    PlanError,
+    Unsupported,
+)
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint
 from reconciler.plan.actions import Action, Op, Plan
@@ -85,6 +92,8 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
                         f"stale plan for {label}: the dashboard no longer exists; run plan again"
                     )
                     return
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
         except ApiError as exc:
             result.stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
             return

@@ -48,12 +48,16 @@ def note(resources: Mapping[str, int], drifted: int | None = None) -> None:
 
 
 def note_plan(plan: Any) -> None:
-    """Record a plan: resources by operation (``noop`` counted as unchanged), drifted ones."""
+    """Record a plan: resources by operation (``noop`` counted as unchanged, or as ``rename``
+    when apply only moves its state record, as in the plan's summary), drifted ones."""
     from reconciler.plan.actions import Op
 
     counts: dict[str, int] = {}
     for action in plan.actions:
-        outcome = "unchanged" if action.operation == Op.NOOP else str(action.operation)
+        if action.renames_only:
+            outcome = "rename"
+        else:
+            outcome = "unchanged" if action.operation == Op.NOOP else str(action.operation)
         counts[outcome] = counts.get(outcome, 0) + 1
     note(counts, drifted=len(plan.changed))
 

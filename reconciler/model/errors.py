@@ -316,19 +316,38 @@ class ServiceUnreachable(ReconcileError):
         )
 
 
-class AuthenticationFailed(ReconcileError):
-    """The server refused the credentials (401, or 403 before anything succeeded): stop the run."""
+class AuthenticationFailed(AuthError):
+    """The server refused the credentials (401, or 403 before anything succeeded): stop the run.
+
+    A branch of ``AuthError`` (so ``except AuthError`` sees every refusal), but not one
+    resource's error: it names no resource, naming one returns it unchanged, and the handlers
+    that record a resource's ``ApiError`` and carry on re-raise it first, so the run stops with
+    this one message.
+    """
 
     def __init__(
         self, *, interface: str, status: int, detail: str, request_id: str | None, variables: str
     ) -> None:
         self.interface = interface
-        self.status = status
-        self.detail = detail
-        self.request_id = request_id
         self.variables = variables
-        rid = f", requestId {request_id}" if request_id else ""
-        super().__init__(
-            f"the {interface} API refused the credentials (HTTP {status}{rid}: {detail}). "
-            f"Check {variables}; the run stopped at the first refusal"
+        super().__init__(status=status, message=detail, request_id=request_id)
+
+    @property
+    def detail(self) -> str:
+        """The server's own message."""
+        return self.message
+
+    def _build(self) -> str:
+        rid = f", requestId {self.request_id}" if self.request_id else ""
+        return (
+            f"the {self.interface} API refused the credentials (HTTP {self.status}{rid}: "
+            f"{self.message}). Check {self.variables}; the run stopped at the first refusal"
         )
+
+    def _copy(self, cls: type[ApiError], *, resource: str | None) -> ApiError:
+        return self  # one error for the whole run: the same object, whatever asks for a copy
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the API error's fields (no request's method or path) and the interface."""
+        fields = {k: v for k, v in super().to_dict().items() if k not in ("method", "path")}
+        return {**fields, "type": "AuthenticationFailed", "interface": self.interface}

@@ -146,6 +146,12 @@ class Action:
             self.renamed_from
         )
 
+    @property
+    def renames_only(self) -> bool:
+        """Tell whether this action is a pending rename and nothing else (apply sends nothing,
+        only moves the dashboard's state record to its new ``metadata.name``)."""
+        return bool(self.renamed_from) and not self.errors and self.operation is Op.NOOP
+
 
 @dataclass(frozen=True, repr=False)
 class Plan:
@@ -174,12 +180,13 @@ class Plan:
         return tuple(a for a in self.actions if a.errors)
 
     def summary(self) -> dict[str, int]:
-        """Count actions by outcome."""
+        """Count actions by outcome, each in one bucket (a pending rename is a change)."""
         counts = {
             "create": 0,
             "update": 0,
             "replace": 0,
             "delete": 0,
+            "rename": 0,
             "unchanged": 0,
             "warnings": 0,
             "errors": 0,
@@ -189,6 +196,8 @@ class Plan:
                 counts["errors"] += 1
             elif action.operation in (Op.CREATE, Op.UPDATE, Op.REPLACE, Op.DELETE):
                 counts[action.operation] += 1
+            elif action.renames_only:
+                counts["rename"] += 1
             else:
                 counts["unchanged"] += 1
                 if action.warnings:

@@ -95,12 +95,13 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
 def summary_line(plan: Plan) -> str:
     """Return the one-line plan summary, Terraform-like."""
     s = plan.summary()
-    line = (
+    # Named only when there is one, so the line of every other plan keeps its shape.
+    rename = f"{s['rename']} to rename, " if s["rename"] else ""
+    return (
         f"Plan: {s['create']} to create, {s['update']} to update, {s['replace']} to replace, "
-        f"{s['delete']} to delete, {s['unchanged']} unchanged ({s['warnings']} with warnings), "
-        f"{s['errors']} with errors."
+        f"{s['delete']} to delete, {rename}{s['unchanged']} unchanged ({s['warnings']} with "
+        f"warnings), {s['errors']} with errors."
     )
-    return line
 
 
 def requests_line(plan: Plan) -> str:
@@ -195,8 +196,10 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
         # The table itself must fit too (2,000 rows would not): give it half the limit.
         table_budget = limit // 2
         for shown, action in enumerate(rows):
-            op = "error" if action.errors else action.operation
-            if action.renamed_from:
+            op = "error" if action.errors else str(action.operation)
+            if action.renames_only:
+                op = f"rename (from `{action.renamed_from}`)"
+            elif action.renamed_from:
                 op += f" (renamed from `{action.renamed_from}`)"
             row = (
                 f"| {SYMBOL.get(action.operation, '?')} | `{action.key}` | {op} | {len(action.changes)} | "
