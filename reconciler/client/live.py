@@ -423,11 +423,12 @@ def _decode(decode: Callable[[], list[dict[str, Any]]]) -> dict[str, dict[str, A
     """Decode a pipe list and index it by id (the list itself is let go).
 
     Each pipe lives until it is planned: the cyclic collector is kept off them (they form no
-    cycles) while they are built and afterwards (``collector.freeze_alive``).
+    cycles) while they are built and afterwards (``collector.freeze_alive``, before the
+    collector resumes: its next pass would otherwise walk them all once, ~40 ms a list).
     """
     with collector.paused():
         by_id = {str(p.get("id")): p for p in decode()}
-    collector.freeze_alive()
+        collector.freeze_alive()
     return by_id
 
 

@@ -127,6 +127,8 @@ def plan_pipe(
 def _pipe_requests(
     path: str, spec: Mapping[str, Any], changes: Sequence[FieldChange]
 ) -> list[Request]:
+    if not changes:
+        return []  # most pipes of a large plan: nothing below would be built
     body: dict[str, Any] = {}
     for change in changes:
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
