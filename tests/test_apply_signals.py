@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -172,3 +174,65 @@ def test_a_signal_while_reading_ends_with_a_message_the_signal_status_and_the_js
     assert signum.name in document["errors"][0]["message"]
     assert not writes(emulator.requests())
     settle(emulator)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_the_confirmation_prompt_ends_the_run_at_once_and_sends_nothing(
+    emulator: Emulator, tmp_path: Path, signum: signal.Signals
+) -> None:
+    # The prompt blocks the event loop, whose own Ctrl-C handler only cancels the task: the
+    # first Ctrl-C (or SIGTERM) at "Apply N change(s)? [y/N]" used to be swallowed.
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    write_manifest(root / "p.yaml", "Pipe", "orders", pipe_spec(settings={"engine_max_threads": 9}))
+    args = ["apply", str(root), "--state", str(state), "--rate", "none"]
+    env = {**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"}
+    pid, fd = pty.fork()  # the prompt needs a terminal
+    if pid == 0:  # pragma: no cover - the child becomes the CLI
+        os.execve(sys.executable, [sys.executable, "-m", "reconciler", *args], env)
+    seen = _read_until(fd, b"[y/N]", deadline=time.monotonic() + 30)
+    assert b"[y/N]" in seen, seen
+    # A signal landing inside input() before its read starts waits for the next line (the
+    # interpreter's own race, microseconds wide; the test would hit it): signal once waiting.
+    _wait_until_reading_stdin(pid)
+    os.kill(pid, signum)
+    deadline = time.monotonic() + 10
+    while (ended := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        seen += _read_until(fd, b"\0", deadline=time.monotonic() + 0.1)
+    if ended[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError(f"still waiting at the prompt after {signum.name}")
+    seen += _read_until(fd, b"\0", deadline=time.monotonic() + 0.5)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(ended[1]) == 128 + signum, seen
+    assert f"Interrupted by {signum.name}".encode() in seen
+    assert not writes(emulator.requests())
+
+
+def _read_until(fd: int, marker: bytes, deadline: float) -> bytes:
+    out = b""
+    while marker not in out and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+def _wait_until_reading_stdin(pid: int) -> None:
+    # /proc/PID/syscall starts with the number of the call a process is blocked in and its
+    # first argument; reading /proc/self/syscall shows the number of read() itself.
+    with open("/proc/self/syscall") as own:
+        read_call = own.read().split()[0]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/syscall") as theirs:
+            if theirs.read().split()[:2] == [read_call, "0x0"]:
+                return
+        time.sleep(0.01)
+    raise AssertionError("the prompt never waited for an answer")

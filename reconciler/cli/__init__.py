@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> None:
     except ReconcileError as exc:
         fail(exc, str(exc), exc.exit_code)
     except click.exceptions.Abort as exc:
-        # click turns a KeyboardInterrupt into Abort; an Abort of its own is an EOF at a prompt.
-        if isinstance(exc.__cause__, KeyboardInterrupt):
+        # click turns a KeyboardInterrupt into Abort (also at a prompt, where EOF is one too).
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
             interrupted()
         click.echo("Aborted.", err=True)
         sys.exit(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -151,7 +152,14 @@ def _confirm(plan: Plan) -> bool:
         raise ConfigError(
             "refusing to apply without confirmation: stdin is not a terminal; pass --auto-approve"
         )
-    return click.confirm(f"Apply {len(plan.changed)} change(s)?", default=False)
+    # The prompt blocks the event loop, where asyncio's Ctrl-C handler would only cancel the
+    # task, seen once the prompt returns: while it waits, Ctrl-C (and SIGTERM, which does what
+    # SIGINT's handler does) interrupts the prompt itself.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return click.confirm(f"Apply {len(plan.changed)} change(s)?", default=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _results_text(result: ApplyResult, color: bool) -> str:
