@@ -142,7 +142,10 @@ def test_data_in_a_directory_that_does_not_exist_yet_creates_it_and_persists(
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ("a-file/store.json", "Error: cannot create the directory of --data a-file/store.json:"),
+        (
+            "a-file/x/store.json",
+            "Error: cannot create the directory of --data a-file/x/store.json: a-file is a file,",
+        ),
         ("new-dir/", "Invalid value for '--data': new-dir/ names a directory; give a file"),
         ("a-dir", "Invalid value for '--data': File 'a-dir' is a directory."),
         ("bad.json", "Error: cannot load bad.json: not an emulator data file"),

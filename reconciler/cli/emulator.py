@@ -114,8 +114,11 @@ def emulator(
         try:
             data_file.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            # mkdir says "File exists" when a file stands where a directory must be: name it.
+            blocking = next((p for p in data_file.parents if p.exists() and not p.is_dir()), None)
+            why = f"{blocking} is a file, not a directory" if blocking else exc.strerror
             raise click.ClickException(
-                f"cannot create the directory of --data {data_file}: {exc.strerror}"
+                f"cannot create the directory of --data {data_file}: {why}"
             ) from None
     try:
         app = create_app(
