@@ -233,7 +233,15 @@ def test_parallel_read_should_report_the_same_errors_in_the_same_order(
 
 @pytest.mark.parametrize(
     "failure",
-    ["exit-status", "killed", "truncated", "garbage", "raises", "first-of-two-raises"],
+    [
+        "exit-status",
+        "killed",
+        "truncated",
+        "garbage",
+        "raises",
+        "first-of-two-raises",
+        "one-block-garbled",
+    ],
 )
 def test_a_failing_worker_should_lose_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy, failure: str
@@ -253,6 +261,9 @@ def test_a_failing_worker_should_lose_nothing(
             if not spy.forks:  # the first worker was forked before any fork was counted
                 raise RuntimeError("worker broke")
             real_send(result, out)
+        if failure == "one-block-garbled":
+            assert isinstance(result, dict) and result
+            real_send({**result, min(result): b"\x80\x05junk"}, out)
         if failure == "exit-status":
             out.write(data)
             out.flush()
@@ -273,6 +284,8 @@ def test_a_failing_worker_should_lose_nothing(
     assert len(spy.forks) == 2
     if failure == "first-of-two-raises":
         assert spy.answers[0] is None and spy.answers[1]
+    elif failure == "one-block-garbled":
+        assert all(spy.answers)  # answers arrived; their garbled blocks were read here
     else:
         assert spy.answers == [None, None]  # their blocks were all read here again
     # Every worker was reaped.
