@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
@@ -397,6 +398,62 @@ def test_a_later_update_without_secret_changes_keeps_the_recorded_fingerprints(
     recorded = json.loads(state.read_text())["resources"]["Pipe/orders"]
     assert "source.kafka.credentials" in recorded["secrets"]
     assert "source.kafka.credentials" in recorded["managed"]
+
+
+@pytest.mark.parametrize("how", ["alone", "with-an-update", "saved-plan"])
+def test_a_secret_removed_from_the_manifest_is_sent_again_when_it_comes_back(
+    emulator: Emulator, tmp_path: Path, how: str
+) -> None:
+    # A secret the manifest stops stating is no longer ours: someone may change it on the
+    # server. Its fingerprint used to stay in state, so re-adding the same value planned
+    # nothing and the server kept the other value.
+    state, manifest = tmp_path / "state.json", tmp_path / "m"
+    credentials = {"username": {"fromEnv": "KAFKA_USER"}, "password": {"fromEnv": "KAFKA_PASSWORD"}}
+    spec = pipe_spec(
+        source={"kafka": {"credentials": credentials}}, settings={"engine_max_threads": 6}
+    )
+    write_manifest(manifest / "p.yaml", "Pipe", "orders", spec)
+    assert run_cli(apply_args([manifest], state), emulator.env()).exit_code == 0
+    without = pipe_spec(settings={"engine_max_threads": 7 if how == "with-an-update" else 6})
+    write_manifest(manifest / "p.yaml", "Pipe", "orders", without)
+    if how == "saved-plan":
+        saved = tmp_path / "p.plan"
+        planned = run_cli(
+            ["plan", str(manifest), "--out", str(saved), "--state", str(state)], emulator.env()
+        )
+        assert planned.exit_code == 0, planned.output
+        document = json.loads(saved.read_text())
+        assert document["actions"][0]["forgetSecrets"] == ["source.kafka.credentials"]
+        schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+        assert list(Draft202012Validator(schema).iter_errors(document)) == []
+        removed = run_cli(
+            ["apply", "--plan", str(saved), "--auto-approve", "--state", str(state)],
+            emulator.env(),
+        )
+    else:
+        removed = run_cli(apply_args([manifest], state), emulator.env())
+    assert removed.exit_code == 0, removed.output
+    recorded = json.loads(state.read_text())["resources"]["Pipe/orders"]
+    assert "source.kafka.credentials" not in recorded.get("secrets", {})
+    assert "source.kafka.credentials" not in recorded.get("managed", [])
+    # Meanwhile the credentials are changed on the server, by hand.
+    path = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{KAFKA_PIPE}"
+    by_hand = {"username": "someone-else", "password": "changed-by-hand"}
+    answer = httpx.patch(
+        emulator.url + path,
+        json={"source": {"kafka": {"credentials": by_hand}}},
+        auth=(emulator.key_id, emulator.key_secret),
+    )
+    assert answer.status_code == 200, answer.text
+    write_manifest(manifest / "p.yaml", "Pipe", "orders", spec)
+    code, out = plan_code(emulator, [manifest], state)
+    assert code == 2 and "source.kafka.credentials: (sensitive value changed)" in out, out
+    assert run_cli(apply_args([manifest], state), emulator.env()).exit_code == 0
+    live = emulator.data()["pipes"][KAFKA_PIPE]["source"]["kafka"]["credentials"]
+    assert live == {"username": SECRET_ENV["KAFKA_USER"], "password": SECRET_ENV["KAFKA_PASSWORD"]}
+    assert plan_code(emulator, [manifest], state)[0] == 0
+    text = state.read_text() + removed.output + out
+    assert not any(value in text for value in SECRET_ENV.values())
 
 
 def _dashboard(root: Path, title: str, width: int = 6) -> None:

@@ -1,10 +1,13 @@
 """SIGINT/SIGTERM during apply, with a real subprocess and a slow emulator: no new request is
 started, in-flight ones finish (a second Ctrl-C aborts them), state is saved, the usual
 per-action summary lists what was not started as `skipped`, the exit status is 130 (143 for
-SIGTERM), and a second apply converges."""
+SIGTERM), and a second apply converges. Before anything is sent (reading manifests, state and
+the live objects, for plan or apply), SIGINT and SIGTERM alike end the run with a message, the
+exit status 130/143 and, when asked, the ``-o json`` document."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -130,3 +133,42 @@ def test_a_second_ctrl_c_aborts_requests_in_flight(emulator: Emulator, tmp_path:
     assert "uncertain" in out and "aborted while in flight" in out
     assert "Apply interrupted by SIGINT" in out
     _converges(emulator, root, state)
+
+
+@pytest.mark.parametrize(
+    ("command", "signum"),
+    [("plan", signal.SIGTERM), ("apply", signal.SIGTERM), ("plan", signal.SIGINT)],
+    ids=["plan-SIGTERM", "apply-SIGTERM", "plan-SIGINT"],
+)
+def test_a_signal_while_reading_ends_with_a_message_the_signal_status_and_the_json_document(
+    emulator: Emulator, tmp_path: Path, command: str, signum: signal.Signals
+) -> None:
+    # SIGTERM here used to keep Python's default: exit 143, no message, no document.
+    emulator.reset(seedPipes=PIPES, services=1)
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    _manifests(root)
+    emulator.configure(latencyMs=1_500)  # the first reads are still in flight at the signal
+    extra = ["--auto-approve"] if command == "apply" else []
+    args = [command, str(root), *extra, "-o", "json", "--state", str(state), "--rate", "none"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *args],
+        env={**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not emulator.requests():
+        time.sleep(0.02)
+    assert emulator.requests(), f"{command} never started reading"
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    code = 128 + signum
+    assert proc.returncode == code, out + err
+    assert f"Interrupted by {signum.name}" in err and "Traceback" not in err
+    document = json.loads(out)
+    assert document["exitCode"] == code
+    assert [e["type"] for e in document["errors"]] == ["Interrupted"]
+    assert signum.name in document["errors"][0]["message"]
+    assert not writes(emulator.requests())
+    settle(emulator)

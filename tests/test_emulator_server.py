@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ import httpx
 import pytest
 
 from reconciler.emulator.faults import FaultInjector
+from tests.cli_helpers import run_cli
 from tests.conftest import SEED, Emulator, start_emulator, stop_emulator
 
 pytestmark = pytest.mark.integration
@@ -119,3 +121,51 @@ def test_cli_options_should_configure_a_fresh_emulator(tmp_path: Path) -> None:
         assert restarted.data()["pipes"][SEED.kafka_pipe]["name"] == "kept"
     finally:
         stop_emulator(restarted)
+
+
+def test_data_in_a_directory_that_does_not_exist_yet_creates_it_and_persists(
+    tmp_path: Path,
+) -> None:
+    # Acceptance finding: `--data missing/dir/store.json` failed with "cannot load" and the
+    # name of a temporary file. A user expects what `--out` does: the directory is created.
+    data_file = tmp_path / "new" / "dir" / "store.json"
+    emulator = start_emulator("--data", str(data_file))
+    try:
+        with httpx.Client(base_url=emulator.url, auth=(emulator.key_id, emulator.key_secret)) as h:
+            assert h.patch(PIPE_PATH, json={"name": "kept"}).status_code == 200
+    finally:
+        stop_emulator(emulator)
+    assert json.loads(data_file.read_text())["pipes"][SEED.kafka_pipe]["name"] == "kept"
+    assert [p.name for p in data_file.parent.iterdir()] == ["store.json"]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("a-file/store.json", "Error: cannot create the directory of --data a-file/store.json:"),
+        ("new-dir/", "Invalid value for '--data': new-dir/ names a directory; give a file"),
+        ("a-dir", "Invalid value for '--data': File 'a-dir' is a directory."),
+        ("bad.json", "Error: cannot load bad.json: not an emulator data file"),
+        ("list.json", "Error: cannot load list.json: not an emulator data file"),
+    ],
+    ids=["parent-is-a-file", "trailing-slash", "existing-directory", "not-a-data-file", "a-list"],
+)
+def test_data_that_cannot_be_used_is_refused_with_a_message_naming_it(
+    given: str, expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "bad.json").write_text("{}")
+    (tmp_path / "list.json").write_text("[]")
+    result = run_cli(["emulator", "--port", "0", "--data", given], {})
+    assert result.exit_code == 1
+    assert expected in result.stderr
+    assert ".emulator-" not in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a-dir",
+        "a-file",
+        "bad.json",
+        "list.json",
+    ]
+    assert list((tmp_path / "a-dir").iterdir()) == []

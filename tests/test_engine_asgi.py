@@ -9,6 +9,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+import pytest
+
 from reconciler.apply.applier import Applier
 from reconciler.apply.results import Outcome
 from reconciler.client.live import Fetcher, LiveState
@@ -17,7 +20,7 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import emulator_app, in_process
+from tests.asgi_helpers import BASE, emulator_app, in_process
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -25,9 +28,11 @@ from tests.seed_ids import (
     KAFKA_PIPE,
     OBJECT_STORAGE_PIPE,
     ORG_ID,
+    POSTGRES_PAUSED_PIPE,
 )
 
 MISSING = "0b5e7d1c-2a3f-4b6e-8c9d-000000000000"
+POSTGRES_PATH = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{POSTGRES_PAUSED_PIPE}"
 
 
 def _pipe(name: str, pipe_id: str, **spec: Any) -> Resource:
@@ -184,3 +189,80 @@ def test_a_stale_action_is_not_sent() -> None:
     (result,) = asyncio.run(go())
     assert (result.outcome, result.messages) == (Outcome.STALE, ("stale plan for pipe orders",))
     assert not [e for e in app.runtime.log if e["method"] == "PATCH"]
+
+
+def _mapping(table: str, **fields: Any) -> dict[str, Any]:
+    return {"sourceSchemaName": "public", "sourceTable": table, "targetTable": table, **fields}
+
+
+def _out_of_band(app: EmulatorApp, body: dict[str, Any]) -> None:
+    """Another writer (a killed run's request landing late) patches the postgres pipe."""
+
+    async def go() -> None:
+        transport = httpx.ASGITransport(app=app)
+        auth = ("demo-key-id", "demo-key-secret")
+        async with httpx.AsyncClient(transport=transport, base_url=BASE, auth=auth) as http:
+            answer = await http.patch(POSTGRES_PATH, json=body)
+            assert answer.status_code == 200, answer.text
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("landed", "running", "outcome", "patches"),
+    [
+        ("the-removal", False, Outcome.APPLIED, 2),
+        ("the-whole-request", False, Outcome.APPLIED, 1),
+        ("nothing", True, Outcome.FAILED, 1),
+        ("the-removal", True, Outcome.FAILED, 2),
+    ],
+    ids=["removal-already-made", "request-already-made", "refused-for-itself", "rest-refused"],
+)
+def test_a_table_mapping_removal_already_made_is_converged_once_a_re_read_shows_it(
+    landed: str, running: bool, outcome: Outcome, patches: int
+) -> None:
+    # A removal whose mapping is already gone (a killed run's request landing after this
+    # run read the pipe) used to fail with 400 "table mapping ... does not exist". The re-read
+    # decides, never the message: edits it shows made are dropped, the rest is sent once more.
+    app = emulator_app()
+    state, _ = _memory_state()
+    customers = _mapping(
+        "customers",
+        excludedColumns=["ssn"],
+        useCustomSortingKey=True,
+        sortingKeys=["customer_id"],
+        tableEngine="ReplacingMergeTree",
+    )
+    wanted = {"tableMappings": [customers, _mapping("orders")]}
+    cdc = _pipe("customers-cdc", POSTGRES_PAUSED_PIPE, source={"postgres": wanted})
+    plan = _plan(app, [cdc], state)
+    (request,) = plan.actions[0].requests
+    assert request.body == {
+        "source": {
+            "postgres": {
+                "tableMappingsToRemove": [_mapping("addresses")],
+                "tableMappingsToAdd": [_mapping("orders")],
+            }
+        }
+    }
+    if landed == "the-removal":
+        _out_of_band(
+            app, {"source": {"postgres": {"tableMappingsToRemove": [_mapping("addresses")]}}}
+        )
+    elif landed == "the-whole-request":
+        _out_of_band(app, dict(request.body or {}))
+    if running:
+        app.runtime.store.data["pipes"][POSTGRES_PAUSED_PIPE]["state"] = "Running"
+    app.runtime.log.clear()
+    (result,) = _apply(app, plan, state)
+    assert result.outcome is outcome, result.messages
+    sent = [e for e in app.runtime.log if e["method"] == "PATCH"]
+    assert len(sent) == patches
+    live = app.runtime.store.data["pipes"][POSTGRES_PAUSED_PIPE]["source"]["postgres"]
+    tables = sorted(m["sourceTable"] for m in live["tableMappings"])
+    if outcome is Outcome.APPLIED:
+        assert tables == ["customers", "orders"]
+        assert _plan(app, [cdc], state).actions[0].operation is Op.NOOP
+    else:
+        assert "paused" in " ".join(result.messages).lower()
+        assert "does not exist" not in " ".join(result.messages)

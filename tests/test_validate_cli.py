@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reconciler.cli import cli
+from tests.cli_helpers import run_cli
 from tests.manifest_helpers import KAFKA_PIPE, ORG, replace_line, write
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,9 +70,12 @@ def test_validate_json_output_should_list_errors_as_objects(
     result = run("p.yaml", "--output", "json")
     assert result.return_value == 1
     assert json.loads(result.output) == {
+        "formatVersion": 1,
+        "exitCode": 1,
         "valid": False,
         "errors": [
             {
+                "type": "ManifestError",
                 "file": "p.yaml",
                 "line": 18,
                 "col": 5,
@@ -130,3 +134,27 @@ def test_validate_should_exit_with_code_as_a_process() -> None:
         check=False,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ([str(EXAMPLES)], 0),
+        (["does/not/exist"], 1),
+        ([str(EXAMPLES), "--organization", "x"], 1),
+        ([], 1),
+    ],
+    ids=["valid", "invalid-manifest", "error-outside-manifests", "usage-error"],
+)
+def test_validate_json_carries_exit_code_and_typed_errors_like_every_other_command(
+    args: list[str], code: int
+) -> None:
+    # Every other command's machine output has exitCode and errors[] with a type on each entry;
+    # validate's document lacked exitCode on every path.
+    result = run_cli(["validate", *args, "-o", "json"], {})
+    assert result.exit_code == code
+    document = result.json()
+    assert document["exitCode"] == code and document["formatVersion"] == 1
+    assert document["valid"] is (code == 0)
+    assert all(entry["type"] and entry["message"] for entry in document["errors"])
+    assert bool(document["errors"]) is (code != 0)

@@ -52,6 +52,7 @@ class StateRecorder:
             # next plan re-send every secret).
             sent = {"secrets": dict(action.secrets)} if action.secrets else {}
             self.state.record(action.key, **sent)
+            self.state.forget_fingerprints(action.key, action.forget_secrets)
             managed = sorted(set(managed) | set(self.state.fingerprints(action.key)))
             self.state.record(action.key, managed=managed or None, target=dict(action.target))
         elif action.kind == "Organization" and isinstance(live, Mapping):
@@ -93,6 +94,9 @@ class StateRecorder:
 
     async def unchanged(self, action: Action) -> None:
         """Record what an unchanged action still teaches (a rename, an adopted id, values)."""
+        if action.forget_secrets:  # pipes only
+            await self.forget_secrets(action)
+            return
         if action.kind == "Dashboard" and self.move_renamed(action):
             self.state.record(action.key, displayName=action.target.get("name"))
             await self.persist(urgent=True)
@@ -117,6 +121,15 @@ class StateRecorder:
             and self.state.organization_values(action.key) != dict(action.basis)
         ):
             self.state.record(action.key, observed=dict(action.basis), target=dict(action.target))
+            await self.persist(urgent=False)
+
+    async def forget_secrets(self, action: Action) -> None:
+        """Forget the fingerprints of secrets the manifest no longer states (nothing is sent)."""
+        if self.state.forget_fingerprints(action.key, action.forget_secrets):
+            managed = self.state.resources[action.key].get("managed")
+            if isinstance(managed, list):
+                kept = [p for p in managed if p not in action.forget_secrets]
+                self.state.record(action.key, managed=kept or None)
             await self.persist(urgent=False)
 
     async def persist(self, *, urgent: bool) -> None:

@@ -97,6 +97,19 @@ def confirmed(request: Request) -> RequestResult:
     return _without_answer(request, Outcome.APPLIED, "answer lost; confirmed by re-reading")
 
 
+def already_made(request: Request, exc: ApiError) -> RequestResult:
+    """The result of a refused write whose edits a re-read showed already made (nothing left)."""
+    return RequestResult(
+        request.method,
+        request.path,
+        request.purpose,
+        exc.status,
+        exc.request_id,
+        Outcome.APPLIED,
+        "refused, but a re-read shows its table mapping edits already made",
+    )
+
+
 def skipped(
     request: Request, why: str = "an earlier request of this resource failed"
 ) -> RequestResult:

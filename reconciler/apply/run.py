@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from reconciler.apply.applier import Applier
+from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
@@ -198,6 +199,16 @@ class _Run:
             return ApplyResult(ApplyStatus.STALE, plan, stale=check.stale, applied=check.applied)
         return await self.carry_out(plan, secrets=secrets, stale=check.stale, applied=check.applied)
 
+    async def forget_secrets(self, plan: Plan) -> None:
+        # Nothing to send, but a secret the manifests stopped stating is forgotten all the same:
+        # stating it again later must send it (someone may have changed it meanwhile).
+        forgetting = [a for a in plan.actions if a.forget_secrets and not a.errors]
+        if forgetting:
+            recorder = StateRecorder(self.state)
+            for action in forgetting:
+                await recorder.forget_secrets(action)
+            await recorder.flush()
+
     async def carry_out(
         self,
         plan: Plan,
@@ -211,6 +222,7 @@ class _Run:
         if blind:
             raise StateError(new_state_message(blind, self.state, refusing=True))
         if not plan.changed:
+            await self.forget_secrets(plan)
             return ApplyResult(ApplyStatus.NOTHING_TO_APPLY, plan, stale=stale)
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
@@ -243,20 +255,25 @@ class _Interrupts:
         self.grace = hooks.grace if hooks.grace is not None else timeout + 1.0
         self.received: signal.Signals | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._installed: list[signal.Signals] = []
+        self._installed: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> _Interrupts:
         if self.hooks.signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self._on_signal, sig)
-                self._installed.append(sig)
+                self._installed[sig] = previous
         return self
 
     def __exit__(self, *exc: object) -> None:
         loop = asyncio.get_running_loop()
-        for sig in self._installed:
+        for sig, previous in self._installed.items():
             loop.remove_signal_handler(sig)
+            # remove_signal_handler leaves Python's defaults; the command line's own handlers
+            # (asyncio's SIGINT, SIGTERM as an interrupt) must cover what follows.
+            if previous is not None:
+                signal.signal(sig, previous)
         if self._timer is not None:
             self._timer.cancel()
 

@@ -3,7 +3,9 @@
 After a write, ``unconverged`` compares the answer (the object after the update) with the
 planned changes; anything not shown is reported as "not converged". When the answer to a
 non-idempotent write was lost, ``write_visible`` tells from a re-read whether it took effect
-(so it is never blindly resent). ``deferred_endpoint_bodies`` computes an organization's
+(so it is never blindly resent); when a table-mapping edit was refused, ``without_edits_made``
+tells from a re-read which of its edits are already made (a killed run's request that landed
+late), so that only the rest is sent again. ``deferred_endpoint_bodies`` computes an organization's
 private endpoint add/remove from the organization just read, for servers that cannot read it
 at plan time. All pure.
 """
@@ -128,6 +130,40 @@ def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[di
     if adds or changed:
         bodies.append({"privateEndpoints": {"add": adds + changed}})
     return bodies
+
+
+def without_edits_made(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return a pipe write's ``body`` without the table-mapping edits ``live`` already shows.
+
+    A removal is made when no mapping of its key is left; an addition when a mapping of its
+    key is there and the same as the one sent (the planner's own comparison). None when
+    ``live`` shows none of them made: a refusal of the body then stands as it is.
+    """
+    postgres = value_at(body, ("source", "postgres"))
+    if not isinstance(postgres, Mapping):
+        return None
+    mappings = value_at(live, ("source", "postgres", "tableMappings"))
+    listed = mappings if isinstance(mappings, list) else []
+    present = {mapping_key(m): m for m in listed if isinstance(m, Mapping)}
+    removes = [m for m in postgres.get("tableMappingsToRemove") or [] if isinstance(m, Mapping)]
+    adds = [m for m in postgres.get("tableMappingsToAdd") or [] if isinstance(m, Mapping)]
+    left_removes = [m for m in removes if mapping_key(m) in present]
+    left_adds = [
+        m for m in adds if mapping_key(m) not in present or not same(m, present[mapping_key(m)])
+    ]
+    if len(left_removes) == len(removes) and len(left_adds) == len(adds):
+        return None
+    edits = ("tableMappingsToRemove", "tableMappingsToAdd")
+    rest = {k: v for k, v in postgres.items() if k not in edits}
+    rest.update((k, v) for k, v in zip(edits, (left_removes, left_adds), strict=True) if v)
+    source = {k: v for k, v in body["source"].items() if k != "postgres"}
+    if rest:
+        source["postgres"] = rest
+    out = {k: v for k, v in body.items() if k != "source"}
+    # validateSamples only qualifies a write: alone, it is nothing to send.
+    if set(source) - {"validateSamples"}:
+        out["source"] = source
+    return out
 
 
 def write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> bool:

@@ -10,8 +10,11 @@ codes in one place (``main``): every ``ReconcileError`` prints its message on st
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
+from collections.abc import Callable
+from types import FrameType
 
 # httpx imports its own command line (``httpx._main``) when it can, and with it rich and
 # pygments: about 50 ms of start-up for a module this program never calls. Marking it absent
@@ -88,6 +91,31 @@ def debug_first(args: list[str]) -> tuple[list[str], bool]:
     return ["--debug", *rest], True
 
 
+def _sigterm_as_interrupt(received: list[signal.Signals]) -> Callable[[], None]:
+    """Make SIGTERM end the run the way Ctrl-C does; return what undoes it.
+
+    The handler records SIGTERM, then does what SIGINT's handler would: asyncio's own (cancel
+    the running command cleanly, then ``KeyboardInterrupt``) or Python's (raise it at once).
+    Apply's sending phase installs its own handlers for both signals and restores these after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_sigterm(_signum: int, frame: FrameType | None) -> None:
+        received.append(signal.SIGTERM)
+        handler = signal.getsignal(signal.SIGINT)
+        if not callable(handler):  # SIGINT ignored (a background job): interrupt all the same
+            handler = signal.default_int_handler
+        handler(signal.SIGINT, frame)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and map errors to exit codes (the only place that does).
 
@@ -109,11 +137,25 @@ def main(argv: list[str] | None = None) -> None:
         machine.emit_error(exc, code)
         sys.exit(code)
 
+    def interrupted() -> None:
+        # SIGINT or SIGTERM outside apply's sending phase (which reports its own interruption).
+        from reconciler.model.errors import Interrupted
+
+        sig = received[0] if received else signal.SIGINT
+        click.echo(f"Interrupted by {sig.name}.", err=True)
+        machine.emit_error(Interrupted(sig.name, f"interrupted by {sig.name}"), 128 + sig)
+        sys.exit(128 + sig)
+
+    received: list[signal.Signals] = []
+    restore = _sigterm_as_interrupt(received)
     try:
         rv = cli.main(args=args, prog_name="reconcile", standalone_mode=False)
     except ReconcileError as exc:
         fail(exc, str(exc), exc.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt into Abort; an Abort of its own is an EOF at a prompt.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            interrupted()
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except click.exceptions.Exit as exc:
@@ -123,12 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         machine.emit_error(exc, 1 if exc.exit_code == 2 else exc.exit_code)
         sys.exit(1 if exc.exit_code == 2 else exc.exit_code)
     except KeyboardInterrupt:
-        # Ctrl-C outside apply's sending phase (which handles it itself): nothing was sent.
-        from reconciler.model.errors import Interrupted
-
-        click.echo("Interrupted.", err=True)
-        machine.emit_error(Interrupted("SIGINT"), 130)
-        sys.exit(130)
+        interrupted()
     except OSError as exc:
         # A file the user named could not be read or written: say which, without a traceback.
         where = f": {exc.filename}" if exc.filename else ""
@@ -137,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         fail(
             exc, f"internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", 1
         )
+    finally:
+        restore()
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

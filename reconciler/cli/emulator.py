@@ -5,6 +5,8 @@ Starlette and uvicorn are imported inside the command so that other commands sta
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import click
@@ -20,6 +22,18 @@ def _rate_limit(ctx: click.Context, param: click.Parameter, value: str | None) -
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
     return value
+
+
+def _data_file(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    # A trailing separator means the user thought of a directory: saying so beats silently
+    # writing a file of that name.
+    if value is None:
+        return None
+    if value.endswith((os.sep, "/")):
+        raise click.BadParameter(
+            f"{value} names a directory; give a file in it, e.g. {value}emulator.json"
+        )
+    return Path(value)
 
 
 @click.command()
@@ -51,8 +65,10 @@ def _rate_limit(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option(
     "--data",
     "data_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Load the store from FILE if it exists, and save every change to it.",
+    type=click.Path(dir_okay=False),
+    callback=_data_file,
+    help="Load the store from FILE if it exists, and save every change to it "
+    "(its directory is created if missing).",
 )
 @click.option("--seed-pipes", default=0, type=click.IntRange(min=0), help="Add N scale-seed pipes.")
 @click.option(
@@ -94,12 +110,26 @@ def emulator(
         fault_seed=fault_seed,
         rate_limit=None if rate_limit is None else parse_rate_limit(rate_limit),
     )
+    if data_file is not None:
+        try:
+            data_file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot create the directory of --data {data_file}: {exc.strerror}"
+            ) from None
     try:
         app = create_app(
             config=config, seed_pipes=seed_pipes, services=services, data_file=data_file
         )
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        # The store is saved through a temporary file: name the user's file, not that one.
+        verb = "load" if data_file is not None and data_file.exists() else "write"
+        raise click.ClickException(f"cannot {verb} {data_file}: {exc.strerror}") from None
+    except ValueError as exc:
         raise click.ClickException(f"cannot load {data_file}: {exc}") from None
+    # A server stops on SIGTERM as its server library does (a graceful shutdown, then the
+    # signal's default action), not as a command interrupted before it sent anything.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         serve(app, host, port, print_env=print_env)
     except OSError as exc:

@@ -67,7 +67,9 @@ def emit_error(exc: BaseException, exit_code: int) -> None:
 
         document = results_document([], Plan(actions=()), errors=entries, exit_code=exit_code)
     elif command == "validate":
-        document = {"valid": False, "errors": entries, "resources": []}
+        from reconciler.cli.validate import document as validate_document
+
+        document = validate_document(entries, [], exit_code)
     else:
         document = {"formatVersion": 1, "errors": entries, "exitCode": exit_code}
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))

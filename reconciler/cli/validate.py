@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -25,6 +26,7 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
 
     Prints every error as FILE:LINE:COL: PATH: MESSAGE. Exit 0 when all are valid, 1 otherwise.
     """
+    from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
     from reconciler.model.errors import ManifestErrors
 
@@ -33,8 +35,7 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
     except ManifestErrors as exc:
         errors = exc.errors
         if output == "json":
-            body = {"valid": False, "errors": [e.to_dict() for e in errors], "resources": []}
-            click.echo(json.dumps(body, indent=2))
+            click.echo(json.dumps(document(error_entries(exc), [], 1), indent=2))
         else:
             for error in errors:
                 click.echo(str(error))
@@ -43,15 +44,10 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
             click.echo(f"{len(errors)} error{plural} in {files} file{'s' if files != 1 else ''}")
         return 1
     if output == "json":
-        body = {
-            "valid": True,
-            "errors": [],
-            "resources": [
-                {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index}
-                for r in resources
-            ],
-        }
-        click.echo(json.dumps(body, indent=2))
+        listed = [
+            {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index} for r in resources
+        ]
+        click.echo(json.dumps(document([], listed, 0), indent=2))
         return 0
     from reconciler.model.resources import KINDS
 
@@ -60,3 +56,16 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
     noun = "manifest" if len(resources) == 1 else "manifests"
     click.echo(f"{len(resources)} {noun} valid ({detail})")
     return 0
+
+
+def document(
+    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
+) -> dict[str, Any]:
+    """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
+    return {
+        "formatVersion": 1,
+        "exitCode": exit_code,
+        "valid": not errors,
+        "errors": errors,
+        "resources": resources,
+    }

@@ -100,8 +100,8 @@ class Store:
         """A store read from a file written by ``save``."""
         data = json.loads(path.read_text(encoding="utf-8"))
         for key in ("organizations", "services", "pipes", "reversePrivateEndpoints", "backups"):
-            if not isinstance(data.get(key), dict):
-                raise ValueError(f"{path}: not an emulator data file (no {key!r} object)")
+            if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+                raise ValueError(f"not an emulator data file (no {key!r} object)")
         data.setdefault("dashboards", {})
         return cls(data, path)
 

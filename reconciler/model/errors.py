@@ -217,11 +217,11 @@ class DeadlineExceeded(ApiError):
 
 
 class Interrupted(ReconcileError):
-    """A request not sent because the run was interrupted (SIGINT/SIGTERM during apply)."""
+    """A request not sent, or a run ended, because of SIGINT/SIGTERM (``reason`` names it)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, message: str | None = None) -> None:
         self.reason = reason
-        super().__init__(f"not started: apply was interrupted by {reason}")
+        super().__init__(message or f"not started: apply was interrupted by {reason}")
 
 
 class PlanError(ReconcileError):

@@ -128,6 +128,9 @@ class Action:
     # Omitted: the content hash of ``basis``, worked out when first read (``_BasisHash``).
     basis_hash: _BasisHash = _BasisHash()
     secrets: Mapping[str, str] = field(default_factory=dict)
+    # Secret fields whose fingerprints state records but the manifest no longer states: apply
+    # forgets them (a state-only change), so stating the secret again sends it again.
+    forget_secrets: tuple[str, ...] = ()
     content_hash: str | None = None
     # A dashboard whose ``metadata.name`` was renamed: the name its state record had.
     renamed_from: str | None = None

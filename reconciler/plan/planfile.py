@@ -74,6 +74,8 @@ def action_to_json(action: Action) -> dict[str, Any]:
         "secrets": dict(action.secrets),
         "contentHash": action.content_hash,
         "renamedFrom": action.renamed_from,
+        # Only when there is something to forget: plans of thousands of pipes stay as they were.
+        **({"forgetSecrets": list(action.forget_secrets)} if action.forget_secrets else {}),
     }
 
 
@@ -174,6 +176,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
         secrets={str(k): str(v) for k, v in (raw.get("secrets") or {}).items()},
         content_hash=raw.get("contentHash"),
         renamed_from=raw.get("renamedFrom"),
+        forget_secrets=tuple(str(name) for name in raw.get("forgetSecrets") or ()),
     )
 
 

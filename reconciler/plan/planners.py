@@ -18,7 +18,7 @@ from typing import Any
 from reconciler.client.live import Observed
 from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import fingerprint, holds_secret
+from reconciler.model.secrets import fingerprint, holds_secret, secret_paths
 from reconciler.plan.actions import (
     Action,
     Op,
@@ -107,6 +107,7 @@ def plan_pipe(
             or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
         )
     }
+    stated = {secret_field_name(path) for path in secret_paths(resource)}
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
     return Action(
         "Pipe",
@@ -119,6 +120,7 @@ def plan_pipe(
         target=dict(ids),
         basis=basis,
         secrets=recorded,
+        forget_secrets=tuple(sorted(k for k in secrets.recorded if k not in stated)),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets as _random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -112,6 +112,18 @@ class State:
             else:
                 entry[name] = value
         entry["appliedAt"] = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def forget_fingerprints(self, resource_key: str, names: Iterable[str]) -> bool:
+        """Drop the named secret fingerprints of a resource; tell whether any was recorded."""
+        secrets = self.resources.get(resource_key, {}).get("secrets")
+        if not isinstance(secrets, dict):
+            return False
+        dropped = [name for name in names if secrets.pop(name, None) is not None]
+        if dropped:
+            self._lines.pop(resource_key, None)
+            if not secrets:
+                del self.resources[resource_key]["secrets"]
+        return bool(dropped)
 
     def forget(self, resource_key: str) -> None:
         """Drop a resource's entry."""
