@@ -154,6 +154,13 @@ def _with_pipe_id(text: str, pipe_id: str) -> str:
     return text.replace(_pipe_id(text), pipe_id)
 
 
+def assert_reaped(pids: list[int]) -> None:
+    """Every worker was waited for: none is left running or as a zombie."""
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
 def outcome(load: Callable[[], list[Resource]]) -> tuple[str, Any]:
     """Everything a caller can observe of a load: errors in order, or resources in full."""
     try:
@@ -288,10 +295,7 @@ def test_a_failing_worker_should_lose_nothing(
         assert all(spy.answers)  # answers arrived; their garbled blocks were read here
     else:
         assert spy.answers == [None, None]  # their blocks were all read here again
-    # Every worker was reaped.
-    for pid in spy.forks:
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    assert_reaped(spy.forks)
 
 
 def test_a_read_that_fails_here_should_end_its_workers(
@@ -310,9 +314,7 @@ def test_a_read_that_fails_here_should_end_its_workers(
     with pytest.raises(KeyboardInterrupt):
         load_resources([directory])
     assert len(spy.forks) == 2
-    for pid in spy.forks:
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    assert_reaped(spy.forks)
 
 
 def test_no_worker_should_be_forked_while_another_thread_runs(

@@ -26,6 +26,7 @@ from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
+from reconciler.model import collector
 from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
@@ -162,15 +163,21 @@ async def apply_plan(
             )
         saved = select_actions(saved, request.options.targets)
     paths = scope.paths or (saved.manifest_paths if saved else ())
-    resources = load_manifests(paths, organization=scope.organization) if paths else []
-    backend = scope.backend()
-    config.check()
-    with contextlib.closing(backend), locked_state(backend, timeout=request.lock_timeout) as state:
-        async with Client(config, transport=transport) as client:
-            run = _Run(client, state, hooks, request.options)
-            if saved is not None:
-                return await run.saved(saved, resources, partial=request.partial)
-            return await run.fresh(resources, paths)
+    # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
+    with collector.spared() as loaded:
+        resources = load_manifests(paths, organization=scope.organization) if paths else []
+        loaded()
+        backend = scope.backend()
+        config.check()
+        with (
+            contextlib.closing(backend),
+            locked_state(backend, timeout=request.lock_timeout) as state,
+        ):
+            async with Client(config, transport=transport) as client:
+                run = _Run(client, state, hooks, request.options)
+                if saved is not None:
+                    return await run.saved(saved, resources, partial=request.partial)
+                return await run.fresh(resources, paths)
 
 
 @dataclass

@@ -186,14 +186,23 @@ class Client:
 
     # -- public verbs ---------------------------------------------------------------------
 
-    async def get(self, path: str, *, resource: str | None = None, optional: bool = False) -> Any:
+    async def get(
+        self, path: str, *, resource: str | None = None, optional: bool = False, decode: bool = True
+    ) -> Any:
         """GET a management path and return the envelope's ``result``.
 
         ``optional`` marks an endpoint the spec does not guarantee: a 404/405 then raises
-        ``Unsupported`` so the caller can fall back.
+        ``Unsupported`` so the caller can fall back. Without ``decode``, a successful answer
+        is returned as ``Undecoded`` (its body still bytes, decoded when the caller is ready).
         """
         result, _ = await self.call(
-            MANAGEMENT, "GET", path, resource=resource, idempotent=True, optional=optional
+            MANAGEMENT,
+            "GET",
+            path,
+            resource=resource,
+            idempotent=True,
+            optional=optional,
+            decode=decode,
         )
         return result
 
@@ -226,6 +235,7 @@ class Client:
         resource: str | None = None,
         idempotent: bool,
         optional: bool = False,
+        decode: bool = True,
     ) -> tuple[Any, RequestRecord]:
         """Send one logical request (with retries); return the payload and its record.
 
@@ -238,7 +248,7 @@ class Client:
         async with self._gate:
             self._check_halted()
             try:
-                return await self._call(interface, method, path, body, resource, idempotent)
+                return await self._call(interface, method, path, body, resource, idempotent, decode)
             except (NotFound, MethodNotAllowed) as exc:
                 raise (exc.as_type(Unsupported) if optional else exc) from None
 
@@ -258,6 +268,7 @@ class Client:
         body: Mapping[str, Any] | None,
         resource: str | None,
         idempotent: bool,
+        decode: bool = True,
     ) -> tuple[Any, RequestRecord]:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = Attempts(self.config.limits, self.config.max_attempts)
@@ -267,7 +278,7 @@ class Client:
                 with attempt:
                     response = await self._once(interface, method, path, payload, attempts)
                     unwrapped: tuple[Any, RequestRecord] = unwrap(
-                        interface, response, method, path, attempts.count
+                        interface, response, method, path, attempts.count, decode=decode
                     )
                     return unwrapped
         except Retryable as exc:

@@ -24,7 +24,7 @@ from reconciler.client.paths import (
     pipes_path,
     services_path,
 )
-from reconciler.client.responses import Undecoded, deferred_decoding
+from reconciler.client.responses import Undecoded
 from reconciler.model.errors import ApiError
 
 JsonObject = dict[str, Any]
@@ -68,8 +68,9 @@ async def list_pipes_undecoded(
     call, each exactly as ``list_pipes`` raises it.
     """
     resource = f"pipes of service {service_id}"
-    with deferred_decoding():
-        answer = await client.get(pipes_path(org, service_id), resource=resource, optional=True)
+    answer = await client.get(
+        pipes_path(org, service_id), resource=resource, optional=True, decode=False
+    )
 
     def decode() -> list[JsonObject]:
         if not isinstance(answer, Undecoded):  # decoded anyway (e.g. by a test double)

@@ -5,17 +5,14 @@ Management answers are wrapped in ``{status, requestId, result}``, dashboards an
 code, message and requestId; a failure that never got an answer becomes a plain ``ApiError``
 naming the transport error and where it was going.
 
-Within ``deferred_decoding()`` a successful answer is returned as ``Undecoded`` (its body kept
+With ``decode=False`` (``Client.get``) a successful answer is returned as ``Undecoded`` (its body kept
 as bytes) and decoded by its reader when its turn comes: the fetcher keeps the next large pipe
 list so while it plans the current one, without holding two parsed lists.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,19 +86,6 @@ def transport_error(exc: Exception, method: str, path: str) -> ApiError:
     )
 
 
-_DEFERRED: ContextVar[bool] = ContextVar("reconcile_deferred_decoding", default=False)
-
-
-@contextlib.contextmanager
-def deferred_decoding() -> Iterator[None]:
-    """Within this block (this task only), successful answers come back as ``Undecoded``."""
-    token = _DEFERRED.set(True)
-    try:
-        yield
-    finally:
-        _DEFERRED.reset(token)
-
-
 @dataclass(frozen=True)
 class Undecoded:
     """A successful answer whose body is still bytes; ``payload`` decodes it as ``unwrap`` would."""
@@ -118,13 +102,22 @@ class Undecoded:
 
 
 def unwrap(
-    interface: str, response: httpx.Response, method: str, path: str, attempts: int
+    interface: str,
+    response: httpx.Response,
+    method: str,
+    path: str,
+    attempts: int,
+    *,
+    decode: bool = True,
 ) -> tuple[Any, RequestRecord]:
-    """Return a response's payload (its envelope's member) and its record, or raise its error."""
+    """Return a response's payload (its envelope's member) and its record, or raise its error.
+
+    Without ``decode``, a successful answer's payload is an ``Undecoded`` (body still bytes).
+    """
     status = response.status_code
     if status >= 400:
         raise parse_error(interface, response, method, path)
-    if _DEFERRED.get():
+    if not decode:
         undecoded = Undecoded(interface, status, method, path, response.content)
         return undecoded, RequestRecord(interface, method, path, status, None, attempts)
     payload, request_id = _envelope(interface, status, response.content, method, path)
