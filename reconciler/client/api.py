@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from reconciler.client.limits import (
     read_capped,
     redirect_target,
 )
+from reconciler.client.pacing import Pacer
 from reconciler.client.responses import RequestRecord, parse_error, transport_error, unwrap
 from reconciler.client.retry import (
     Attempts,
@@ -120,6 +122,7 @@ class Client:
             DASHBOARDS: RequestBudget(config.dashboards_rate),
         }
         self._gate = asyncio.Semaphore(max(1, config.parallelism))
+        self._pacer = Pacer(config.parallelism)
         # Set by ``halt``: no request starts any more (one already on the wire is not touched).
         self.halted: str | None = None
         # The tasks whose request is on the wire now (so an abort can tell sent from not sent).
@@ -245,12 +248,20 @@ class Client:
         # The concurrency slot is taken before any per-request work: a thousand queued reads
         # then wait here cheaply instead of each building its retry state up front, which
         # delayed the first request by a third of a second at 1,000 pipes.
-        async with self._gate:
+        self._pacer.waiting += 1
+        try:
+            await self._gate.acquire()
+        finally:
+            self._pacer.waiting -= 1
+        try:
+            await self._pacer.turn()
             self._check_halted()
             try:
                 return await self._call(interface, method, path, body, resource, idempotent, decode)
             except (NotFound, MethodNotAllowed) as exc:
                 raise (exc.as_type(Unsupported) if optional else exc) from None
+        finally:
+            self._gate.release()
 
     def halt(self, reason: str) -> None:
         """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead."""
@@ -365,6 +376,7 @@ class Client:
             async with asyncio.timeout(deadline):
                 request = http.build_request(method, path, content=payload, headers=headers)
                 lean = self._lean.get(interface)
+                sent = time.monotonic()
                 if lean is not None:
                     response = await lean.handle_async_request(request)
                 else:
@@ -374,6 +386,7 @@ class Client:
                     body = await read_capped(response, limits.max_response_bytes)
                 finally:
                     await response.aclose()
+                self._pacer.observe(time.monotonic() - sent)
         except TimeoutError:
             note = f"no complete answer within {deadline:.3g} s"
             attempts.notes.append(note)
