@@ -242,56 +242,60 @@ class Applier:
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except (BadRequest, Conflict, NotFound) as exc:
-                try:
-                    last, made = await self._after_refusal(action, request, exc, label)
-                except AuthenticationFailed:
-                    raise
-                except ApiError as final:
-                    unknown = isinstance(final, OutcomeUnknown)
+                resolved = await self._after_refusal(action, request, exc, label)
+                if isinstance(resolved, ApiError):
+                    lost = isinstance(resolved, OutcomeUnknown)
                     return last, stop(
-                        Outcome.UNCERTAIN if unknown else Outcome.FAILED, final, index
+                        Outcome.UNCERTAIN if lost else Outcome.FAILED, resolved, index
                     )
-                done.append(made)
+                last = resolved[0]
+                done.append(resolved[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
         return last, None
 
     async def _after_refusal(
         self, action: Action, request: Request, exc: ApiError, label: str
-    ) -> tuple[Any, RequestResult]:
+    ) -> tuple[Any, RequestResult] | ApiError:
         """Re-read a pipe whose table-mapping edit was refused; drop the edits it shows made.
 
         A killed run's request can land after this run read the pipe: its removal then finds
         no mapping to remove and the server refuses the whole body. Which status and message
         the service uses is not specified, so the re-read decides: with edits made, the rest
         is sent once more (or, if nothing is left, the write is done); with none, ``exc``
-        stands. Raises the ``ApiError`` that ends the request.
+        stands. Returns the answer and the request's result, or the error that ends it.
         """
         postgres = value_at(request.body or {}, ("source", "postgres"))
-        if action.kind != "Pipe" or not isinstance(postgres, Mapping):
-            raise exc
-        if not (postgres.get("tableMappingsToRemove") or postgres.get("tableMappingsToAdd")):
-            raise exc
+        edits = isinstance(postgres, Mapping) and (
+            postgres.get("tableMappingsToRemove") or postgres.get("tableMappingsToAdd")
+        )
+        if action.kind != "Pipe" or not edits:
+            return exc
         try:
             live = await self.client.get(request.path, resource=label)
-        except AuthenticationFailed:
+        except AuthenticationFailed:  # the run stops
             raise
-        except ApiError:
-            raise exc from None
+        except ApiError:  # cannot tell: the refusal stands
+            return exc
         rest = without_edits_made(request.body or {}, live) if isinstance(live, Mapping) else None
         if rest is None:
-            raise exc
+            return exc
         if not rest:
             return live, already_made(request, exc)
-        narrowed = dataclasses.replace(request, body=rest)
-        answer, record = await self.client.call(
-            request.interface,
-            request.method,
-            request.path,
-            self._with_secrets(action, narrowed),
-            resource=label,
-            idempotent=False,
-        )
+        narrowed = self._with_secrets(action, dataclasses.replace(request, body=rest))
+        try:
+            answer, record = await self.client.call(
+                request.interface,
+                request.method,
+                request.path,
+                narrowed,
+                resource=label,
+                idempotent=False,
+            )
+        except AuthenticationFailed:
+            raise
+        except ApiError as final:
+            return final
         return answer, ok(request, record)
 
     def _with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:

@@ -9,7 +9,7 @@ these; ``FAILURES`` are the outcomes that leave work undone (a later apply finis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from reconciler.client.api import RequestRecord
@@ -99,15 +99,8 @@ def confirmed(request: Request) -> RequestResult:
 
 def already_made(request: Request, exc: ApiError) -> RequestResult:
     """The result of a refused write whose edits a re-read showed already made (nothing left)."""
-    return RequestResult(
-        request.method,
-        request.path,
-        request.purpose,
-        exc.status,
-        exc.request_id,
-        Outcome.APPLIED,
-        "refused, but a re-read shows its table mapping edits already made",
-    )
+    note = "refused, but a re-read shows its table mapping edits already made"
+    return replace(failed(request, exc, Outcome.APPLIED), error=note)
 
 
 def skipped(
