@@ -369,3 +369,27 @@ def test_https_to_an_untrusted_certificate_should_be_a_connect_error_caused_by_t
         assert isinstance(caught.value.__cause__, ssl.SSLCertVerificationError)
 
     asyncio.run(scenario())
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="this machine has no IPv6 loopback")
+def test_an_ipv6_literal_url_should_connect() -> None:
+    async def scenario() -> None:
+        server = Server(echo_forever)
+        listener = await asyncio.start_server(server.handle, "::1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        try:
+            async with httpx.AsyncClient(transport=LeanTransport()) as http:
+                assert (await http.post(f"http://[::1]:{port}/", content=b"six")).text == "six"
+        finally:
+            listener.close()
+
+    asyncio.run(scenario())

@@ -156,13 +156,15 @@ class LeanTransport(httpx.AsyncBaseTransport):
         url = request.url
         tls = url.scheme == "https"
         port = url.port or (443 if tls else 80)
+        # The ASCII (IDNA) form: what DNS resolves and what a certificate names.
+        host = url.raw_host.decode("ascii")
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    url.host,
+                    host,
                     port,
                     ssl=(self._ssl or ssl.create_default_context()) if tls else None,
-                    server_hostname=url.host if tls else None,
+                    server_hostname=host if tls else None,
                     limit=_READ_SIZE,
                 )
         except TimeoutError:
