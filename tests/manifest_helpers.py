@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import ManifestErrors
 
@@ -82,3 +84,12 @@ def replace_line(text: str, old: str, new: str) -> str:
     """Return ``text`` with the one line containing ``old`` replaced by ``new`` (same count)."""
     assert text.count(old) == 1, old
     return text.replace(old, new)
+
+
+def set_example_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set the variables ``manifests/.env.example`` names, as a user copying it to ``.env`` would."""
+    example = Path(__file__).resolve().parent.parent / "manifests" / ".env.example"
+    for line in example.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            monkeypatch.setenv(name, value)

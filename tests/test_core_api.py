@@ -18,6 +18,7 @@ import reconciler
 from reconciler.emulator import EmulatorApp
 from reconciler.plan.actions import Plan
 from tests.asgi_helpers import config, emulator_app
+from tests.manifest_helpers import set_example_secrets
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
@@ -25,10 +26,7 @@ MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
 
 @pytest.fixture(autouse=True)
 def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
-    for line in (MANIFESTS / ".env.example").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.partition("=")
-            monkeypatch.setenv(name, value)
+    set_example_secrets(monkeypatch)
 
 
 def _scope(tmp_path: Path) -> reconciler.Scope:

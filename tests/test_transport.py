@@ -20,10 +20,12 @@ import pytest
 import trustme
 
 import reconciler
-from reconciler.client.api import ApiConfig, Client
+from reconciler.client.api import Client
 from reconciler.client.transport import LeanTransport, environment_proxies
 from reconciler.model.errors import NotFound
+from tests.asgi_helpers import config as client_config
 from tests.conftest import Emulator
+from tests.manifest_helpers import set_example_secrets
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -259,13 +261,7 @@ def test_a_cancelled_request_should_free_its_place_in_the_pool() -> None:
 def test_the_client_should_use_the_lean_transport_unless_a_proxy_is_configured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    config = ApiConfig(
-        base_url="http://127.0.0.1:9",
-        key_id="k",
-        key_secret="s",
-        dashboards_url="http://127.0.0.1:9",
-        dashboards_token="t",
-    )
+    config = client_config()
     for name in (
         "HTTP_PROXY",
         "HTTPS_PROXY",
@@ -288,17 +284,13 @@ def test_a_plan_through_either_transport_should_be_the_same(
     emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # httpx's own transport still carries every request when a proxy is configured.
-    for line in (REPO / "manifests" / ".env.example").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.partition("=")
-            monkeypatch.setenv(name, value)
-    env = emulator.env()
-    config = ApiConfig(
-        base_url=env["RECONCILE_BASE_URL"],
-        key_id=env["RECONCILE_KEY_ID"],
-        key_secret=env["RECONCILE_KEY_SECRET"],
-        dashboards_url=env["RECONCILE_DASHBOARDS_URL"],
-        dashboards_token=env["RECONCILE_DASHBOARDS_TOKEN"],
+    set_example_secrets(monkeypatch)
+    config = client_config(
+        base_url=emulator.url,
+        dashboards_url=emulator.url,
+        key_id=emulator.key_id,
+        key_secret=emulator.key_secret,
+        dashboards_token=emulator.token,
     )
     scope = reconciler.Scope(paths=(str(REPO / "manifests"),), state=str(tmp_path / "s.json"))
 

@@ -121,7 +121,6 @@ class Client:
             MANAGEMENT: RequestBudget(config.rate),
             DASHBOARDS: RequestBudget(config.dashboards_rate),
         }
-        self._gate = asyncio.Semaphore(max(1, config.parallelism))
         self._pacer = Pacer(config.parallelism)
         # Set by ``halt``: no request starts any more (one already on the wire is not touched).
         self.halted: str | None = None
@@ -248,20 +247,12 @@ class Client:
         # The concurrency slot is taken before any per-request work: a thousand queued reads
         # then wait here cheaply instead of each building its retry state up front, which
         # delayed the first request by a third of a second at 1,000 pipes.
-        self._pacer.waiting += 1
-        try:
-            await self._gate.acquire()
-        finally:
-            self._pacer.waiting -= 1
-        try:
-            await self._pacer.turn()
+        async with self._pacer.slot():
             self._check_halted()
             try:
                 return await self._call(interface, method, path, body, resource, idempotent, decode)
             except (NotFound, MethodNotAllowed) as exc:
                 raise (exc.as_type(Unsupported) if optional else exc) from None
-        finally:
-            self._gate.release()
 
     def halt(self, reason: str) -> None:
         """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead."""

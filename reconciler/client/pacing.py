@@ -15,15 +15,17 @@ fetch phase's median fell from 3.59 to 3.51 s.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 __all__ = ["Pacer"]
 
 
 class Pacer:
-    """Spaces request starts by (shortest recent round trip ÷ parallelism) while others wait."""
+    """The concurrency slots, whose starts are spaced by (shortest recent round trip ÷
+    parallelism) while others wait for one."""
 
     # Round trips remembered: the shortest of them sets the spacing, so one slow answer
     # never widens it, and a faster server narrows it at once.
@@ -43,8 +45,23 @@ class Pacer:
         self._clock = clock
         self._sleep = sleep
         self.waiting = 0  # calls queued for a concurrency slot
+        self._slots = asyncio.Semaphore(self.parallelism)
         self._round_trips: deque[float] = deque(maxlen=self.RECENT)
         self._next = 0.0
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one of the ``parallelism`` concurrency slots, starting when this start is due."""
+        self.waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+        try:
+            await self.turn()
+            yield
+        finally:
+            self._slots.release()
 
     def observe(self, seconds: float) -> None:
         """Record the round trip of an answered request."""
