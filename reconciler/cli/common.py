@@ -297,7 +297,8 @@ class StateWhere:
 
     def backend(self, paths: tuple[str, ...] = ()) -> Backend:
         """Open the backend (the caller closes it); no ``--state``: the project's default file."""
-        from reconciler.state.backend import DEFAULT_WORKSPACE, open_backend
+        from reconciler.state.backend import DEFAULT_WORKSPACE
+        from reconciler.state.stores import open_backend
 
         address = self.state_path or str(state_path_for(None, paths))
         return open_backend(address, self.workspace or DEFAULT_WORKSPACE)
