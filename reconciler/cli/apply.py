@@ -12,8 +12,9 @@ import click
 
 from reconciler.cli.common import Connection, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option
-from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
+from reconciler.cli.plan import ManifestOptions, plan_options
 from reconciler.metrics import note_apply, note_plan
+from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult

@@ -153,11 +153,19 @@ class Settings:
         """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
         from reconciler.settings.apiconfig import api_config_of
 
-        for param in ("key_id", "key_secret", "dashboards_token"):
-            problem = self.values[param].problem if param in self.values else None
-            if problem:
-                raise ConfigError(problem)
+        self.check(("key_id", "key_secret", "dashboards_token"))
         return api_config_of({p: r.value for p, r in self.values.items()}, insecure=insecure)
+
+    def check(self, params: Collection[str] | None = None) -> None:
+        """Raise ``ConfigError`` for a setting (of ``params``) whose value could not be read:
+        an environment's credential whose variable is unset or empty, or whose file is empty."""
+        problems = [
+            r.problem
+            for r in self.rows()
+            if r.problem and (params is None or r.setting.param in params)
+        ]
+        if problems:
+            raise ConfigError("; ".join(problems))
 
     def override(self, explicit: Mapping[str, Any]) -> Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
