@@ -225,3 +225,11 @@ def test_reload_reads_the_project_file_and_env_file_again(project: Path) -> None
     again = first.reload()
     assert (first.get("parallelism"), again.get("parallelism")) == (4, 7)
     assert again.api_config().key_id == "rotated"
+
+
+def test_an_unreadable_secret_file_stops_only_what_needs_the_credential(project: Path) -> None:
+    (project / "secrets" / "prod-key").unlink()
+    prod = at(project, environment="prod")  # resolving (config, validate) still works
+    assert prod.resolved("key_secret").where.endswith("(fromFile secrets/prod-key: unreadable)")
+    with pytest.raises(ConfigError, match=r"environments.prod.keySecret: cannot read the secret"):
+        prod.api_config()

@@ -362,17 +362,20 @@ def _from_environment(setting: Setting, env: Environment, settings: Settings) ->
     key = (*env.key, name)
     ref = env.credentials.get(name)
     if ref is not None:
-        where = f"{where_in_project(project, key)} ({ref.describe()})"
-        value = ref.read(settings.environ)
-        if value is None:
+        line = where_in_project(project, key)
+        try:
+            value = ref.read(settings.environ)
             problem = (
-                f"{where_in_project(project, key)}: the environment variable {ref.variable} is "
-                "not set (or empty)"
+                f"{line}: the environment variable {ref.variable} is not set (or empty)"
                 if ref.variable
-                else f"{where_in_project(project, key)}: the secret file {ref.file} is empty"
+                else f"{line}: the secret file {ref.file} is empty"
             )
-            return Resolved(setting, None, Source.ENVIRONMENT, where, problem)
-        return Resolved(setting, value, Source.ENVIRONMENT, where)
+        except ConfigError as exc:  # an unreadable file: only a run that needs it stops
+            value, problem = None, f"{line}: {exc}"
+        if value is None:
+            shown = f"{line} ({ref.describe()}: {'not set' if ref.variable else 'unreadable'})"
+            return Resolved(setting, None, Source.ENVIRONMENT, shown, problem)
+        return Resolved(setting, value, Source.ENVIRONMENT, f"{line} ({ref.describe()})")
     if name in env.values:
         return Resolved(
             setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
