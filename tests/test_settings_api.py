@@ -230,6 +230,13 @@ def test_reload_reads_the_project_file_and_env_file_again(project: Path) -> None
 def test_an_unreadable_secret_file_stops_only_what_needs_the_credential(project: Path) -> None:
     (project / "secrets" / "prod-key").unlink()
     prod = at(project, environment="prod")  # resolving (config, validate) still works
-    assert prod.resolved("key_secret").where.endswith("(fromFile secrets/prod-key: unreadable)")
+    assert prod.resolved("key_secret").where.endswith("secrets/prod-key: unreadable)")
     with pytest.raises(ConfigError, match=r"environments.prod.keySecret: cannot read the secret"):
         prod.api_config()
+
+
+def test_no_secret_shows_in_the_repr_of_settings(project: Path) -> None:
+    prod = at(project, environment="prod").override({"key_secret": "flag-secret-value"})
+    text = repr(prod) + "".join(repr(r) for r in prod.rows())
+    assert "flag-secret-value" not in text and "prod-secret" not in text
+    assert "prod-id" not in text  # values are never in a repr, secret or not
