@@ -240,3 +240,12 @@ def test_no_secret_shows_in_the_repr_of_settings(project: Path) -> None:
     text = repr(prod) + "".join(repr(r) for r in prod.rows())
     assert "flag-secret-value" not in text and "prod-secret" not in text
     assert "prod-id" not in text  # values are never in a repr, secret or not
+
+
+def test_the_same_request_resolves_for_each_environment(project: Path) -> None:
+    base = at(project).override({"parallelism": 2})
+    prod, staging = base.for_environment("prod"), base.for_environment("staging")
+    assert (prod.workspace, staging.workspace) == ("production", "staging")
+    assert prod.get("parallelism") == staging.get("parallelism") == 2
+    with pytest.raises(ConfigError, match="no such environment"):
+        base.for_environment("qa")

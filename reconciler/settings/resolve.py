@@ -171,6 +171,10 @@ class Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
         return apply_explicit(self, explicit)
 
+    def for_environment(self, name: str) -> Settings:
+        """Resolve the same request (explicit values, files) for environment ``name``."""
+        return resolve_request(replace(self.request, environment=name, environment_from="--env"))
+
     def reload(self) -> Settings:
         """Resolve the same request again: re-read the project file, env files and variables."""
         return resolve_request(self.request)
