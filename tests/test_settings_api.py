@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from reconciler.model.errors import ConfigError, ManifestErrors
+from reconciler.plan.run import compute_plan
 from reconciler.settings import (
     Settings,
     Source,
@@ -15,7 +18,10 @@ from reconciler.settings import (
     resolve,
     resolve_environments,
 )
+from tests.cli_helpers import SECRET_ENV
+from tests.conftest import Emulator
 
+REPO = Path(__file__).resolve().parent.parent
 PROJECT = """\
 manifests: [manifests]
 organizationId: 7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c
@@ -249,3 +255,27 @@ def test_the_same_request_resolves_for_each_environment(project: Path) -> None:
     assert prod.get("parallelism") == staging.get("parallelism") == 2
     with pytest.raises(ConfigError, match="no such environment"):
         base.for_environment("qa")
+
+
+def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [*SECRET_ENV, *[n for n in os.environ if n.startswith("RECONCILE_")]]:
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    (tmp_path / "reconcile.yaml").write_text(
+        f"manifests: [manifests]\norganizationId: {emulator.org_id}\n"
+        f"rates: {{management: none}}\nenvironments:\n  prod:\n    baseUrl: {emulator.url}\n"
+        "    envFile: prod.env\n    keyId: {fromEnv: EMU_ID}\n    keySecret: {fromEnv: EMU_SECRET}\n"
+        "    dashboardsToken: {fromEnv: EMU_TOKEN}\n",
+        encoding="utf-8",
+    )
+    lines = [f"{k}={v}" for k, v in SECRET_ENV.items()]
+    lines += [f"EMU_ID={emulator.key_id}", f"EMU_SECRET={emulator.key_secret}"]
+    (tmp_path / "prod.env").write_text("\n".join([*lines, f"EMU_TOKEN={emulator.token}"]) + "\n")
+    before = dict(os.environ)
+    settings = resolve(cwd=str(tmp_path), environment="prod")
+    with settings.secret_variables():
+        plan = asyncio.run(compute_plan(settings.api_config(), settings.scope())).plan
+    assert not plan.failed, [a.errors for a in plan.failed]
+    assert len(plan.changed) == 9 and dict(os.environ) == before

@@ -8,11 +8,13 @@ state file through an HMAC fingerprint, so neither plans, state nor logs ever ho
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,21 @@ from reconciler.model.fields import SECRET_FIELDS
 from reconciler.model.resources import JsonPath, Resource, format_path
 
 REDACTED = "(sensitive)"
+# The variables ``{fromEnv}`` references read: the process environment, unless the run says
+# otherwise (``variables``) — a run over several environments gives each its own env file's
+# variables without writing any of them into ``os.environ``. A context variable, so that each
+# asyncio task (one environment's plan) sees the mapping it was started with.
+_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("secret_variables", default=None)
+
+
+@contextlib.contextmanager
+def variables(environ: Mapping[str, str]) -> Iterator[None]:
+    """Make ``{fromEnv}`` references resolved inside the block read ``environ``."""
+    token = _VARIABLES.set(environ)
+    try:
+        yield
+    finally:
+        _VARIABLES.reset(token)
 
 
 class Secret:
@@ -86,7 +103,8 @@ def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> 
     field = format_path(("spec", *path))
     if "fromEnv" in ref:
         name = str(ref["fromEnv"])
-        value = os.environ.get(name)
+        chosen = _VARIABLES.get()
+        value = (os.environ if chosen is None else chosen).get(name)
         if value is None:
             raise ManifestError(where, field, f"environment variable {name} is not set")
         return Secret(value)

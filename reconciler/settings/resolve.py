@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,6 +171,13 @@ class Settings:
     def override(self, explicit: Mapping[str, Any]) -> Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
         return apply_explicit(self, explicit)
+
+    def secret_variables(self) -> AbstractContextManager[None]:
+        """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
+        (the env files' variables included) instead of ``os.environ``."""
+        from reconciler.model.secrets import variables
+
+        return variables(self.environ)
 
     def for_environment(self, name: str) -> Settings:
         """Resolve the same request (explicit values, files) for environment ``name``."""
