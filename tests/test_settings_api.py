@@ -279,3 +279,24 @@ def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key
         plan = asyncio.run(compute_plan(settings.api_config(), settings.scope())).plan
     assert not plan.failed, [a.errors for a in plan.failed]
     assert len(plan.changed) == 9 and dict(os.environ) == before
+
+
+def test_every_mistake_in_environments_is_reported_at_its_line_at_once(tmp_path: Path) -> None:
+    (tmp_path / "reconcile.yaml").write_text(
+        "environments:\n  prod:\n    overlay: [x]\n    exclude: [nokind]\n"
+        "    keyId: {fromEnv: K, fromFile: y}\n  bad name:\n    baseUrl: ftp://x\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ManifestErrors) as caught:
+        resolve(cwd=str(tmp_path), environ={}, environment="prod")
+    lines = [str(e).split("reconcile.yaml:", 1)[1] for e in caught.value.errors]
+    assert lines == [
+        "3:5: environments.prod.overlay: unknown field 'overlay' (did you mean 'overlays'?)",
+        "4:15: environments.prod.exclude[0]: 'nokind' is not a KIND/NAME glob (e.g. "
+        "Dashboard/staging-*)",
+        "5:5: environments.prod.keyId: a secret reference takes exactly one of fromEnv or fromFile",
+        "6:3: environments.bad name: 'bad name' is not an environment name: letters, digits, '.', "
+        "'_' and '-', at most 64, starting with a letter or digit (it is also the environment's "
+        "default workspace)",
+        "7:5: environments.bad name.baseUrl: 'ftp://x' is not an http:// or https:// URL",
+    ]
