@@ -58,8 +58,23 @@ class ManifestOptions:
         from reconciler.plan.compute import PlanOptions
 
         return PlanOptions(
-            targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
+            targets=self.targets,
+            replace=self.replace,
+            prune=self.prune,
+            new_state=self.new_state,
+            organization_source=setting_source("organization") or PlanOptions.organization_source,
         )
+
+
+def setting_source(param: str) -> str | None:
+    """Say where the running command's ``param`` came from (flag, variable, project file)."""
+    from reconciler.cli.config import source_of
+
+    ctx = click.get_current_context(silent=True)
+    found = next((p for p in ctx.command.params if p.name == param), None) if ctx else None
+    if ctx is None or found is None or ctx.get_parameter_source(param) is None:
+        return None
+    return source_of(ctx, found)
 
 
 def _prepare_out(path: Path) -> None:

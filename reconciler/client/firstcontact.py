@@ -8,7 +8,10 @@ delays the one useful message. ``FirstContact`` watches each interface: a connec
 401 — or a 403 before any request on that interface succeeded — becomes
 ``AuthenticationFailed``, naming the variables to check. Once either happens, every later
 request of the run fails at once with the same error, so the run stops with one message
-instead of one per resource.
+instead of one per resource. A 403 that names the very organization the request addressed
+(``Key is not allowed to access organization …``) refuses that organization, not the key: it
+stays an error of the resources in it (``refused_organizations`` records it), and resources
+of other organizations are still planned.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import ssl
 
 import httpx
 
+from reconciler.client.paths import organization_of
 from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
 
 # Per interface: the variable naming its URL, and those holding its credentials.
@@ -40,6 +44,8 @@ class FirstContact:
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
+        # Organizations the key was refused (a 403 naming the organization the path addresses).
+        self.refused_organizations: set[str] = set()
 
     def check(self) -> None:
         """Raise the run's fatal error, if one happened (called before each request)."""
@@ -70,8 +76,18 @@ class FirstContact:
         if status < 400:
             self._succeeded.add(interface)
 
-    def refused(self, interface: str, status: int, detail: str, request_id: str | None) -> None:
-        """Raise ``AuthenticationFailed`` for a 401, or a 403 before any success; else return."""
+    def refused(
+        self, interface: str, status: int, detail: str, request_id: str | None, path: str = ""
+    ) -> None:
+        """Raise ``AuthenticationFailed`` for a 401, or a 403 before any success; else return.
+
+        A 403 whose message names the organization ``path`` addresses is a refusal of that
+        organization only: it is recorded and left to the caller as that request's error.
+        """
+        organization = organization_of(path)
+        if status == 403 and organization and organization in detail:
+            self.refused_organizations.add(organization)
+            return
         if status == 401 or (status == 403 and interface not in self._succeeded):
             self.fatal = AuthenticationFailed(
                 interface=interface,

@@ -36,6 +36,9 @@ class PlanOptions:
     prune: bool = False
     # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
     new_state: bool = False
+    # Where the default organization id came from (``--organization``, a variable, the project
+    # file): named when the key is refused an organization a manifest did not state itself.
+    organization_source: str = "--organization / RECONCILE_ORGANIZATION_ID"
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -132,10 +135,16 @@ async def plan_resources(
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards([r for r in selected if r.kind == "Dashboard"], live, state, current)
     # The plan keeps the manifests' order whatever order the answers came in.
+    refused = client.first_contact.refused_organizations
     actions = [
-        planned[resource.key]
-        if resource.key in planned
-        else plan_resource(resource, live, state, options, bindings)
+        blame_organization(
+            resource,
+            planned[resource.key]
+            if resource.key in planned
+            else plan_resource(resource, live, state, options, bindings),
+            refused,
+            options.organization_source,
+        )
         for resource in selected
     ]
     if options.prune:
@@ -153,6 +162,30 @@ async def plan_resources(
             plan, notes=(*plan.notes, new_state_message(blind, state, refusing=False))
         )
     return plan
+
+
+def blame_organization(
+    resource: Resource, action: Action, refused: set[str], default_source: str
+) -> Action:
+    """Name what chose the organization of a resource the key was refused access to.
+
+    The key itself was accepted (else the run would have stopped): the organization id is
+    wrong, so the error points at the manifest line that states it, or at the setting that
+    supplied the default.
+    """
+    organization = str(resource.spec.get("organizationId", ""))
+    if action.operation != Op.ERROR or organization not in refused:
+        return action
+    stated = resource.locate_spec("organizationId")
+    if stated != resource.locate("spec"):
+        origin = f"{stated}: spec.organizationId"
+    else:
+        origin = f"{default_source} (the manifest states no spec.organizationId)"
+    note = (
+        f"the key was refused organization {organization}, chosen by {origin}; "
+        "check that id (the key itself was accepted)"
+    )
+    return dataclasses.replace(action, errors=(*action.errors, note))
 
 
 def new_state_creates(plan: Plan, state: State) -> tuple[str, ...]:
