@@ -2,8 +2,10 @@
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
-the pure planner, resource by resource. An error on one resource (an API failure, a missing
-secret) becomes an error action for that resource; the others are still planned.
+the pure planner, resource by resource. Secret references are checked before the first
+request (every unresolvable one is reported at once and nothing is sent); an error on one
+resource (an API failure) becomes an error action for that resource; the others are still
+planned.
 ``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
@@ -17,9 +19,15 @@ from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
-from reconciler.model.errors import ConfigError, Location, ManifestError, PlanError
+from reconciler.model.errors import (
+    ConfigError,
+    Location,
+    ManifestError,
+    ManifestErrors,
+    PlanError,
+)
 from reconciler.model.resources import Resource
-from reconciler.model.secrets import resolve_tree, secret_paths
+from reconciler.model.secrets import resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
@@ -109,8 +117,16 @@ async def plan_resources(
     manifest_paths: Sequence[str] = (),
     progress: Callable[[int], None] | None = None,
 ) -> Plan:
-    """Fetch live state and plan every selected resource."""
+    """Fetch live state and plan every selected resource.
+
+    Every secret reference of the selected resources is resolved first: a missing or empty
+    variable or an unreadable file anywhere stops the run before its first request, with all
+    of them listed (``ManifestErrors``).
+    """
     selected = select_targets(resources, options.targets)
+    missing = unresolved(selected)
+    if missing:
+        raise ManifestErrors(missing)
     need_dashboards = options.prune and bool(state.dashboards())
     planned: dict[str, Action] = {}
 
