@@ -43,7 +43,7 @@ def test_connection_refused_on_the_first_request_is_one_error_not_retried(
     assert result.stdout == ""
     assert result.stderr == (
         f"Error: cannot reach the management API at {url}: connection refused (nothing listens "
-        "on that port). Check RECONCILE_BASE_URL (or --base-url); not retried, because no request has reached "
+        "on that port). Check RECONCILE_BASE_URL; not retried, because no request has reached "
         "the server yet\n"
     )
     assert elapsed < 3.0  # the bound; without fail-fast this took 27 s of retries

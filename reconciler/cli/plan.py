@@ -55,6 +55,7 @@ class ManifestOptions:
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
+        from reconciler.cli.common import origin
         from reconciler.plan.compute import PlanOptions
 
         return PlanOptions(
@@ -62,19 +63,8 @@ class ManifestOptions:
             replace=self.replace,
             prune=self.prune,
             new_state=self.new_state,
-            organization_source=setting_source("organization") or PlanOptions.organization_source,
+            organization_source=origin("organization") or PlanOptions.organization_source,
         )
-
-
-def setting_source(param: str) -> str | None:
-    """Say where the running command's ``param`` came from (flag, variable, project file)."""
-    from reconciler.cli.config import source_of
-
-    ctx = click.get_current_context(silent=True)
-    found = next((p for p in ctx.command.params if p.name == param), None) if ctx else None
-    if ctx is None or found is None or ctx.get_parameter_source(param) is None:
-        return None
-    return source_of(ctx, found)
 
 
 def _prepare_out(path: Path) -> None:

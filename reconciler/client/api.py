@@ -115,7 +115,7 @@ class Client:
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
         self.first_contact = FirstContact(
-            shared_url=config.dashboards_url.rstrip("/") == config.base_url.rstrip("/")
+            {MANAGEMENT: config.origin("base_url"), DASHBOARDS: config.origin("dashboards_url")}
         )
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),

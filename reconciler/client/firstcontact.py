@@ -17,19 +17,14 @@ of other organizations are still planned.
 from __future__ import annotations
 
 import ssl
+from collections.abc import Mapping
 
 import httpx
 
 from reconciler.client.paths import organization_of
 from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
 
-# Per interface: the variable naming its URL, and those holding its credentials.
-URL_VARIABLES = {
-    "management": "RECONCILE_BASE_URL (or --base-url)",
-    "dashboards": "RECONCILE_DASHBOARDS_URL (or --dashboards-url)",
-}
-# When both interfaces share one URL, the dashboards one came from the base URL.
-SHARED_URL_VARIABLE = "RECONCILE_BASE_URL (or --base-url; the dashboards URL defaults to it)"
+# Per interface: the variables holding its credentials.
 CREDENTIAL_VARIABLES = {
     "management": "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or --key-id/--key-secret)",
     "dashboards": "RECONCILE_DASHBOARDS_TOKEN (or --dashboards-token)",
@@ -39,8 +34,9 @@ CREDENTIAL_VARIABLES = {
 class FirstContact:
     """Turns first-contact failures into one fatal error for the whole run."""
 
-    def __init__(self, *, shared_url: bool = False) -> None:
-        self._shared_url = shared_url
+    def __init__(self, url_origins: Mapping[str, str]) -> None:
+        # Per interface: what set its URL (a flag, a variable, a project-file key).
+        self._url_origins = url_origins
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
@@ -62,11 +58,7 @@ class FirstContact:
             interface=interface,
             url=url,
             reason=_reason(exc),
-            variable=(
-                SHARED_URL_VARIABLE
-                if self._shared_url
-                else URL_VARIABLES.get(interface, "the base URL")
-            ),
+            variable=self._url_origins.get(interface, "the base URL"),
         )
         raise self.fatal
 
