@@ -4,6 +4,8 @@ comments) and JSON (for machines, see ``planfile``).
 Renderers only turn data into strings; commands decide where they go. Colour is applied only
 when the caller asks for it (a TTY without ``NO_COLOR``). Secrets never reach a renderer in
 clear: sensitive changes carry the ``(sensitive value changed)`` text and bodies are redacted.
+A changed list is shown element by element (``listdiff``): the tile, mapping or column that
+changed, with its changed fields, in full; a long value is never cut before its difference.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+from reconciler.plan.listdiff import ElementChange, ElementOp, counts, field_changes, list_changes
 
 SYMBOL = {
     Op.CREATE: "+",
@@ -63,6 +66,37 @@ def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
     return text
 
 
+def _full(value: Any) -> str:
+    """A value in full, on one line (an element of a list: the whole of it is the change)."""
+    if value is MISSING:
+        return "(absent)"
+    return json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
+
+
+def _pair(old: Any, new: Any, width: int = _VALUE_WIDTH) -> tuple[str, str]:
+    """Show two values within ``width`` each, never cutting before the first difference.
+
+    When the first difference lies beyond the width, both are shown from a little before it
+    (``…`` marks what was left out on either side).
+    """
+    a, b = _full(old), _full(new)
+    if len(a) <= width and len(b) <= width:
+        return a, b
+    common = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = common - width // 4 if common > width // 2 else 0
+    return _window(a, start, width), _window(b, start, width)
+
+
+def _window(text: str, start: int, width: int) -> str:
+    head = "…" if start > 0 else ""
+    body = text[start:]
+    if len(head) + len(body) > width:
+        body = body[: max(1, width - len(head) - 1)] + "…"
+    return head + body
+
+
 def _reset(default: Any) -> str:
     shown = "unset" if default is None else _value(default)
     return f"reset to default ({shown})"
@@ -83,13 +117,72 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
             return "~", f"{change.dotted}: {_reset(change.new)}"
         return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
     if change.kind is ChangeKind.EXPECTATION:
-        return (
-            "!",
-            f"{change.dotted}: {_value(change.old)} ≠ expected {_value(change.new)} (read-only)",
-        )
+        before, after = _pair(change.old, change.new)
+        return "!", f"{change.dotted}: {before} ≠ expected {after} (read-only)"
     if change.old is MISSING:
         return "+", f"{change.dotted}: {_value(change.new)}"
-    return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)}"
+    before, after = _pair(change.old, change.new)
+    return "~", f"{change.dotted}: {before} → {after}"
+
+
+ElementLine = tuple[str, str, Any, Any]  # sign, field, old, new (MISSING: not shown)
+
+
+def expand_change(
+    change: FieldChange, readded: frozenset[str] = frozenset()
+) -> tuple[tuple[str, str], list[ElementLine]] | None:
+    """Return a list change as a heading (sign, text) and one line per element change.
+
+    None for a change that is one line (``describe_change``); an empty heading text for the
+    remove half of an item sent as remove + add (``readded``: its paths), shown with its add.
+    """
+    if change.kind is ChangeKind.REMOVE and change.dotted in readded:
+        return ("", ""), []
+    if change.kind is ChangeKind.ADD and change.old is not MISSING:
+        fields = field_changes(change.old, change.new)
+        heading = "changed (removed and added again: the service only adds and removes these)"
+        return ("~", f"{change.dotted}: {heading}"), [
+            _element_line(change.dotted, c) for c in fields
+        ]
+    if change.kind is not ChangeKind.SET:
+        return None
+    elements = list_changes(change.path, change.old, change.new)
+    if not elements:
+        return None
+    return ("~", f"{change.dotted}: {counts(elements)}"), [
+        _element_line(change.dotted, c) for c in elements
+    ]
+
+
+def _element_line(dotted: str, change: ElementChange) -> ElementLine:
+    at = f"{dotted}[{change.element}]" if change.element else dotted
+    if change.path:
+        at = f"{at}.{change.path}" if not change.path.startswith("[") else at + change.path
+    if change.op is ElementOp.ADDED:
+        return "+", at, MISSING, change.new
+    if change.op is ElementOp.REMOVED:
+        return "-", at, change.old, MISSING
+    if change.op is ElementOp.MOVED:
+        return "~", f"{dotted} (order)", change.old, change.new
+    return "~", at, change.old, change.new
+
+
+def element_text(line: ElementLine) -> str:
+    """Render one element line: ``+ tiles[name="A"]: {…}``, ``~ …x: 0 → 6`` (never cut)."""
+    sign, at, old, new = line
+    if old is MISSING and sign == "+":
+        return f"{sign} {at}: {_full(new)}"
+    if new is MISSING and sign == "-":
+        return f"{sign} {at}: {_full(old)}"
+    before, after = _pair(old, new)
+    return f"{sign} {at}: {before} → {after}"
+
+
+def readded_paths(action: Action) -> frozenset[str]:
+    """Return the items an action removes and adds again (their fields changed)."""
+    return frozenset(
+        c.dotted for c in action.changes if c.kind is ChangeKind.ADD and c.old is not MISSING
+    )
 
 
 def summary_line(plan: Plan) -> str:
@@ -146,12 +239,22 @@ def render_text(
         if action.renamed_from:
             head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
+        readded = readded_paths(action)
         for change in action.changes:
-            csign, text = describe_change(change)
+            expanded = expand_change(change, readded)
+            csign, text = describe_change(change) if expanded is None else expanded[0]
+            if not text:
+                continue
             lines.append(
                 f"    {style(csign, fg=_change_colour(csign))} {text}"
                 + style(f"  ({change.location})", dim=True)
             )
+            for element in expanded[1] if expanded else []:
+                shown_line = element_text(element)
+                lines.append(
+                    f"        {style(shown_line[0], fg=_change_colour(shown_line[0]))}"
+                    + shown_line[1:]
+                )
         if show_requests:
             for request in action.requests:
                 lines.append(
@@ -270,7 +373,20 @@ def _md_details(action: Action, with_bodies: bool) -> str:
     ]
     if action.changes:
         parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
+        readded = readded_paths(action)
         for change in action.changes:
+            where = f"`{change.location.file}:{change.location.line}`"
+            expanded = expand_change(change, readded)
+            if expanded is not None:
+                (sign, text), elements = expanded
+                if not text:
+                    continue
+                summary = text.partition(": ")[2]
+                parts.append(
+                    f"| {sign} | `{_md_escape(change.dotted)}` | | {_md_escape(summary)} | {where} |"
+                )
+                parts += [_md_element(line) for line in elements]
+                continue
             old = (
                 ""
                 if change.old is MISSING or change.kind is ChangeKind.SENSITIVE
@@ -283,9 +399,17 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 if change.kind is ChangeKind.RESET
                 else ("" if change.new is MISSING else _value(change.new, 60))
             )
+            if (
+                change.kind in (ChangeKind.SET, ChangeKind.EXPECTATION)
+                and change.old is not MISSING
+            ):
+                old, new = _pair(change.old, change.new, 60)
+            elif change.kind in (ChangeKind.ADD, ChangeKind.REMOVE):
+                old = "" if change.old is MISSING else _full(change.old)
+                new = "" if change.new is MISSING else _full(change.new)
             parts.append(
                 f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
-                f"`{change.location.file}:{change.location.line}` |"
+                f"{where} |"
             )
         parts.append("")
     for request in action.requests:
@@ -306,6 +430,16 @@ def _md_details(action: Action, with_bodies: bool) -> str:
         parts.append(f"> ❌ {_md_escape(error)}")
     parts += ["", "</details>", ""]
     return "\n".join(parts)
+
+
+def _md_element(line: ElementLine) -> str:
+    sign, at, old, new = line
+    if old is MISSING or new is MISSING:
+        shown_old = "" if old is MISSING else _full(old)
+        shown_new = "" if new is MISSING else _full(new)
+    else:
+        shown_old, shown_new = _pair(old, new, 60)
+    return f"| {sign} | `{_md_escape(at)}` | {_md_escape(shown_old)} | {_md_escape(shown_new)} | |"
 
 
 def table(
