@@ -198,8 +198,8 @@ def blame_organization(
     else:
         origin = f"{default_source} (the manifest states no spec.organizationId)"
     note = (
-        f"the key was refused organization {organization}, chosen by {origin}; "
-        "check that id (the key itself was accepted)"
+        f"the key was refused organization {organization}, chosen by {origin}; the key "
+        "itself was accepted: check that id, or that the key belongs to that organization"
     )
     return dataclasses.replace(action, errors=(*action.errors, note))
 
