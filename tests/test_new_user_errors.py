@@ -244,6 +244,9 @@ def test_bad_values_of_limit_variables_name_the_variable(
         ("RECONCILE_MAX_RESPONSE_SIZE", "lots"),
         ("RECONCILE_MAX_ATTEMPTS", "x"),
         ("RECONCILE_ORGANIZATION_ID", "not-a-uuid"),
+        ("RECONCILE_WORKSPACE", "../elsewhere"),
+        ("RECONCILE_BASE_URL", "http://[::1"),
+        ("RECONCILE_BASE_URL", "http://localhost:99999"),
     ):
         code, output = _plan(emulator, str(tmp_path), env={variable: value})
         assert code == 1, (variable, output)
