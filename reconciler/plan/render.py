@@ -16,8 +16,18 @@ from typing import Any
 
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action, Op, Plan
-from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
-from reconciler.plan.listdiff import ElementChange, ElementOp, counts, field_changes, list_changes
+from reconciler.plan.changetext import (
+    ElementLine,
+    describe_change,
+    element_text,
+    expand_change,
+    full_text,
+    readded_paths,
+    reset_text,
+    value_pair,
+    value_text,
+)
+from reconciler.plan.diff import MISSING, ChangeKind
 
 SYMBOL = {
     Op.CREATE: "+",
@@ -52,137 +62,6 @@ def ansi(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = Fa
     """Return ``text`` in a colour and weight for a terminal (ANSI escape codes)."""
     codes = ([_SGR[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
     return "".join(f"\x1b[{code}m" for code in codes) + text + _RESET
-
-
-_VALUE_WIDTH = 100
-
-
-def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
-    if value is MISSING:
-        return "(absent)"
-    text = json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
-    if len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
-
-
-def _full(value: Any) -> str:
-    """A value in full, on one line (an element of a list: the whole of it is the change)."""
-    if value is MISSING:
-        return "(absent)"
-    return json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
-
-
-def _pair(old: Any, new: Any, width: int = _VALUE_WIDTH) -> tuple[str, str]:
-    """Show two values within ``width`` each, never cutting before the first difference.
-
-    When the first difference lies beyond the width, both are shown from a little before it
-    (``…`` marks what was left out on either side).
-    """
-    a, b = _full(old), _full(new)
-    if len(a) <= width and len(b) <= width:
-        return a, b
-    common = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-    start = common - width // 4 if common > width // 2 else 0
-    return _window(a, start, width), _window(b, start, width)
-
-
-def _window(text: str, start: int, width: int) -> str:
-    head = "…" if start > 0 else ""
-    body = text[start:]
-    if len(head) + len(body) > width:
-        body = body[: max(1, width - len(head) - 1)] + "…"
-    return head + body
-
-
-def _reset(default: Any) -> str:
-    shown = "unset" if default is None else _value(default)
-    return f"reset to default ({shown})"
-
-
-def describe_change(change: FieldChange) -> tuple[str, str]:
-    """Return (sign, text) describing one field change for people."""
-    if change.kind is ChangeKind.SENSITIVE:
-        return "~", f"{change.dotted}: (sensitive value changed)"
-    if change.kind is ChangeKind.ADD:
-        return "+", f"{change.dotted}: {_value(change.new)}"
-    if change.kind is ChangeKind.REMOVE:
-        return "-", f"{change.dotted}" + (
-            f": {_value(change.old)}" if change.old is not MISSING else ""
-        )
-    if change.kind is ChangeKind.RESET:
-        if change.old is MISSING:  # e.g. a write-only secret: what it was is never known
-            return "~", f"{change.dotted}: {_reset(change.new)}"
-        return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
-    if change.kind is ChangeKind.EXPECTATION:
-        before, after = _pair(change.old, change.new)
-        return "!", f"{change.dotted}: {before} ≠ expected {after} (read-only)"
-    if change.old is MISSING:
-        return "+", f"{change.dotted}: {_value(change.new)}"
-    before, after = _pair(change.old, change.new)
-    return "~", f"{change.dotted}: {before} → {after}"
-
-
-ElementLine = tuple[str, str, Any, Any]  # sign, field, old, new (MISSING: not shown)
-
-
-def expand_change(
-    change: FieldChange, readded: frozenset[str] = frozenset()
-) -> tuple[tuple[str, str], list[ElementLine]] | None:
-    """Return a list change as a heading (sign, text) and one line per element change.
-
-    None for a change that is one line (``describe_change``); an empty heading text for the
-    remove half of an item sent as remove + add (``readded``: its paths), shown with its add.
-    """
-    if change.kind is ChangeKind.REMOVE and change.dotted in readded:
-        return ("", ""), []
-    if change.kind is ChangeKind.ADD and change.old is not MISSING:
-        fields = field_changes(change.old, change.new)
-        heading = "changed (removed and added again: the service only adds and removes these)"
-        return ("~", f"{change.dotted}: {heading}"), [
-            _element_line(change.dotted, c) for c in fields
-        ]
-    if change.kind is not ChangeKind.SET:
-        return None
-    elements = list_changes(change.path, change.old, change.new)
-    if not elements:
-        return None
-    return ("~", f"{change.dotted}: {counts(elements)}"), [
-        _element_line(change.dotted, c) for c in elements
-    ]
-
-
-def _element_line(dotted: str, change: ElementChange) -> ElementLine:
-    at = f"{dotted}[{change.element}]" if change.element else dotted
-    if change.path:
-        at = f"{at}.{change.path}" if not change.path.startswith("[") else at + change.path
-    if change.op is ElementOp.ADDED:
-        return "+", at, MISSING, change.new
-    if change.op is ElementOp.REMOVED:
-        return "-", at, change.old, MISSING
-    if change.op is ElementOp.MOVED:
-        return "~", f"{dotted} (order)", change.old, change.new
-    return "~", at, change.old, change.new
-
-
-def element_text(line: ElementLine) -> str:
-    """Render one element line: ``+ tiles[name="A"]: {…}``, ``~ …x: 0 → 6`` (never cut)."""
-    sign, at, old, new = line
-    if old is MISSING and sign == "+":
-        return f"{sign} {at}: {_full(new)}"
-    if new is MISSING and sign == "-":
-        return f"{sign} {at}: {_full(old)}"
-    before, after = _pair(old, new)
-    return f"{sign} {at}: {before} → {after}"
-
-
-def readded_paths(action: Action) -> frozenset[str]:
-    """Return the items an action removes and adds again (their fields changed)."""
-    return frozenset(
-        c.dotted for c in action.changes if c.kind is ChangeKind.ADD and c.old is not MISSING
-    )
 
 
 def summary_line(plan: Plan) -> str:
@@ -390,23 +269,23 @@ def _md_details(action: Action, with_bodies: bool) -> str:
             old = (
                 ""
                 if change.old is MISSING or change.kind is ChangeKind.SENSITIVE
-                else _value(change.old, 60)
+                else value_text(change.old, 60)
             )
             new = (
                 "(sensitive value changed)"
                 if change.kind is ChangeKind.SENSITIVE
-                else _reset(change.new)
+                else reset_text(change.new)
                 if change.kind is ChangeKind.RESET
-                else ("" if change.new is MISSING else _value(change.new, 60))
+                else ("" if change.new is MISSING else value_text(change.new, 60))
             )
             if (
                 change.kind in (ChangeKind.SET, ChangeKind.EXPECTATION)
                 and change.old is not MISSING
             ):
-                old, new = _pair(change.old, change.new, 60)
+                old, new = value_pair(change.old, change.new, 60)
             elif change.kind in (ChangeKind.ADD, ChangeKind.REMOVE):
-                old = "" if change.old is MISSING else _full(change.old)
-                new = "" if change.new is MISSING else _full(change.new)
+                old = "" if change.old is MISSING else full_text(change.old)
+                new = "" if change.new is MISSING else full_text(change.new)
             parts.append(
                 f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
                 f"{where} |"
@@ -435,10 +314,10 @@ def _md_details(action: Action, with_bodies: bool) -> str:
 def _md_element(line: ElementLine) -> str:
     sign, at, old, new = line
     if old is MISSING or new is MISSING:
-        shown_old = "" if old is MISSING else _full(old)
-        shown_new = "" if new is MISSING else _full(new)
+        shown_old = "" if old is MISSING else full_text(old)
+        shown_new = "" if new is MISSING else full_text(new)
     else:
-        shown_old, shown_new = _pair(old, new, 60)
+        shown_old, shown_new = value_pair(old, new, 60)
     return f"| {sign} | `{_md_escape(at)}` | {_md_escape(shown_old)} | {_md_escape(shown_new)} | |"
 
 
