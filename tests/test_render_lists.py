@@ -119,6 +119,14 @@ def test_list_changes_are_shown_element_by_element(
     assert "…" not in text and "…" not in markdown
 
 
+def test_reordered_tiles_are_an_order_change_not_a_remove_and_add() -> None:
+    old = [tile("A", 0, "x"), tile("B", 12, "y")]
+    text, markdown = both(plan_of(FieldChange(("tiles",), old, old[::-1], ChangeKind.SET, WHERE)))
+    assert "~ tiles: order changed" in text
+    assert '~ tiles: order [name="A", name="B"] → [name="B", name="A"]' in text
+    assert "order [name=" in markdown
+
+
 def test_a_table_mapping_whose_fields_changed_is_one_changed_element() -> None:
     key = "source.postgres.tableMappings"
     at = ("source", "postgres", "tableMappings", "public.orders → orders")

@@ -124,14 +124,17 @@ def _element_line(dotted: str, change: ElementChange) -> ElementLine:
         return "+", at, MISSING, change.new
     if change.op is ElementOp.REMOVED:
         return "-", at, change.old, MISSING
-    if change.op is ElementOp.MOVED:
-        return "~", f"{dotted} (order)", change.old, change.new
+    if change.op is ElementOp.MOVED:  # the labels, as written: [name="A", name="B"]
+        order = f"[{', '.join(change.old)}] → [{', '.join(change.new)}]"
+        return "~", f"{dotted}: order {order}", MISSING, MISSING
     return "~", at, change.old, change.new
 
 
 def element_text(line: ElementLine) -> str:
     """Render one element line: ``+ tiles[name="A"]: {…}``, ``~ …x: 0 → 6`` (never cut)."""
     sign, at, old, new = line
+    if old is MISSING and new is MISSING:
+        return f"{sign} {at}"
     if old is MISSING and sign == "+":
         return f"{sign} {at}: {full_text(new)}"
     if new is MISSING and sign == "-":
