@@ -72,7 +72,45 @@ class Connection:
         from reconciler.settings.apiconfig import api_config_of
 
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "insecure"}
-        return api_config_of(values, insecure=self.insecure)
+        origins = {name: found for name in values if (found := origin(name))}
+        return api_config_of(values, insecure=self.insecure, origins=origins)
+
+
+def origin(param: str, ctx: click.Context | None = None) -> str | None:
+    """Name where the running command's ``param`` came from: its flag, its variable (and the
+    env file that set it) or its project-file key; None when it is the built-in default."""
+    from click.core import ParameterSource
+
+    from reconciler.cli.config import settings_of
+    from reconciler.settings import SETTING_PARAMS
+
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    found = next((p for p in ctx.command.params if p.name == param), None)
+    source = ctx.get_parameter_source(param)
+    if found is None or source is None:
+        return None
+    if source is ParameterSource.COMMANDLINE:
+        return found.opts[0] if isinstance(found, click.Option) else param
+    settings = settings_of(ctx)
+    if settings is not None and param in SETTING_PARAMS:
+        named: str | None = settings.origin(param)
+        return named
+    if source is ParameterSource.ENVIRONMENT:  # an option that is not a setting
+        names = [found.envvar] if isinstance(found.envvar, str) else list(found.envvar or ())
+        return next((n for n in names if os.environ.get(n)), names[0] if names else param)
+    return None
+
+
+def name_origin(exc: click.BadParameter) -> None:
+    """Make click's "Invalid value for '--flag'" name the variable or project key it came from."""
+    if exc.ctx is None or exc.param is None or exc.param.name is None:
+        return
+    where = origin(exc.param.name, exc.ctx)
+    flag = exc.param.get_error_hint(exc.ctx)
+    if where and where not in flag:
+        exc.param_hint = f"{flag} (from {where})"
 
 
 _CONNECTION_FLAGS = tuple(f.name for f in fields(Connection))
