@@ -165,7 +165,11 @@ async def apply_plan(
     paths = scope.paths or (saved.manifest_paths if saved else ())
     # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
     with collector.spared() as loaded:
-        resources = load_manifests(paths, organization=scope.organization) if paths else []
+        resources = (
+            load_manifests(paths, organization=scope.organization, layering=scope.layering)
+            if paths
+            else []
+        )
         loaded()
         backend = scope.backend()
         config.check()

@@ -20,6 +20,7 @@ from reconciler.settings.table import SETTINGS, Setting, setting_named
 
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
+    from reconciler.load.overlays import Layering
     from reconciler.load.project import ProjectFile
     from reconciler.plan.run import Scope
 
@@ -181,7 +182,26 @@ class Settings:
         if not chosen:
             raise ConfigError(NO_PATHS)
         address, _warning = self.state_address(chosen)
-        return Scope(chosen, address, self.workspace, self.organization)
+        return Scope(
+            chosen,
+            address,
+            self.workspace,
+            self.organization,
+            self.layering(),
+            self.environment_name,
+        )
+
+    def layering(self) -> Layering | None:
+        """Return the chosen environment's overlays and excludes (None without either)."""
+        from reconciler.load.overlays import Layering
+
+        env = self.environment
+        if env is None or not (env.overlays or env.exclude):
+            return None
+        origin = "reconcile.yaml"
+        if self.project is not None:
+            origin = self.project.where((*env.key, "exclude" if env.exclude else "overlays"))
+        return Layering(env.overlays, env.exclude, origin)
 
     def api_config(self, *, insecure: bool = False) -> ApiConfig:
         """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
