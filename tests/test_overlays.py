@@ -299,3 +299,12 @@ def test_merge_rules(
     assert merge(base, patch_, recorded, 1) == merged
     assert set(recorded) == origins
     assert repr(base) == before  # the base is not changed
+
+
+def test_a_restated_name_keeps_the_base_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    overlay = {"p.yaml": patch("Pipe", "orders", "spec:\n  settings:\n    engine_max_threads: 8\n")}
+    pipe = {e.key: e for e in _load(tmp_path, overlay, ())}["Pipe/orders"]
+    assert str(pipe.resource.locate("metadata", "name")) == "base/pipe.yaml:4:3"

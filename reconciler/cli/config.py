@@ -30,7 +30,7 @@ ENV_FLAGS = ("--env",)
 # Commands that never read settings: a broken project file must not stop them.
 INDEPENDENT = frozenset({"version", "emulator", "explain", "completion"})
 # Commands that read no manifests, state or API: they run without choosing an environment.
-NO_ENVIRONMENT = INDEPENDENT | {"fmt"}
+NO_ENVIRONMENT = INDEPENDENT | {"fmt", "compare"}
 
 
 def scan(args: Sequence[str], flags: Sequence[str]) -> str | None:

@@ -101,8 +101,11 @@ def merge(
     base: Any, patch: Any, origins: dict[JsonPath, int], layer: int, path: JsonPath = ()
 ) -> Any:
     """Return ``patch`` applied to ``base`` (neither changed), recording in ``origins`` the
-    path of every value ``layer`` wrote: mappings merge key by key; anything else replaces."""
+    path of every value ``layer`` wrote: mappings merge key by key; anything else replaces.
+    A value restated unchanged keeps its origin (a patch's own ``kind`` and ``metadata.name``)."""
     if not (isinstance(base, dict) and isinstance(patch, dict)):
+        if type(base) is type(patch) and base == patch:
+            return base  # restated (kind, metadata.name): its origin stays where it was
         for key in [k for k in origins if k[: len(path)] == path and len(k) > len(path)]:
             del origins[key]  # what an earlier layer wrote below here is gone
         origins[path] = layer
