@@ -147,3 +147,14 @@ def layering_of_run() -> dict[str, Any]:
     if settings is None:
         return {}
     return {"layering": settings.layering(), "environment": settings.environment_name}
+
+
+def announce_environment() -> None:
+    """Say on stderr which environment a run targets (nothing without environments)."""
+    settings = current_settings()
+    if settings is None or settings.environment is None:
+        return
+    parts = [f"workspace {settings.workspace}"]
+    if settings.organization:
+        parts.append(f"organization {settings.organization}")
+    click.echo(f"Environment {settings.environment_name}: {', '.join(parts)}", err=True)

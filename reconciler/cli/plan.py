@@ -177,10 +177,12 @@ def plan(
     if all_envs:
         return _plan_all(manifests, connection, output, out_file, detailed_exitcode)
     from reconciler.cli.common import Progress, run, use_color
+    from reconciler.cli.environments import announce_environment
     from reconciler.plan import planfile
     from reconciler.plan.render import render_markdown, render_text
     from reconciler.plan.run import compute_plan, save_plan
 
+    announce_environment()
     scope = manifests.scope()
     config = connection.api_config()
     if out_file:
