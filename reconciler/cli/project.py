@@ -27,6 +27,7 @@ def version() -> None:
 
 def config_command(source: click.Command) -> click.Command:
     """Build ``reconcile config`` from the settings options of ``source`` (``apply``)."""
+    from reconciler.cli.machine import remember_output
     from reconciler.settings import SETTING_PARAMS
 
     params: list[click.Parameter] = [p for p in source.params if p.name in SETTING_PARAMS]
@@ -36,7 +37,9 @@ def config_command(source: click.Command) -> click.Command:
             type=click.Choice(["text", "json"]),
             default="text",
             show_default=True,
-            help="Output format.",
+            is_eager=True,
+            callback=remember_output,
+            help="Output format (json: one document, also on errors).",
         )
     )
     return click.Command(
@@ -68,7 +71,9 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
     file = settings.project
     environment = settings.environment
     if output == "json":
-        body = {
+        body: dict[str, object] = {
+            "formatVersion": 1,
+            "exitCode": 0,
             "projectFile": str(file.path) if file is not None else None,
             "environment": environment.name if environment else None,
             "environments": sorted(settings.environments),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,6 +34,8 @@ CREDENTIALS = {
     "keySecret": "RECONCILE_KEY_SECRET",
     "dashboardsToken": "RECONCILE_DASHBOARDS_TOKEN",
 }
+
+_ENVIRONMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 # What a value that fails a pattern should look like, said plainly.
 _PATTERN_HINTS: dict[str, str] = {
@@ -181,6 +184,15 @@ def _environment_errors(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple
     if isinstance(environments, dict):
         cleaned: dict[str, Any] = {}
         for name, entry in environments.items():
+            if not _ENVIRONMENT_NAME.match(str(name)):
+                out.append(
+                    (
+                        ("environments", name),
+                        f"{str(name)!r} is not an environment name: letters, digits, '.', '_' "
+                        "and '-', at most 64, starting with a letter or digit (it is also the "
+                        "environment's default workspace)",
+                    )
+                )
             if isinstance(entry, dict):
                 entry = dict(entry)
                 for key, variable in CREDENTIALS.items():

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
 
 
+LAZY_DEFAULT: Any = object()  # a built-in default not read yet (``Resolved.value``)
+
+
 class Source(StrEnum):
     """Where a value came from, in order of precedence."""
 
@@ -44,10 +47,20 @@ class Resolved:
     """One setting's value, its source, and the words ``reconcile config`` shows for it."""
 
     setting: Setting
-    value: Any = field(repr=False)
+    given: Any = field(repr=False)  # the value; for a default, worked out when first read
     source: Source
     where: str  # "flag --state", "env RECONCILE_STATE", "reconcile.yaml:3", "default"
     problem: str | None = None  # e.g. an environment's credential whose variable is unset
+
+    @property
+    def value(self) -> Any:
+        """Return the value (a built-in default is read from its owner only when asked for:
+        the client's defaults live beside the HTTP stack, which ``validate`` never loads)."""
+        if self.source is Source.DEFAULT and self.given is LAZY_DEFAULT:
+            from reconciler.settings.table import default_of
+
+            return default_of(self.setting)
+        return self.given
 
     def shown(self) -> str:
         """Return the value for display; a secret is never shown."""

@@ -30,8 +30,15 @@ from reconciler.settings.environments import (
     choose,
     parse_environments,
 )
-from reconciler.settings.model import EnvFile, Resolved, Settings, SettingsRequest, Source
-from reconciler.settings.table import SETTINGS, Kind, Setting, default_of, setting_named
+from reconciler.settings.model import (
+    LAZY_DEFAULT,
+    EnvFile,
+    Resolved,
+    Settings,
+    SettingsRequest,
+    Source,
+)
+from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
 
 
 def resolve(
@@ -209,7 +216,7 @@ def _resolve_one(
         base = done.get("base_url")
         if base is not None and base.value:
             return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
-    return Resolved(setting, default_of(setting), Source.DEFAULT, "default")
+    return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
 
 
 def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
