@@ -200,3 +200,22 @@ def test_two_environments_on_two_emulators_in_one_run(tmp_path: Path) -> None:
     finally:
         stop_emulator(first)
         stop_emulator(second)
+
+
+def test_the_readme_environments_section_project_file_is_valid() -> None:
+    import re
+
+    from ruamel.yaml import YAML
+
+    from reconciler.load.project import project_errors
+
+    readme = (EXAMPLE.parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Environments\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    project = YAML(typ="safe").load(blocks[0])
+    assert project_errors(project) == []
+    assert set(project["environments"]) == {"staging", "production"}
+    workflow = YAML(typ="safe").load(blocks[1])
+    assert set(workflow["jobs"]) == {"plan", "apply"}
+    example = YAML(typ="safe").load((EXAMPLE / "reconcile.yaml").read_text(encoding="utf-8"))
+    assert project_errors(example) == []
