@@ -288,8 +288,17 @@ def test_load_manifests_with_layering_is_the_planning_entry(
         ({"a": [1, 2]}, {"a": [3]}, {"a": [3]}, {("a",)}),
         ({"a": {"x": 1}}, {"a": None}, {"a": None}, {("a",)}),
         ({"a": 1}, {"a": {"x": 1}}, {"a": {"x": 1}}, {("a",)}),
+        ({"p": {"fromEnv": "A"}}, {"p": {"fromFile": "b"}}, {"p": {"fromFile": "b"}}, {("p",)}),
+        ({"k": "Pipe", "n": 1}, {"k": "Pipe"}, {"k": "Pipe", "n": 1}, set()),
     ],
-    ids=["mapping_merged", "list_replaced", "null_replaces_mapping", "mapping_replaces_scalar"],
+    ids=[
+        "mapping_merged",
+        "list_replaced",
+        "null_replaces_mapping",
+        "mapping_replaces_scalar",
+        "secret_reference_replaced_whole",
+        "restated_value_keeps_its_origin",
+    ],
 )
 def test_merge_rules(
     base: dict[str, Any], patch_: dict[str, Any], merged: dict[str, Any], origins: set[Any]
@@ -308,3 +317,26 @@ def test_a_restated_name_keeps_the_base_position(
     overlay = {"p.yaml": patch("Pipe", "orders", "spec:\n  settings:\n    engine_max_threads: 8\n")}
     pipe = {e.key: e for e in _load(tmp_path, overlay, ())}["Pipe/orders"]
     assert str(pipe.resource.locate("metadata", "name")) == "base/pipe.yaml:4:3"
+
+
+def test_a_secret_file_an_overlay_names_is_read_beside_the_overlay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reconciler.model.secrets import resolve_tree
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KAFKA_USER", "user")
+    write(tmp_path, "overlays/staging/secrets/kafka-password", "staging-password\n")
+    write(tmp_path, "base/secrets/kafka-password", "base-password\n")
+    overlay = {
+        "p.yaml": patch(
+            "Pipe",
+            "orders",
+            "spec:\n  source:\n    kafka:\n      credentials:\n"
+            "        password: {fromFile: secrets/kafka-password}\n",
+        )
+    }
+    pipe = {e.key: e for e in _load(tmp_path, overlay, ())}["Pipe/orders"].resource
+    path = ("source", "kafka", "credentials")
+    resolved = resolve_tree(pipe, path, pipe.spec["source"]["kafka"]["credentials"])
+    assert resolved["password"].reveal() == "staging-password"

@@ -37,6 +37,7 @@ from reconciler.load.positions import DocumentLocator, MergedLocator
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import KINDS, JsonPath, Resource, check_default_organization
+from reconciler.model.secrets import is_reference
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,12 @@ def merge(
 ) -> Any:
     """Return ``patch`` applied to ``base`` (neither changed), recording in ``origins`` the
     path of every value ``layer`` wrote: mappings merge key by key; anything else replaces.
-    A value restated unchanged keeps its origin (a patch's own ``kind`` and ``metadata.name``)."""
-    if not (isinstance(base, dict) and isinstance(patch, dict)):
-        if type(base) is type(patch) and base == patch:
+    A secret reference (``{fromEnv: …}``/``{fromFile: …}``) is one value: it replaces, never
+    merges with, the base's, and is the overlay's even when restated (a ``fromFile`` path is
+    read beside the file that wrote it). Any other value restated unchanged keeps its origin (a patch's own ``kind``
+    and ``metadata.name``)."""
+    if not (isinstance(base, dict) and isinstance(patch, dict)) or is_reference(patch):
+        if type(base) is type(patch) and base == patch and not is_reference(patch):
             return base  # restated (kind, metadata.name): its origin stays where it was
         for key in [k for k in origins if k[: len(path)] == path and len(k) > len(path)]:
             del origins[key]  # what an earlier layer wrote below here is gone

@@ -181,6 +181,10 @@ class MergedLocator:
                 return self.layers[found]
         return self.layers[0]
 
+    def file_of(self, path: Sequence[PathPart]) -> str:
+        """Return the name of the file that wrote the value at ``path``."""
+        return self.origin(path).source.name
+
     def locate(self, path: Sequence[PathPart]) -> Location:
         """Return the location of ``path`` in the file that wrote it."""
         return self.origin(path).locate(path)
