@@ -219,3 +219,37 @@ def test_the_readme_environments_section_project_file_is_valid() -> None:
     assert set(workflow["jobs"]) == {"plan", "apply"}
     example = YAML(typ="safe").load((EXAMPLE / "reconcile.yaml").read_text(encoding="utf-8"))
     assert project_errors(example) == []
+
+
+def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
+    tmp_path: Path, emulator: Emulator
+) -> None:
+    """A manifest's ``fromEnv`` resolves from the environment's envFile, per environment."""
+    from tests.cli_helpers import pipe_spec, write_manifest
+
+    credentials = {
+        "username": {"fromEnv": "ENV_KAFKA_USER"},
+        "password": {"fromEnv": "ENV_KAFKA_PASSWORD"},
+    }
+    source = {"kafka": {"authentication": "PLAIN", "credentials": credentials}}
+    write_manifest(tmp_path / "base" / "orders.yaml", "Pipe", "orders", pipe_spec(source=source))
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.env").write_text(
+            f"ENV_KAFKA_USER=user-{name}\nENV_KAFKA_PASSWORD=SECRET-{name}\n"
+        )
+    (tmp_path / "reconcile.yaml").write_text(
+        "manifests: [base]\nenvironments:\n"
+        + "".join(
+            f"  {name}:\n    organizationId: {emulator.org_id}\n    envFile: {name}.env\n"
+            for name in ("a", "b")
+        )
+    )
+    env = {
+        **emulator.env(),
+        "RECONCILE_CONFIG": str(tmp_path / "reconcile.yaml"),
+        "RECONCILE_STATE": str(tmp_path / "state.json"),
+    }
+    result = run_cli(["plan", "--all-envs", "-o", "json"], env)
+    assert result.exit_code == 0, result.output
+    assert [e["result"] for e in result.json()["environments"]] == ["changes", "changes"]
+    assert "SECRET-" not in result.output

@@ -63,7 +63,8 @@ def targets(insecure: bool) -> list[Target]:
     for name in all_environments():
         try:
             settings = environment_settings(name, "--all-envs")
-            out.append(Target(name, settings.api_config(insecure=insecure), settings.scope()))
+            config, scope = settings.api_config(insecure=insecure), settings.scope()
+            out.append(Target(name, config, scope, environ=settings.environ))
         except ReconcileError as exc:
             out.append(Target(name, error=exc))
     return out

@@ -13,6 +13,8 @@ import hmac
 import json
 import os
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +83,28 @@ def secret_paths(resource: Resource) -> Iterator[JsonPath]:
                 yield ("source", kind, name)
 
 
+# The variables ``fromEnv`` reads in this task (None: the process environment). A run over
+# several environments plans each in its own task, with that environment's env files.
+_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("reconcile_variables", default=None)
+
+
+@contextmanager
+def variables(environ: Mapping[str, str] | None) -> Iterator[None]:
+    """Resolve ``fromEnv`` references from ``environ`` in this block (and the tasks it starts)."""
+    token = _VARIABLES.set(environ)
+    try:
+        yield
+    finally:
+        _VARIABLES.reset(token)
+
+
 def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> Secret:
     where = resource.locate_spec(*path)
     field = format_path(("spec", *path))
     if "fromEnv" in ref:
         name = str(ref["fromEnv"])
-        value = os.environ.get(name)
+        scoped = _VARIABLES.get()
+        value = (os.environ if scoped is None else scoped).get(name)
         if value is None:
             raise ManifestError(where, field, f"environment variable {name} is not set")
         return Secret(value)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from reconciler.client.api import ApiConfig
 from reconciler.model.errors import ReconcileError, error_entries
+from reconciler.model.secrets import variables
 from reconciler.plan import render
 from reconciler.plan.actions import PLAN_FORMAT_VERSION
 from reconciler.plan.compute import PlanOptions
@@ -38,6 +39,9 @@ class Target:
     config: ApiConfig | None = None
     scope: Scope | None = None
     error: ReconcileError | None = None
+    # The variables its manifests' ``fromEnv`` references read (its env files included);
+    # None: the process environment.
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,10 @@ async def compute_plans(
         assert target.config is not None and target.scope is not None
         transport = (transports or {}).get(target.name)
         try:
-            result = await compute_plan(
-                target.config, target.scope, options, progress=progress, transport=transport
-            )
+            with variables(target.environ):  # this task only: the others keep their own
+                result = await compute_plan(
+                    target.config, target.scope, options, progress=progress, transport=transport
+                )
         except ReconcileError as exc:
             return EnvironmentPlan(target, error=exc)
         return EnvironmentPlan(target, result)
@@ -96,7 +101,8 @@ async def compute_plans(
         for target in queue:
             outcomes[target.name] = await one(target)
 
-    await asyncio.gather(*(lane_of(queue) for queue in lanes.values()))
+    # Each lane is a task of its own, so the variables one environment sets stay in it.
+    await asyncio.gather(*(asyncio.create_task(lane_of(queue)) for queue in lanes.values()))
     return [outcomes[t.name] for t in targets]
 
 
