@@ -42,6 +42,27 @@ def _env(project: Path, emulator: Emulator | None = None) -> dict[str, str]:
     return env
 
 
+def _validate(document: object) -> None:
+    """Check an ``--all-envs`` JSON document against its schema (plan documents included)."""
+    import json
+
+    import jsonschema
+    from referencing import Registry, Resource
+
+    schemas = EXAMPLE.parent.parent / "schemas"
+    loaded = {
+        name: json.loads((schemas / name).read_text(encoding="utf-8"))
+        for name in ("plan-environments.schema.json", "plan.schema.json")
+    }
+    registry: Registry[object] = Registry().with_resources(
+        (name, Resource.from_contents(doc)) for name, doc in loaded.items()
+    )
+    validator = jsonschema.Draft202012Validator(
+        loaded["plan-environments.schema.json"], registry=registry
+    )
+    validator.validate(document)
+
+
 def _dashboards(emulator: Emulator, org: str) -> list[str]:
     return sorted(
         d["name"] for d in emulator.data()["dashboards"].values() if d["organizationId"] == org
@@ -120,6 +141,7 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     final = run_cli(["plan", "--all-envs", "-o", "json", "--detailed-exitcode"], env)
     assert final.exit_code == 0, final.output
     body = final.json()
+    _validate(body)
     assert [(e["name"], e["result"]) for e in body["environments"]] == [
         ("staging", "no changes"),
         ("production", "no changes"),
@@ -162,6 +184,33 @@ def test_apply_refuses_all_envs(project: Path) -> None:
     result = run_cli(["apply", "--all-envs", "--auto-approve"], _env(project))
     assert result.exit_code == 1
     assert "apply takes exactly one environment" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--env", "staging"], "--all-envs plans every environment: leave out --env"),
+        (["--out", "p.json"], "--out saves the plan of one environment"),
+    ],
+    ids=["with_env", "with_out"],
+)
+def test_plan_all_envs_refuses_options_for_one_environment(
+    project: Path, args: list[str], message: str
+) -> None:
+    result = run_cli(["plan", "--all-envs", *args, "-o", "json"], _env(project))
+    assert result.exit_code == 1
+    assert message in result.stderr
+    _validate_errors = result.json()
+    assert _validate_errors["exitCode"] == 1
+
+
+def test_all_envs_in_a_project_without_environments_says_so(tmp_path: Path) -> None:
+    (tmp_path / "reconcile.yaml").write_text("manifests: [m]\n")
+    result = run_cli(
+        ["validate", "--all-envs"], {"RECONCILE_CONFIG": str(tmp_path / "reconcile.yaml")}
+    )
+    assert result.exit_code == 1
+    assert "--all-envs: the project file defines no environments" in result.stderr
 
 
 def test_two_environments_on_two_emulators_in_one_run(tmp_path: Path) -> None:
