@@ -302,3 +302,23 @@ def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
     assert result.exit_code == 0, result.output
     assert [e["result"] for e in result.json()["environments"]] == ["changes", "changes"]
     assert "SECRET-" not in result.output
+
+
+def test_a_plan_saved_for_one_environment_is_refused_by_another(
+    project: Path, emulator: Emulator
+) -> None:
+    env = _env(project, emulator)
+    saved = run_cli(["plan", "--env", "staging", "--out", "staging.plan.json"], env)
+    assert saved.exit_code == 0, saved.output
+    before = len(emulator.requests())
+    result = run_cli(["apply", "--env", "production", "--plan", "staging.plan.json"], env)
+    assert result.exit_code == 1
+    assert (
+        "the saved plan was made for environment staging; this run targets production: apply it "
+        "with --env staging" in result.stderr
+    ), result.output
+    assert [r for r in emulator.requests()[before:] if r["method"] != "GET"] == []
+    applied = run_cli(
+        ["apply", "--env", "staging", "--plan", "staging.plan.json", "--auto-approve"], env
+    )
+    assert applied.exit_code == 0, applied.output

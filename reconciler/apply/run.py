@@ -146,6 +146,14 @@ async def apply_plan(
     """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
     scope = request.scope
     saved = request.saved_plan
+    if saved is not None and saved.environment != scope.environment:
+        made = f"environment {saved.environment}" if saved.environment else "no environment"
+        runs = f"targets {scope.environment}" if scope.environment else "has no environment"
+        raise ConfigError(
+            f"the saved plan was made for {made}; this run {runs}: apply it with "
+            + (f"--env {saved.environment}" if saved.environment else "no --env")
+            + ", or plan again for this environment"
+        )
     if saved is not None:
         # What a plan contains was decided when it was made; --target narrows what is applied.
         shaping = [

@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -127,6 +127,8 @@ async def compute_plan(
                 )
         finally:
             bar.close()
+    if scope.environment:
+        plan = replace(plan, environment=scope.environment)
     return PlanResult(plan, state, scope)
 
 
