@@ -340,3 +340,18 @@ def test_a_secret_file_an_overlay_names_is_read_beside_the_overlay(
     path = ("source", "kafka", "credentials")
     resolved = resolve_tree(pipe, path, pipe.spec["source"]["kafka"]["credentials"])
     assert resolved["password"].reveal() == "staging-password"
+
+
+def test_an_empty_overlay_directory_is_no_patch_and_a_missing_one_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, text in BASE.items():
+        write(tmp_path, name, text)
+    (tmp_path / "overlays" / "empty").mkdir(parents=True)
+    assert len(load_layered(["base"], Layering(("overlays/empty",)))) == 3
+    with pytest.raises(ManifestErrors) as caught:
+        load_layered(["base"], Layering(("overlays/typo",), overlays_at="reconcile.yaml:9"))
+    assert [str(e) for e in caught.value.errors] == [
+        "overlays/typo: no such file or directory (an overlay named at reconcile.yaml:9)"
+    ]

@@ -46,12 +46,13 @@ class Layering:
 
     ``overlays``: directories (or files) of patches and environment-only manifests;
     ``exclude``: ``Kind/name`` globs of base resources this environment does not have;
-    ``origin``: where these were set (``reconcile.yaml:14``), named by messages about them.
+    ``overlays_at``/``exclude_at``: where each was set (``reconcile.yaml:14``), for messages.
     """
 
     overlays: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    origin: str = "reconcile.yaml"
+    exclude_at: str = "reconcile.yaml"
+    overlays_at: str = "reconcile.yaml"
 
     def __bool__(self) -> bool:
         return bool(self.overlays or self.exclude)
@@ -178,7 +179,7 @@ class _Layerer:
             if pattern not in used:
                 hint = _similar(pattern, known)
                 self.error(
-                    Location(self.layering.origin),
+                    Location(self.layering.exclude_at),
                     "exclude",
                     f"{pattern!r} matches no base manifest{hint}: remove it, or fix the "
                     "Kind/name glob",
@@ -254,7 +255,19 @@ def load_layered(
     if default_organization:
         check_default_organization(default_organization)
     limits = ManifestLimits.from_env() if limits is None else limits
-    overlay_files, errors = _find(layering.overlays)
+    overlay_files: list[str] = []
+    errors: list[ManifestError] = []
+    for directory in layering.overlays:
+        found, problems = _find([directory])
+        overlay_files.extend(found)
+        # An overlay directory with nothing in it yet is an environment without patches.
+        if not Path(directory).is_dir():
+            errors.extend(
+                ManifestError(
+                    e.location, e.path, f"{e.message} (an overlay named at {layering.overlays_at})"
+                )
+                for e in problems
+            )
     base_files, base_errors = _find(paths)
     # An overlay directory inside a base directory is not part of the base.
     skip = set(overlay_files)

@@ -211,10 +211,12 @@ class Settings:
         env = self.environment
         if env is None or not (env.overlays or env.exclude):
             return None
-        origin = "reconcile.yaml"
-        if self.project is not None:
-            origin = self.project.where((*env.key, "exclude" if env.exclude else "overlays"))
-        return Layering(env.overlays, env.exclude, origin)
+        if self.project is None:
+            return Layering(env.overlays, env.exclude)
+        at = self.project.where
+        return Layering(
+            env.overlays, env.exclude, at((*env.key, "exclude")), at((*env.key, "overlays"))
+        )
 
     def api_config(self, *, insecure: bool = False) -> ApiConfig:
         """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
