@@ -69,40 +69,10 @@ class Connection:
 
     def api_config(self) -> ApiConfig:
         """Return the client configuration (checked by the core call that uses it)."""
-        from reconciler.client.api import ApiConfig
-        from reconciler.client.budget import Rate
-        from reconciler.client.limits import RequestLimits, parse_size
-        from reconciler.model.errors import ConfigError
+        from reconciler.settings.apiconfig import api_config_of
 
-        try:
-            rate = Rate.parse(self.rate)
-            dashboards_rate = Rate.parse(self.dashboards_rate)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-        size = self.max_response_size
-        given: dict[str, Any] = {
-            "max_wait": self.max_wait,
-            "retry_budget": self.retry_budget,
-            "deadline": self.request_deadline,
-            "max_response_bytes": None if size is None else parse_size(size),
-        }
-        limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
-        attempts = {} if self.max_attempts is None else {"max_attempts": self.max_attempts}
-        base_url = self.base_url or ""
-        return ApiConfig(
-            base_url=base_url,
-            key_id=self.key_id or "",
-            key_secret=self.key_secret or "",
-            dashboards_url=self.dashboards_url or base_url,
-            dashboards_token=self.dashboards_token or "",
-            insecure=self.insecure,
-            rate=rate,
-            dashboards_rate=dashboards_rate,
-            parallelism=self.parallelism,
-            timeout=self.timeout,
-            limits=limits,
-            **attempts,
-        )
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "insecure"}
+        return api_config_of(values, insecure=self.insecure)
 
 
 _CONNECTION_FLAGS = tuple(f.name for f in fields(Connection))
@@ -297,7 +267,8 @@ class StateWhere:
 
     def backend(self, paths: tuple[str, ...] = ()) -> Backend:
         """Open the backend (the caller closes it); no ``--state``: the project's default file."""
-        from reconciler.state.backend import DEFAULT_WORKSPACE, open_backend
+        from reconciler.state.backend import DEFAULT_WORKSPACE
+        from reconciler.state.stores import open_backend
 
         address = self.state_path or str(state_path_for(None, paths))
         return open_backend(address, self.workspace or DEFAULT_WORKSPACE)

@@ -139,6 +139,8 @@ def with_settings(command: click.Command) -> None:
         # A command that runs every environment itself (``--all-envs``) chooses none here.
         if needs_environment and not kwargs.get("all_envs"):
             settings.require_environment()
+        if command.name != "config":  # which shows them; every other command stops here
+            settings.check(params)
         for name in params:
             kwargs[name] = settings.get(name)
         return callback(*args, **kwargs)

@@ -61,12 +61,12 @@ def emit_error(exc: BaseException, exit_code: int) -> None:
             )
         return
     if command == "apply":
-        from reconciler.cli.apply import results_document
+        from reconciler.apply.document import results_document
         from reconciler.plan.actions import Plan
 
         document = results_document([], Plan(actions=()), errors=entries, exit_code=exit_code)
     elif command == "validate":
-        from reconciler.cli.validate import document as validate_document
+        from reconciler.load.validation import document as validate_document
 
         document = validate_document(entries, [], exit_code)
     else:

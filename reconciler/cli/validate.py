@@ -39,6 +39,7 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, all_
     from reconciler.cli.environments import current_settings
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
+    from reconciler.load.validation import document
     from reconciler.model.errors import ManifestErrors
 
     if all_envs:
@@ -112,16 +113,3 @@ def _validate_all(output: str) -> int:
         body = {"formatVersion": 1, "exitCode": code, "valid": code == 0, "environments": reports}
         click.echo(json.dumps(body, indent=2))
     return code
-
-
-def document(
-    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
-) -> dict[str, Any]:
-    """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
-    return {
-        "formatVersion": 1,
-        "exitCode": exit_code,
-        "valid": not errors,
-        "errors": errors,
-        "resources": resources,
-    }

@@ -4,7 +4,9 @@ The project file holds what every run in a repository shares (manifest paths, th
 location and workspace, the organization, base URLs, rates, parallelism, an env file). It is
 validated against ``schemas/project.schema.json`` like a manifest: every problem at once, as
 ``FILE:LINE:COL: PATH: MESSAGE``. Credentials are refused with a message saying where they
-go instead, and their values are never echoed. Relative paths in the file are relative to
+go instead, and their values are never echoed; under ``environments:`` they may only be
+secret references (``{fromEnv: NAME}``, ``{fromFile: PATH}``), and ``defaultEnvironment``
+must name one of them. Resolving the values (``reconciler.settings``) is not this module's. Relative paths in the file are relative to
 the file's own directory; ``ProjectFile.path_value`` turns them into paths usable from the
 current directory.
 """
