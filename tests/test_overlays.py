@@ -189,6 +189,15 @@ ERROR_CASES: list[tuple[str, dict[str, str], tuple[str, ...], list[str]]] = [
         ],
     ),
     (
+        "exclude_glob_matching_nothing_is_no_error_but_a_plain_name_is",
+        {},
+        ("Dashboard/scratch-*", "Organization/acme", "Dashboard/gone"),
+        [
+            "reconcile.yaml:12: exclude: 'Dashboard/gone' matches no base manifest: remove it, or "
+            "fix the Kind/name glob"
+        ],
+    ),
+    (
         "overlay_document_without_a_name",
         {"x.yaml": "kind: Pipe\nspec: {}\n"},
         (),

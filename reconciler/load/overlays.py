@@ -6,8 +6,8 @@ manifest is a patch of it: mappings are merged key by key, scalars and lists are
 ``null`` is kept (it means "reset to default", as in any manifest). A document that matches no
 base manifest adds a resource to this environment only when it is a complete manifest on its
 own (it states ``apiVersion``, and is then validated like any manifest); a partial one, without
-``apiVersion``, is an error. ``exclude`` drops base resources (a glob that drops nothing is
-an error: it is a typo or a stale entry). Patches apply in the order of the overlay
+``apiVersion``, is an error. ``exclude`` drops base resources (a plain ``Kind/name`` that drops
+nothing is an error: a typo or a stale entry; a glob may match nothing yet). Patches apply in the order of the overlay
 directories, then of their files, then of the documents in a file.
 
 The merged document is then validated exactly like a manifest read from one file. Its
@@ -176,7 +176,9 @@ class _Layerer:
                 kept.append(doc)
         known = sorted(f"{i[0]}/{i[1]}" for i in keys.values() if i)
         for pattern in self.layering.exclude:
-            if pattern not in used:
+            # A glob may match nothing yet (Dashboard/scratch-*); a plain name that matches
+            # nothing is a typo or a stale entry.
+            if pattern not in used and not any(c in pattern for c in "*?["):
                 hint = _similar(pattern, known)
                 self.error(
                     Location(self.layering.exclude_at),
