@@ -198,6 +198,16 @@ ERROR_CASES: list[tuple[str, dict[str, str], tuple[str, ...], list[str]]] = [
         ],
     ),
     (
+        "patch_of_an_excluded_resource",
+        {"p.yaml": patch("Pipe", "orders", "spec: {}\n")},
+        ("Pipe/orders",),
+        [
+            "overlays/staging/p.yaml:3:3: metadata.name: Pipe/orders is excluded in this "
+            "environment (exclude at reconcile.yaml:12), so this patch applies to nothing: "
+            "remove the patch or the exclude"
+        ],
+    ),
+    (
         "overlay_document_without_a_name",
         {"x.yaml": "kind: Pipe\nspec: {}\n"},
         (),

@@ -145,6 +145,7 @@ class _Layerer:
     def __init__(self, reader: _Reader, layering: Layering) -> None:
         self.reader = reader
         self.layering = layering
+        self.excluded: set[tuple[str, str]] = set()
 
     def error(self, at: Location, path: str, message: str) -> None:
         self.reader.records.append(ManifestError(at, path, message))
@@ -174,6 +175,8 @@ class _Layerer:
             used.update(hits)
             if not hits:
                 kept.append(doc)
+            elif ident is not None:
+                self.excluded.add(ident)
         known = sorted(f"{i[0]}/{i[1]}" for i in keys.values() if i)
         for pattern in self.layering.exclude:
             # A glob may match nothing yet (Dashboard/scratch-*); a plain name that matches
@@ -214,6 +217,15 @@ class _Layerer:
             known = sorted(f"{k}/{n}" for k, n in by_key if k == ident[0])
             hint = _similar(f"{ident[0]}/{ident[1]}", known)
             at = layer.locate(("metadata", "name"))
+            if "apiVersion" not in patch.data and ident in self.excluded:
+                self.error(
+                    at,
+                    "metadata.name",
+                    f"{ident[0]}/{ident[1]} is excluded in this environment (exclude at "
+                    f"{self.layering.exclude_at}), so this patch applies to nothing: remove "
+                    "the patch or the exclude",
+                )
+                continue
             if "apiVersion" not in patch.data:
                 self.error(
                     at,
