@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.load.manifests import load_manifests
-from reconciler.load.overlays import Effective, Layering, load_layered, merge
+from reconciler.load.overlays import Effective, Layering, load_environment, load_layered, merge
 from reconciler.model.errors import ManifestErrors
 from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORGANIZATION, write
 
@@ -291,12 +290,12 @@ def test_the_written_document_is_rendered_before_defaults_and_keeps_references(
     assert list(doc) == ["apiVersion", "kind", "metadata", "spec"]
 
 
-def test_load_manifests_with_layering_is_the_planning_entry(
+def test_load_environment_with_layering_is_the_planning_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     _load(tmp_path, {}, ())
-    resources = load_manifests(["base"], layering=Layering(exclude=("Organization/*",)))
+    resources = load_environment(["base"], layering=Layering(exclude=("Organization/*",)))
     assert sorted(r.key for r in resources) == ["Dashboard/overview", "Pipe/orders"]
 
 

@@ -25,7 +25,7 @@ from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import load_manifests
+from reconciler.load.overlays import load_environment
 from reconciler.model import collector
 from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
@@ -174,7 +174,7 @@ async def apply_plan(
     # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
     with collector.spared() as loaded:
         resources = (
-            load_manifests(paths, organization=scope.organization, layering=scope.layering)
+            load_environment(paths, organization=scope.organization, layering=scope.layering)
             if paths
             else []
         )

@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler.load.positions import MergedLocator
 from reconciler.load.workers import plan_processes, read_in_parts
@@ -43,9 +43,6 @@ from reconciler.model.resources import (
     check_default_organization,
     format_path,
 )
-
-if TYPE_CHECKING:
-    from reconciler.load.overlays import Layering
 
 SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
@@ -462,19 +459,7 @@ def _error_order(error: ManifestError) -> tuple[str, int, int, str]:
 
 
 def load_manifests(
-    paths: Sequence[str | Path],
-    *,
-    organization: str | None = None,
-    layering: Layering | None = None,
+    paths: Sequence[str | Path], *, organization: str | None = None
 ) -> list[Resource]:
-    """Load the manifests in ``paths`` for planning (every field located); raise ``ManifestErrors``.
-
-    With ``layering`` (an environment's overlays and excludes), the effective manifests of
-    that environment (``reconciler.load.overlays``).
-    """
-    if layering:
-        from reconciler.load.overlays import load_layered
-
-        effective = load_layered(paths, layering, default_organization=organization)
-        return [e.resource for e in effective]
+    """Load the manifests in ``paths`` for planning (every field located); raise ``ManifestErrors``."""
     return load_resources(paths, default_organization=organization, positions=True)

@@ -32,6 +32,7 @@ from reconciler.load.manifests import (
     _find,
     _Loader,
     _Reader,
+    load_manifests,
 )
 from reconciler.load.positions import DocumentLocator, MergedLocator
 from reconciler.load.yamlsource import ManifestLimits
@@ -309,3 +310,17 @@ def load_layered(
         files = locator.files if isinstance(locator, MergedLocator) else (locator.source.name,)
         out.append(Effective(resource.kind, resource.name, document, files, resource))
     return out
+
+
+def load_environment(
+    paths: Sequence[str | Path],
+    *,
+    organization: str | None = None,
+    layering: Layering | None = None,
+) -> list[Resource]:
+    """Load for planning: the manifests in ``paths``, or with ``layering`` (an environment's
+    overlays and excludes) that environment's effective manifests; raise ``ManifestErrors``."""
+    if not layering:
+        return load_manifests(paths, organization=organization)
+    effective = load_layered(paths, layering, default_organization=organization)
+    return [e.resource for e in effective]

@@ -17,8 +17,7 @@ from typing import Protocol
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import load_manifests
-from reconciler.load.overlays import Layering
+from reconciler.load.overlays import Layering, load_environment
 from reconciler.model import collector
 from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
@@ -107,7 +106,7 @@ async def compute_plan(
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
     with collector.spared() as loaded:
-        resources = load_manifests(
+        resources = load_environment(
             scope.paths, organization=scope.organization, layering=scope.layering
         )
         loaded()
