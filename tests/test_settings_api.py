@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from reconciler.model.errors import ConfigError, ManifestErrors
+from reconciler.plan.run import compute_plan
 from reconciler.settings import (
     Settings,
     Source,
@@ -15,7 +18,10 @@ from reconciler.settings import (
     resolve,
     resolve_environments,
 )
+from tests.cli_helpers import SECRET_ENV
+from tests.conftest import Emulator
 
+REPO = Path(__file__).resolve().parent.parent
 PROJECT = """\
 manifests: [manifests]
 organizationId: 7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c
@@ -225,3 +231,72 @@ def test_reload_reads_the_project_file_and_env_file_again(project: Path) -> None
     again = first.reload()
     assert (first.get("parallelism"), again.get("parallelism")) == (4, 7)
     assert again.api_config().key_id == "rotated"
+
+
+def test_an_unreadable_secret_file_stops_only_what_needs_the_credential(project: Path) -> None:
+    (project / "secrets" / "prod-key").unlink()
+    prod = at(project, environment="prod")  # resolving (config, validate) still works
+    assert prod.resolved("key_secret").where.endswith("secrets/prod-key: unreadable)")
+    with pytest.raises(ConfigError, match=r"environments.prod.keySecret: cannot read the secret"):
+        prod.api_config()
+
+
+def test_no_secret_shows_in_the_repr_of_settings(project: Path) -> None:
+    prod = at(project, environment="prod").override({"key_secret": "flag-secret-value"})
+    text = repr(prod) + "".join(repr(r) for r in prod.rows())
+    assert "flag-secret-value" not in text and "prod-secret" not in text
+    assert "prod-id" not in text  # values are never in a repr, secret or not
+
+
+def test_the_same_request_resolves_for_each_environment(project: Path) -> None:
+    base = at(project).override({"parallelism": 2})
+    prod, staging = base.for_environment("prod"), base.for_environment("staging")
+    assert (prod.workspace, staging.workspace) == ("production", "staging")
+    assert prod.get("parallelism") == staging.get("parallelism") == 2
+    with pytest.raises(ConfigError, match="no such environment"):
+        base.for_environment("qa")
+
+
+def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key(
+    tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [*SECRET_ENV, *[n for n in os.environ if n.startswith("RECONCILE_")]]:
+        monkeypatch.delenv(name, raising=False)
+    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    (tmp_path / "reconcile.yaml").write_text(
+        f"manifests: [manifests]\norganizationId: {emulator.org_id}\n"
+        f"rates: {{management: none}}\nenvironments:\n  prod:\n    baseUrl: {emulator.url}\n"
+        "    envFile: prod.env\n    keyId: {fromEnv: EMU_ID}\n    keySecret: {fromEnv: EMU_SECRET}\n"
+        "    dashboardsToken: {fromEnv: EMU_TOKEN}\n",
+        encoding="utf-8",
+    )
+    lines = [f"{k}={v}" for k, v in SECRET_ENV.items()]
+    lines += [f"EMU_ID={emulator.key_id}", f"EMU_SECRET={emulator.key_secret}"]
+    (tmp_path / "prod.env").write_text("\n".join([*lines, f"EMU_TOKEN={emulator.token}"]) + "\n")
+    before = dict(os.environ)
+    settings = resolve(cwd=str(tmp_path), environment="prod")
+    with settings.secret_variables():
+        plan = asyncio.run(compute_plan(settings.api_config(), settings.scope())).plan
+    assert not plan.failed, [a.errors for a in plan.failed]
+    assert len(plan.changed) == 9 and dict(os.environ) == before
+
+
+def test_every_mistake_in_environments_is_reported_at_its_line_at_once(tmp_path: Path) -> None:
+    (tmp_path / "reconcile.yaml").write_text(
+        "environments:\n  prod:\n    overlay: [x]\n    exclude: [nokind]\n"
+        "    keyId: {fromEnv: K, fromFile: y}\n  bad name:\n    baseUrl: ftp://x\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ManifestErrors) as caught:
+        resolve(cwd=str(tmp_path), environ={}, environment="prod")
+    lines = [str(e).split("reconcile.yaml:", 1)[1] for e in caught.value.errors]
+    assert lines == [
+        "3:5: environments.prod.overlay: unknown field 'overlay' (did you mean 'overlays'?)",
+        "4:15: environments.prod.exclude[0]: 'nokind' is not a KIND/NAME glob (e.g. "
+        "Dashboard/staging-*)",
+        "5:5: environments.prod.keyId: a secret reference takes exactly one of fromEnv or fromFile",
+        "6:3: environments.bad name: 'bad name' is not an environment name: letters, digits, '.', "
+        "'_' and '-', at most 64, starting with a letter or digit (it is also the environment's "
+        "default workspace)",
+        "7:5: environments.bad name.baseUrl: 'ftp://x' is not an http:// or https:// URL",
+    ]

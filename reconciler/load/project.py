@@ -45,6 +45,7 @@ _PATTERN_HINTS: dict[str, str] = {
     "baseUrl": "is not an http:// or https:// URL",
     "dashboardsUrl": "is not an http:// or https:// URL",
     "workspace": "is not a workspace name: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit",
+    "exclude": "is not a KIND/NAME glob (e.g. Dashboard/staging-*)",
 }
 
 
@@ -168,7 +169,9 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
 
     validator = Draft202012Validator(schema)
     for key, message in explain(validator.iter_errors(doc)):
-        hint = _PATTERN_HINTS.get(str(key[0])) if key else None
+        # A top-level key's hint (``rates``), else the field's own, inside an environment too.
+        names = [str(k) for k in key if isinstance(k, str)]
+        hint = (_PATTERN_HINTS.get(names[0]) or _PATTERN_HINTS.get(names[-1])) if names else None
         if hint and "does not match the pattern" in message:
             message = message.split(" does not match", 1)[0] + " " + hint
         out.append((key, message))
@@ -202,8 +205,10 @@ def _environment_errors(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple
                         out.append(
                             (
                                 ("environments", name, key),
-                                "credentials are never written in the project file (it is kept "
-                                "in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
+                                "a secret reference takes exactly one of fromEnv or fromFile"
+                                if isinstance(entry[key], dict)
+                                else "credentials are never written in the project file (it is "
+                                "kept in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
                                 f"{variable} in this environment's envFile",
                             )
                         )

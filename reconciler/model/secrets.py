@@ -8,12 +8,12 @@ state file through an HMAC fingerprint, so neither plans, state nor logs ever ho
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,21 @@ from reconciler.model.fields import SECRET_FIELDS
 from reconciler.model.resources import JsonPath, Resource, format_path
 
 REDACTED = "(sensitive)"
+# The variables ``{fromEnv}`` references read: the process environment, unless the run says
+# otherwise (``variables``) — a run over several environments gives each its own env file's
+# variables without writing any of them into ``os.environ``. A context variable, so that each
+# asyncio task (one environment's plan) sees the mapping it was started with.
+_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("secret_variables", default=None)
+
+
+@contextlib.contextmanager
+def variables(environ: Mapping[str, str]) -> Iterator[None]:
+    """Make ``{fromEnv}`` references resolved inside the block read ``environ``."""
+    token = _VARIABLES.set(environ)
+    try:
+        yield
+    finally:
+        _VARIABLES.reset(token)
 
 
 class Secret:
@@ -83,28 +98,13 @@ def secret_paths(resource: Resource) -> Iterator[JsonPath]:
                 yield ("source", kind, name)
 
 
-# The variables ``fromEnv`` reads in this task (None: the process environment). A run over
-# several environments plans each in its own task, with that environment's env files.
-_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("reconcile_variables", default=None)
-
-
-@contextmanager
-def variables(environ: Mapping[str, str] | None) -> Iterator[None]:
-    """Resolve ``fromEnv`` references from ``environ`` in this block (and the tasks it starts)."""
-    token = _VARIABLES.set(environ)
-    try:
-        yield
-    finally:
-        _VARIABLES.reset(token)
-
-
 def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> Secret:
     where = resource.locate_spec(*path)
     field = format_path(("spec", *path))
     if "fromEnv" in ref:
         name = str(ref["fromEnv"])
-        scoped = _VARIABLES.get()
-        value = (os.environ if scoped is None else scoped).get(name)
+        chosen = _VARIABLES.get()
+        value = (os.environ if chosen is None else chosen).get(name)
         if value is None:
             raise ManifestError(where, field, f"environment variable {name} is not set")
         return Secret(value)

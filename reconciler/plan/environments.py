@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +90,8 @@ async def compute_plans(
         assert target.config is not None and target.scope is not None
         transport = (transports or {}).get(target.name)
         try:
-            with variables(target.environ):  # this task only: the others keep their own
+            scoped = variables(target.environ) if target.environ is not None else nullcontext()
+            with scoped:  # this task only: the others keep their own
                 result = await compute_plan(
                     target.config, target.scope, options, progress=progress, transport=transport
                 )

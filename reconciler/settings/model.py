@@ -85,7 +85,7 @@ class EnvFile:
 class SettingsRequest:
     """What a resolution was asked: explicit values and where to look (``reload`` repeats it)."""
 
-    explicit: Mapping[str, Any] = field(default_factory=dict)
+    explicit: Mapping[str, Any] = field(default_factory=dict, repr=False)  # may hold a secret
     config: str | None = None  # the project file (else RECONCILE_CONFIG, else found upwards)
     env_file: str | None = None  # an env file read before the project's
     environment: str | None = None  # else RECONCILE_ENV, else the project's defaultEnvironment

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,6 +193,17 @@ class Settings:
     def override(self, explicit: Mapping[str, Any]) -> Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
         return apply_explicit(self, explicit)
+
+    def secret_variables(self) -> AbstractContextManager[None]:
+        """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
+        (the env files' variables included) instead of ``os.environ``."""
+        from reconciler.model.secrets import variables
+
+        return variables(self.environ)
+
+    def for_environment(self, name: str) -> Settings:
+        """Resolve the same request (explicit values, files) for environment ``name``."""
+        return resolve_request(replace(self.request, environment=name, environment_from="--env"))
 
     def reload(self) -> Settings:
         """Resolve the same request again: re-read the project file, env files and variables."""
@@ -384,17 +396,20 @@ def _from_environment(setting: Setting, env: Environment, settings: Settings) ->
     key = (*env.key, name)
     ref = env.credentials.get(name)
     if ref is not None:
-        where = f"{where_in_project(project, key)} ({ref.describe()})"
-        value = ref.read(settings.environ)
-        if value is None:
+        line = where_in_project(project, key)
+        try:
+            value = ref.read(settings.environ)
             problem = (
-                f"{where_in_project(project, key)}: the environment variable {ref.variable} is "
-                "not set (or empty)"
+                f"{line}: the environment variable {ref.variable} is not set (or empty)"
                 if ref.variable
-                else f"{where_in_project(project, key)}: the secret file {ref.file} is empty"
+                else f"{line}: the secret file {ref.file} is empty"
             )
-            return Resolved(setting, None, Source.ENVIRONMENT, where, problem)
-        return Resolved(setting, value, Source.ENVIRONMENT, where)
+        except ConfigError as exc:  # an unreadable file: only a run that needs it stops
+            value, problem = None, f"{line}: {exc}"
+        if value is None:
+            shown = f"{line} ({ref.describe()}: {'not set' if ref.variable else 'unreadable'})"
+            return Resolved(setting, None, Source.ENVIRONMENT, shown, problem)
+        return Resolved(setting, value, Source.ENVIRONMENT, f"{line} ({ref.describe()})")
     if name in env.values:
         return Resolved(
             setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
