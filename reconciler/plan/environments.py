@@ -182,7 +182,7 @@ def render_markdown(plans: Sequence[EnvironmentPlan], *, limit: int = render.MAR
             assert plan.result is not None
             body = render.render_markdown(plan.result.plan, limit=share)
         body = body.removeprefix("### reconcile plan\n").lstrip("\n")
-        sections.append("\n".join(lines) + body)
+        sections.append("\n".join(lines) + "\n" + body)
     return "\n".join(head) + "\n\n" + "\n".join(sections)
 
 
