@@ -138,8 +138,13 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     assert _dashboards(emulator, emulator.org_id) == ["Ingestion"]
     assert _dashboards(emulator, OTHER_ORG_ID) == ["Ingestion", "Load test"]
 
-    final = run_cli(["plan", "--all-envs", "-o", "json", "--detailed-exitcode"], env)
+    metrics = project / "plan.prom"
+    final = run_cli(
+        ["plan", "--all-envs", "-o", "json", "--detailed-exitcode", "--metrics-file", str(metrics)],
+        env,
+    )
     assert final.exit_code == 0, final.output
+    assert 'reconcile_resources{command="plan",outcome="unchanged"} 5.0' in metrics.read_text()
     body = final.json()
     _validate(body)
     assert [(e["name"], e["result"]) for e in body["environments"]] == [

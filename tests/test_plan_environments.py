@@ -109,3 +109,9 @@ def test_exit_code(recorded: list[Any], workspaces: list[str], detailed: bool, c
     plans = asyncio.run(envs.compute_plans([target(w, "http://x", w) for w in workspaces]))
     assert envs.exit_code(plans, detailed) == code
     assert envs.to_json(plans, code)["exitCode"] == code
+
+
+def test_combined_plan_counts_every_environment(recorded: list[Any]) -> None:
+    plans = asyncio.run(envs.compute_plans([target(w, "http://x", w) for w in ("a", "b")]))
+    whole = envs.combined(plans)
+    assert whole.summary()["create"] == 1 and whole.summary()["unchanged"] == 1

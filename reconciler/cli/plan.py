@@ -234,9 +234,8 @@ def _plan_all(
             targets(connection.insecure), manifests.plan_options(), progress=Progress
         )
     )
-    for plan in plans:
-        if plan.result is not None:
-            note_plan(plan.result.plan)
+    # The run's metrics count every environment's resources (one record per run).
+    note_plan(envs.combined(plans))
     code = envs.exit_code(plans, detailed_exitcode)
     if output == "json":
         click.echo(json.dumps(envs.to_json(plans, code), indent=2, ensure_ascii=False))

@@ -26,7 +26,7 @@ from reconciler.client.api import ApiConfig
 from reconciler.model.errors import ReconcileError, error_entries
 from reconciler.model.secrets import variables
 from reconciler.plan import render
-from reconciler.plan.actions import PLAN_FORMAT_VERSION
+from reconciler.plan.actions import PLAN_FORMAT_VERSION, Plan
 from reconciler.plan.compute import PlanOptions
 from reconciler.plan.planfile import plan_to_json
 from reconciler.plan.run import PlanResult, ProgressFactory, Scope, compute_plan, no_progress
@@ -106,6 +106,16 @@ async def compute_plans(
     # Each lane is a task of its own, so the variables one environment sets stay in it.
     await asyncio.gather(*(asyncio.create_task(lane_of(queue)) for queue in lanes.values()))
     return [outcomes[t.name] for t in targets]
+
+
+def combined(plans: Sequence[EnvironmentPlan]) -> Plan:
+    """Return one plan holding every environment's actions (for the run's metrics)."""
+    actions = tuple(a for p in plans if p.result is not None for a in p.result.plan.actions)
+    made: dict[str, int] = {}
+    for p in plans:
+        for interface, count in (p.result.plan.requests_made if p.result else {}).items():
+            made[interface] = made.get(interface, 0) + count
+    return Plan(actions, requests_made=made)
 
 
 def exit_code(plans: Sequence[EnvironmentPlan], detailed: bool) -> int:
@@ -195,8 +205,6 @@ def to_json(plans: Sequence[EnvironmentPlan], exit_code: int) -> dict[str, Any]:
             document = plan_to_json(plan.result.plan, exit_code=code)
         else:
             errors = error_entries(plan.error) if plan.error is not None else []
-            from reconciler.plan.actions import Plan
-
             document = plan_to_json(Plan(actions=()), errors=errors, exit_code=1)
         scope = plan.target.scope
         environments.append(
