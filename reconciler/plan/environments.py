@@ -29,7 +29,14 @@ from reconciler.plan import render
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Plan
 from reconciler.plan.compute import PlanOptions
 from reconciler.plan.planfile import plan_to_json
-from reconciler.plan.run import PlanResult, ProgressFactory, Scope, compute_plan, no_progress
+from reconciler.plan.run import (
+    PlanResult,
+    ProgressBar,
+    ProgressFactory,
+    Scope,
+    compute_plan,
+    no_progress,
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,11 @@ async def compute_plans(
             scoped = variables(target.environ) if target.environ is not None else nullcontext()
             with scoped:  # this task only: the others keep their own
                 result = await compute_plan(
-                    target.config, target.scope, options, progress=progress, transport=transport
+                    target.config,
+                    target.scope,
+                    options,
+                    progress=_named(progress, target.name),
+                    transport=transport,
                 )
         except ReconcileError as exc:
             return EnvironmentPlan(target, error=exc)
@@ -106,6 +117,15 @@ async def compute_plans(
     # Each lane is a task of its own, so the variables one environment sets stay in it.
     await asyncio.gather(*(asyncio.create_task(lane_of(queue)) for queue in lanes.values()))
     return [outcomes[t.name] for t in targets]
+
+
+def _named(progress: ProgressFactory, name: str) -> ProgressFactory:
+    """Return ``progress`` with each bar's description prefixed by the environment's name."""
+
+    def factory(description: str, total: int | None = None, unit: str = "req") -> ProgressBar:
+        return progress(f"{name}: {description}", total, unit)
+
+    return factory
 
 
 def combined(plans: Sequence[EnvironmentPlan]) -> Plan:
