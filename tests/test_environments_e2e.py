@@ -291,19 +291,24 @@ def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
         (tmp_path / f"{name}.env").write_text(
             f"ENV_KAFKA_USER=user-{name}\nENV_KAFKA_PASSWORD=SECRET-{name}\n"
         )
-    (tmp_path / "reconcile.yaml").write_text(
-        "manifests: [base]\nenvironments:\n"
-        + "".join(
-            f"  {name}:\n    organizationId: {emulator.org_id}\n    envFile: {name}.env\n"
-            for name in ("a", "b")
+    second = start_emulator()  # b on a server of its own: two environments, one seed
+    try:
+        (tmp_path / "reconcile.yaml").write_text(
+            "manifests: [base]\nenvironments:\n"
+            + "".join(
+                f"  {name}:\n    organizationId: {emulator.org_id}\n    envFile: {name}.env\n"
+                f"    baseUrl: {url}\n"
+                for name, url in (("a", emulator.url), ("b", second.url))
+            )
         )
-    )
-    env = {
-        **emulator.env(),
-        "RECONCILE_CONFIG": str(tmp_path / "reconcile.yaml"),
-        "RECONCILE_STATE": str(tmp_path / "state.json"),
-    }
-    result = run_cli(["plan", "--all-envs", "-o", "json"], env)
+        env = {
+            **emulator.env(),
+            "RECONCILE_CONFIG": str(tmp_path / "reconcile.yaml"),
+            "RECONCILE_STATE": str(tmp_path / "state.json"),
+        }
+        result = run_cli(["plan", "--all-envs", "-o", "json"], env)
+    finally:
+        stop_emulator(second)
     assert result.exit_code == 0, result.output
     assert [e["result"] for e in result.json()["environments"]] == ["changes", "changes"]
     assert "SECRET-" not in result.output
@@ -327,3 +332,47 @@ def test_a_plan_saved_for_one_environment_is_refused_by_another(
         ["apply", "--env", "staging", "--plan", "staging.plan.json", "--auto-approve"], env
     )
     assert applied.exit_code == 0, applied.output
+
+
+def test_two_environments_on_one_organization_may_not_manage_one_dashboard(
+    project: Path, emulator: Emulator
+) -> None:
+    """Production must never adopt (nor prune) the dashboard staging created: refused, with the
+    manifest line and the other environment, before anything is sent."""
+    config = project / "reconcile.yaml"
+    text = config.read_text().replace(
+        "organizationId: 5d2f8e1a-6b3c-4d7e-9f0a-1b2c3d4e5f60", f"organizationId: {emulator.org_id}"
+    )
+    config.write_text(text.replace("STAGING_", "PRODUCTION_"))
+    for env_name in ("staging", "production"):
+        (project / "overlays" / env_name / "organization.yaml").unlink()
+    env = _env(project, emulator)
+    before = len(emulator.requests())
+    result = run_cli(["apply", "--env", "staging", "--auto-approve"], env)
+    assert result.exit_code == 1
+    assert (
+        "base/dashboards/ingestion.yaml:8:3: spec.name: dashboard named 'Ingestion' of "
+        f"organization {emulator.org_id} is also managed by Dashboard/ingestion in environment "
+        "production (reconcile.yaml:20)" in result.stderr
+    ), result.output
+    assert "exclude Organization/acme from one of them" in result.stderr
+    assert emulator.requests()[before:] == []
+    plans = run_cli(["plan", "--all-envs", "-o", "json"], env)
+    assert [e["result"] for e in plans.json()["environments"]] == ["failed", "failed"]
+    # Named apart (an overlay renames staging's) and the organization left to production: fine.
+    (project / "overlays" / "staging" / "ingestion.yaml").write_text(
+        "kind: Dashboard\nmetadata:\n  name: ingestion\nspec:\n  name: Ingestion (staging)\n"
+    )
+    config.write_text(
+        config.read_text().replace(
+            "      - overlays/staging\n",
+            "      - overlays/staging\n    exclude: [Organization/acme]\n",
+        )
+    )
+    assert run_cli(["apply", "--env", "staging", "--auto-approve"], env).exit_code == 0
+    assert run_cli(["apply", "--env", "production", "--auto-approve"], env).exit_code == 0
+    assert _dashboards(emulator, emulator.org_id) == [
+        "Ingestion",
+        "Ingestion (staging)",
+        "Load test",
+    ]

@@ -58,11 +58,13 @@ def targets(insecure: bool) -> list[Target]:
     """Return a plan target per environment (an environment whose settings fail carries the error)."""
     from reconciler.model.errors import ReconcileError
     from reconciler.plan.environments import Target
+    from reconciler.settings.overlap import check_overlaps
 
     out: list[Target] = []
     for name in all_environments():
         try:
             settings = environment_settings(name, "--all-envs")
+            check_overlaps(settings)
             config, scope = settings.api_config(insecure=insecure), settings.scope()
             out.append(Target(name, config, scope, environ=settings.environ))
         except ReconcileError as exc:
@@ -151,10 +153,14 @@ def layering_of_run() -> dict[str, Any]:
 
 
 def announce_environment() -> None:
-    """Say on stderr which environment a run targets (nothing without environments)."""
+    """Say on stderr which environment a run targets (nothing without environments), and
+    refuse it when another environment of the project would manage the same live objects."""
+    from reconciler.settings.overlap import check_overlaps
+
     settings = current_settings()
     if settings is None or settings.environment is None:
         return
+    check_overlaps(settings)
     parts = [f"workspace {settings.workspace}"]
     if settings.organization:
         parts.append(f"organization {settings.organization}")
