@@ -147,3 +147,20 @@ def test_plan_with_env_uses_that_environments_api_key_and_workspace(
     assert "environments.staging.keySecret: the environment variable STAGING_KEY_SECRET" in (
         missing.stderr
     )
+
+
+def test_a_settings_error_before_options_are_parsed_is_still_one_json_document(
+    project: Path,
+) -> None:
+    write_project(project)
+    typo = run_cli(["validate", "--env=prd", "-o", "json"], {})
+    assert typo.exit_code == 1
+    assert typo.json()["exitCode"] == 1 and typo.json()["errors"][0]["type"] == "ConfigError"
+    (project / "reconcile.yaml").write_text("environments:\n  prod:\n    bogus: 1\n")
+    broken = run_cli(["plan", "--output", "json"], {})
+    error = broken.json()["errors"][0]
+    assert (error["file"], error["line"], error["path"]) == (
+        "reconcile.yaml",
+        3,
+        "environments.prod.bogus",
+    )

@@ -27,6 +27,7 @@ META_KEY = "reconcile.settings"
 CONFIG_FLAGS = ("--config",)
 ENV_FILE_FLAGS = ("--env-file",)
 ENV_FLAGS = ("--env",)
+OUTPUT_FLAGS = ("-o", "--output")
 # Commands that never read settings: a broken project file must not stop them.
 INDEPENDENT = frozenset({"version", "emulator", "explain", "completion"})
 # Commands that run without choosing one environment: ``fmt`` reads no settings, ``compare``
@@ -65,6 +66,11 @@ def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> 
     except ReconcileError:
         if subcommand in INDEPENDENT:
             return None
+        # The command's options are not parsed yet: its -o is read here, so that automation
+        # asking for JSON gets the one document even for a broken project file or --env.
+        from reconciler.cli.machine import remember_from_args
+
+        remember_from_args(subcommand, scan(args, OUTPUT_FLAGS))
         raise
     ctx.meta[META_KEY] = settings
     _export_env_files(ctx, settings.env_file_values)

@@ -28,6 +28,12 @@ def remember_output(ctx: click.Context, _param: click.Parameter, value: str | No
     return value
 
 
+def remember_from_args(command: str | None, output: str | None) -> None:
+    """Remember a format found on the raw command line (an error before options are parsed)."""
+    if output in MACHINE_FORMATS and _asked["format"] is None:
+        _asked.update(command=command, format=output)
+
+
 def reset() -> None:
     """Forget what an earlier run asked for (in-process callers run main several times)."""
     _asked.update(command=None, format=None)
