@@ -25,11 +25,19 @@ if TYPE_CHECKING:
     help="Default organizationId for manifests that omit it [env: RECONCILE_ORGANIZATION_ID].",
 )
 @click.option(
+    "--check-env",
+    is_flag=True,
+    help="Also resolve every secret reference ({fromEnv}, {fromFile}) as plan would: a missing "
+    "or empty variable or an unreadable file is an error (values are never printed).",
+)
+@click.option(
     "--all-envs",
     is_flag=True,
     help="Validate the effective manifests of every environment of the project file.",
 )
-def validate(paths: tuple[str, ...], output: str, organization: str | None, all_envs: bool) -> int:
+def validate(
+    paths: tuple[str, ...], output: str, organization: str | None, check_env: bool, all_envs: bool
+) -> int:
     """Validate manifests (files or directories) without contacting any server.
 
     With --env NAME, the environment's effective manifests (its overlays applied); with
@@ -41,9 +49,10 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, all_
     from reconciler.load.manifests import load_resources
     from reconciler.load.validation import document
     from reconciler.model.errors import ManifestErrors
+    from reconciler.model.secrets import unresolved
 
     if all_envs:
-        return _validate_all(output)
+        return _validate_all(output, check_env)
     settings = current_settings()
     layering = settings.layering() if settings is not None else None
     try:
@@ -54,6 +63,9 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, all_
             resources = [e.resource for e in effective]
         else:
             resources = load_resources(paths, default_organization=organization)
+        missing = unresolved(resources) if check_env else []
+        if missing:
+            raise ManifestErrors(missing)
     except ManifestErrors as exc:
         errors = exc.errors
         if output == "json":
@@ -85,15 +97,22 @@ def _valid_line(resources: list[Resource]) -> str:
     return f"{len(resources)} {noun} valid ({detail})"
 
 
-def _validate_all(output: str) -> int:
+def _validate_all(output: str, check_env: bool) -> int:
     """``validate --all-envs``: each environment's effective manifests, one report."""
     from reconciler.cli.environments import all_environments, effective_of, environment_settings
-    from reconciler.model.errors import ReconcileError, error_entries
+    from reconciler.model.errors import ManifestErrors, ReconcileError, error_entries
+    from reconciler.model.secrets import unresolved
 
     reports: list[dict[str, Any]] = []
     for name in all_environments():
         try:
-            effective = effective_of(environment_settings(name, "--all-envs"))
+            settings = environment_settings(name, "--all-envs")
+            effective = effective_of(settings)
+            if check_env:  # with this environment's variables (its env file included)
+                with settings.secret_variables():
+                    missing = unresolved([e.resource for e in effective])
+                if missing:
+                    raise ManifestErrors(missing)
         except ReconcileError as exc:
             reports.append({"name": name, "valid": False, "errors": error_entries(exc)})
             if output == "text":
