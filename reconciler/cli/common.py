@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -69,68 +69,38 @@ class Connection:
 
     def api_config(self) -> ApiConfig:
         """Return the client configuration (checked by the core call that uses it)."""
-        from reconciler.client.budget import Rate
-        from reconciler.client.limits import parse_size
-        from reconciler.model.errors import ConfigError
         from reconciler.settings.apiconfig import api_config_of
 
-        origins = {name: origin(name) or f"--{name.replace('_', '-')}" for name in _NAMED}
-
-        def check(name: str, value: str | None, parse: Callable[[str], object]) -> None:
-            # Parsed here first so that a bad value names where it came from.
-            if value is None:
-                return
-            try:
-                parse(value)
-            except (ValueError, ConfigError) as exc:
-                raise ConfigError(f"{origins[name]}: {exc}") from None
-
-        check("rate", self.rate, Rate.parse)
-        check("dashboards_rate", self.dashboards_rate, Rate.parse)
-        check("max_response_size", self.max_response_size, parse_size)
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "insecure"}
-        config = api_config_of(values, insecure=self.insecure)
-        return replace(config, origins={k: v for k, v in origins.items() if origin(k)})
-
-
-# The connection settings whose origin messages name (``ApiConfig.origins``).
-_NAMED = (
-    "base_url",
-    "dashboards_url",
-    "rate",
-    "dashboards_rate",
-    "timeout",
-    "max_response_size",
-)
+        origins = {name: found for name in values if (found := origin(name))}
+        return api_config_of(values, insecure=self.insecure, origins=origins)
 
 
 def origin(param: str, ctx: click.Context | None = None) -> str | None:
     """Name where the running command's ``param`` came from: its flag, its variable (and the
-    env file that set it), its project-file key or its environment's; None when it is the
-    built-in default."""
+    env file that set it) or its project-file key; None when it is the built-in default."""
     from click.core import ParameterSource
 
     from reconciler.cli.config import settings_of
-    from reconciler.settings import Source
+    from reconciler.settings import SETTING_PARAMS
 
     ctx = ctx or click.get_current_context(silent=True)
     if ctx is None:
         return None
     found = next((p for p in ctx.command.params if p.name == param), None)
-    if found is not None and ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE:
+    source = ctx.get_parameter_source(param)
+    if found is None or source is None:
+        return None
+    if source is ParameterSource.COMMANDLINE:
         return found.opts[0] if isinstance(found, click.Option) else param
     settings = settings_of(ctx)
-    resolved = settings.values.get(param) if settings is not None else None
-    if resolved is None or resolved.source is Source.DEFAULT:
-        return None
-    variable = resolved.setting.variable
-    if resolved.source is Source.ENV and variable:
-        return str(variable)
-    if resolved.source is Source.ENV_FILE and variable:
-        return f"{variable} (set by env file {settings.env_file_of(variable)})"
-    if resolved.source is Source.PROJECT:
-        return f"{resolved.where}: {resolved.setting.name}"
-    return str(resolved.where)
+    if settings is not None and param in SETTING_PARAMS:
+        named: str | None = settings.origin(param)
+        return named
+    if source is ParameterSource.ENVIRONMENT:  # an option that is not a setting
+        names = [found.envvar] if isinstance(found.envvar, str) else list(found.envvar or ())
+        return next((n for n in names if os.environ.get(n)), names[0] if names else param)
+    return None
 
 
 def name_origin(exc: click.BadParameter) -> None:

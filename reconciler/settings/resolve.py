@@ -172,12 +172,32 @@ class Settings:
             env.overlays, env.exclude, at((*env.key, "exclude")), at((*env.key, "overlays"))
         )
 
+    def origin(self, name: str) -> str | None:
+        """Name where a setting's value came from, for messages: its flag, its variable (and
+        the env file that set it) or its project-file key; None for a built-in default."""
+        found = self.resolved(name)
+        setting = found.setting
+        if found.source is Source.FLAG:
+            return setting.flag or setting.param
+        if found.source is Source.ENV:
+            return setting.variable
+        if found.source is Source.ENV_FILE:
+            variable = str(setting.variable)
+            return f"{variable} (set by env file {self.env_file_of(variable)})"
+        if found.source is Source.PROJECT:
+            return f"{found.where}: {setting.name}"
+        if found.source is Source.ENVIRONMENT:
+            return found.where
+        return None
+
     def api_config(self, *, insecure: bool = False) -> ApiConfig:
         """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
         from reconciler.settings.apiconfig import api_config_of
 
         self.check(("key_id", "key_secret", "dashboards_token"))
-        return api_config_of({p: r.value for p, r in self.values.items()}, insecure=insecure)
+        origins = {p: found for p in self.values if (found := self.origin(p))}
+        values = {p: r.value for p, r in self.values.items()}
+        return api_config_of(values, insecure=insecure, origins=origins)
 
     def check(self, params: Collection[str] | None = None) -> None:
         """Raise ``ConfigError`` for a setting (of ``params``) whose value could not be read:
