@@ -17,6 +17,7 @@ from typing import Any
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 
 
@@ -41,10 +42,10 @@ class Explanation:
     type: str
     access: str
     bounds: list[str] = field(default_factory=list)
-    enum: list[Any] = field(default_factory=list)
+    enum: list[JsonValue] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Return a JSON-friendly form."""
         return {
             "kind": self.kind,
@@ -53,9 +54,9 @@ class Explanation:
             "description": self.description,
             "type": self.type,
             "access": self.access,
-            "bounds": self.bounds,
+            "bounds": list[JsonValue](self.bounds),
             "enum": self.enum,
-            "fields": [f.__dict__ for f in self.fields],
+            "fields": [dict(f.__dict__) for f in self.fields],
         }
 
 

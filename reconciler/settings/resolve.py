@@ -355,12 +355,14 @@ def _resolve_one(
             where,
         )
     if project is not None and setting.in_project:
-        value = project.get(setting.key)
-        if value is not None:
-            if setting.kind is Kind.PATHS:
-                value = tuple(project.path_value(str(v)) for v in value)
+        stated = project.get(setting.key)
+        if stated is not None:
+            value: object = stated
+            # The project schema makes a PATHS setting a list: the isinstance only tells mypy so.
+            if setting.kind is Kind.PATHS and isinstance(stated, list):
+                value = tuple(project.path_value(str(v)) for v in stated)
             elif setting.kind is Kind.PATH:
-                value = project.path_value(str(value))
+                value = project.path_value(str(stated))
             return Resolved(setting, value, Source.PROJECT, project.where(setting.key))
     if setting.param == "dashboards_url":
         base = done.get("base_url")
