@@ -31,3 +31,13 @@ def as_object(value: object) -> JsonObject:
 def as_list(value: object) -> JsonArray:
     """Return ``value`` when it is a JSON array, else an empty one (a body of the wrong shape)."""
     return value if isinstance(value, list) else []
+
+
+def as_mapping(value: object) -> JsonMapping:
+    """Return ``value`` when it is a JSON object (read-only), else an empty one (absent, null)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_items(value: object) -> Sequence[JsonLike]:
+    """Return ``value`` when it is a JSON array (read-only), else an empty one (absent, null)."""
+    return value if isinstance(value, list | tuple) else ()

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler.model.errors import StateError
+from reconciler.model.json import JsonLike, JsonObject
 
 STATE_FORMAT_VERSION = 1
 
@@ -92,7 +93,7 @@ class State:
                     out[key.split("/", 1)[1]] = record
         return out
 
-    def organization_values(self, resource_key: str) -> dict[str, Any] | None:
+    def organization_values(self, resource_key: str) -> JsonObject | None:
         """Return the organization values recorded at the last apply, if any."""
         entry = self.resources.get(resource_key, {})
         values = entry.get("observed")
@@ -100,7 +101,7 @@ class State:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def record(self, resource_key: str, **values: Any) -> None:
+    def record(self, resource_key: str, **values: JsonLike) -> None:
         """Merge ``values`` into a resource's entry (None removes a key) and stamp it."""
         self._lines.pop(resource_key, None)
         entry = self.resources.setdefault(resource_key, {})
@@ -136,7 +137,7 @@ class State:
         self._lines.pop(new, None)
         self.resources[new] = self.resources.pop(old)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Return the document."""
         return {
             "formatVersion": STATE_FORMAT_VERSION,

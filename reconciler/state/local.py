@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # filelock is imported when a lock is taken: plan only reads 
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age
+from reconciler.state.backend import Holder, Version, holder_age
 from reconciler.state.document import (
     STATE_FORMAT_VERSION,
     DashboardRecord,
@@ -89,7 +89,7 @@ class LocalBackend:
         self._holder_path = self.path.with_name(self.path.name + ".holder")
         self._lock: FileLock | None = None
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the file's bytes and identity (None, None when it does not exist)."""
         try:
             with open(self.path, "rb") as handle:
@@ -99,13 +99,13 @@ class LocalBackend:
         except OSError as exc:
             raise StateError(f"state file {self.path} cannot be read ({exc})") from None
 
-    def _current(self) -> Any:
+    def _current(self) -> Version:
         try:
             return _identity(os.stat(self.path))
         except FileNotFoundError:
             return None
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Replace the file atomically if it is still the one read as ``expected``."""
         if self._current() != expected:
             raise StateConflictError(self.description)

@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age, redact_address
+from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
 STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
@@ -102,7 +102,7 @@ class PostgresBackend:
 
     # -- document ------------------------------------------------------------------------------
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the workspace's document and version (None, None when it has no row)."""
         row = self._run(
             f"SELECT document, version FROM {STATE_TABLE} WHERE workspace = %s",
@@ -112,7 +112,7 @@ class PostgresBackend:
             return None, None
         return bytes(row[0]), int(row[1])
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Store ``data`` if the row's version is still ``expected``; return the new version."""
         if expected is None:
             cursor = self._run(
@@ -127,7 +127,7 @@ class PostgresBackend:
                 "WHERE workspace = %s AND version = %s",
                 (data, self.workspace, expected),
             )
-            new = int(expected) + 1
+            new = int(str(expected)) + 1  # this store's own version: a number
         if cursor.rowcount != 1:
             raise StateConflictError(self.description)
         return new
