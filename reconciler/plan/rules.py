@@ -13,14 +13,15 @@ Pure: imports neither httpx nor click.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from reconciler.model.fields import (
     KAFKA_CREDENTIAL_SHAPES,
     KAFKA_DEFAULT_AUTHENTICATION,
     field_mapping_problems,
 )
+from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import Resource
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 _MAPPINGS = ("fieldMappings",)
@@ -29,7 +30,7 @@ CREDENTIALS = ("source", "kafka", "credentials")
 _COLUMNS = ("destination", "columns")
 
 
-def _names(items: Any, key: str) -> list[str] | None:
+def _names(items: object, key: str) -> list[str] | None:
     if not isinstance(items, list):
         return None
     return [str(i.get(key)) for i in items if isinstance(i, Mapping)]
@@ -37,8 +38,8 @@ def _names(items: Any, key: str) -> list[str] | None:
 
 def field_mapping_errors(
     resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
+    live: JsonMapping,
     changes: Sequence[FieldChange],
 ) -> list[str]:
     """Check "every destination column mapped once, to existing columns only" when either
@@ -53,7 +54,7 @@ def field_mapping_errors(
     columns_value = (
         destination["columns"]
         if stated_columns and isinstance(destination, Mapping)
-        else (live.get("destination") or {}).get("columns")
+        else as_mapping(live.get("destination")).get("columns")
     )
     columns = _names(columns_value, "name")
     targets = _names(mappings, "destinationField")
@@ -78,26 +79,26 @@ def _shape(keys: frozenset[str]) -> str:
     return "{" + ", ".join(sorted(keys)) + "}"
 
 
-def kafka_authentication(spec: Mapping[str, Any], live: Mapping[str, Any]) -> str:
+def kafka_authentication(spec: Mapping[str, SecretTree], live: JsonMapping) -> str:
     """The Kafka authentication method the pipe will have: the manifest's, else the live one."""
-    stated = ((spec.get("source") or {}).get("kafka") or {}).get("authentication", MISSING)
+    stated = as_mapping(as_mapping(spec.get("source")).get("kafka")).get("authentication", MISSING)
     if isinstance(stated, str):
         return stated
     if stated is None:  # null: back to the service's default
         return KAFKA_DEFAULT_AUTHENTICATION
-    current = ((live.get("source") or {}).get("kafka") or {}).get("authentication")
+    current = as_mapping(as_mapping(live.get("source")).get("kafka")).get("authentication")
     return str(current) if current else KAFKA_DEFAULT_AUTHENTICATION
 
 
 def kafka_credential_errors(
     resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
+    live: JsonMapping,
     changes: Sequence[FieldChange],
 ) -> list[str]:
     """Check that the stated credentials fit the method, and that a switch of method brings
     credentials that fit it."""
-    kafka = (spec.get("source") or {}).get("kafka")
+    kafka = as_mapping(spec.get("source")).get("kafka")
     if not isinstance(kafka, Mapping):
         return []
     method = kafka_authentication(spec, live)
@@ -123,11 +124,11 @@ def kafka_credential_errors(
 
 
 def resend_credentials(
-    resource: Resource, spec: Mapping[str, Any], changes: Sequence[FieldChange]
+    resource: Resource, spec: Mapping[str, SecretTree], changes: Sequence[FieldChange]
 ) -> list[FieldChange]:
     """When the method changes, the stated credentials go with it even if their fingerprint is
     unchanged (PLAIN to SCRAM-SHA-512 with the same user): the service wants both at once."""
-    credentials = ((spec.get("source") or {}).get("kafka") or {}).get("credentials")
+    credentials = as_mapping(as_mapping(spec.get("source")).get("kafka")).get("credentials")
     switched = any(c.path == AUTHENTICATION for c in changes)
     already = any(c.path == CREDENTIALS for c in changes)
     if not switched or already or not isinstance(credentials, Mapping):
