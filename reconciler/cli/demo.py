@@ -4,9 +4,10 @@ Starts the emulator on a free loopback port and takes its printed ``export`` lin
 environment, then runs, as a user would, ``config``, ``validate``, ``plan``,
 ``apply --auto-approve`` and ``plan --detailed-exitcode`` with no manifest paths — the
 project file (``reconcile.yaml``) names them — and stops the emulator. The state file lives
-in a temporary directory (``--state``, a flag winning over the project file) so the demo can
-be run again and again from the same seed. Secrets the example manifests reference come from
-``manifests/.env.example`` (``--env-file``) unless the environment or ``.env`` sets them.
+in a temporary directory (``--state``, a flag winning over the project file), removed at the
+end, so the demo can be run again and again from the same seed. Secrets the example
+manifests reference come from ``manifests/.env.example`` (``--env-file``) unless the
+environment or ``.env`` sets them.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     proc, api_env = start_emulator()
     env = {**os.environ, **api_env}
-    state = Path(tempfile.mkdtemp(prefix="reconcile-demo-")) / "state.json"
+    scratch = tempfile.TemporaryDirectory(prefix="reconcile-demo-")  # removed when done
+    state = Path(scratch.name) / "state.json"
     click.secho(
         f"Emulator running at {api_env['RECONCILE_BASE_URL']} (organization {api_env['RECONCILE_ORGANIZATION_ID']})",
         bold=True,
@@ -112,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
+        scratch.cleanup()
 
 
 if __name__ == "__main__":
