@@ -5,6 +5,7 @@ the 24-column grid, the 401 message, `make demo`'s temporary directory and progr
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from reconciler.cli.demo import main as demo_main
 from reconciler.state.backend import locked_state, open_backend
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
-from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, replace_line, write
+from tests.manifest_helpers import DASHBOARD, EXAMPLES, KAFKA_PIPE, REPO, replace_line, write
 from tests.test_inventory_get import invoke
 
 
@@ -116,12 +117,17 @@ def test_a_refused_dashboards_token_is_named_once(emulator: Emulator, tmp_path: 
 def test_make_demo_leaves_no_temporary_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    project = tmp_path / "project"  # the repository's project file and example manifests
+    shutil.copytree(EXAMPLES, project / "manifests")
+    shutil.copy(REPO / "reconcile.yaml", project)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
-    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    monkeypatch.chdir(project)
     monkeypatch.delenv("RECONCILE_CONFIG")
     assert demo_main([]) == 0, capsys.readouterr()
-    assert list(tmp_path.iterdir()) == []
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_long_run_logs_progress_lines_when_stderr_is_not_a_terminal(

@@ -11,7 +11,7 @@ from reconciler.cli.common import output_option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @output_option(
     "text", "json", help="Output format (json: one document, also on errors).", machine=True
 )
@@ -25,10 +25,15 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
     """Validate manifests (files or directories) without contacting any server.
 
     Prints every error as FILE:LINE:COL: PATH: MESSAGE. Exit 0 when all are valid, 1 otherwise.
+    With no PATHS, the manifests the project file names (reconcile.yaml `manifests:`).
     """
     from reconciler.cli.machine import error_entries
+    from reconciler.cli.plan import NO_PATHS
     from reconciler.load.manifests import load_resources
-    from reconciler.model.errors import ManifestErrors
+    from reconciler.model.errors import ConfigError, ManifestErrors
+
+    if not paths:
+        raise ConfigError(NO_PATHS)
 
     try:
         resources = load_resources(paths, default_organization=organization)
