@@ -38,7 +38,7 @@ REPRESENTATIVE = [
     "tests/test_validate_cli.py::test_validate_should_accept_every_example_manifest",
     "tests/test_validate_cli.py::test_validate_json_output_should_list_resources_when_valid",
     "tests/test_validate_cli.py::test_validate_should_exit_with_code_as_a_process",
-    "tests/test_fmt_explain.py::test_fmt_leaves_example_manifests_alone_and_skips_yaml_that_is_not_a_manifest",
+    "tests/test_fmt_explain.py::test_fmt_leaves_example_manifests_alone",
     "tests/test_plan_cli.py::test_plan_should_use_list_endpoints_and_few_requests_for_example_manifests",
     "tests/test_plan_cli.py::test_plan_should_save_redacted_plan_file",
     "tests/test_apply_cli.py::test_secret_change_should_be_sent_once_then_not_again",
