@@ -6,6 +6,7 @@ untracked manifests (valid, conflicting and unplannable ones)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,7 +108,7 @@ def test_the_examples_are_the_tracked_files_of_manifests_never_a_users_extra_one
     assert shipped == sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*.*"))
     assert not set(EXTRA_MANIFESTS) & set(shipped)
     assert ".env.example" in shipped and "pipes/orders.yaml" in shipped
-    assert EXAMPLES.resolve() != (REPO / "manifests").resolve()
+    assert EXAMPLES.resolve() != (REPO / "manifests").resolve()  # guard: allowed
 
 
 def test_extra_manifests_in_manifests_change_no_tests_result(tmp_path: Path) -> None:
@@ -125,3 +126,16 @@ def test_extra_manifests_in_manifests_change_no_tests_result(tmp_path: Path) -> 
     assert counts["failures"] == counts["errors"] == counts["skipped"] == 0, counts
     # The copy's own helpers ran (so EXAMPLES came from the copy's manifests/, extras and all).
     assert list((repo / "tests" / "__pycache__").glob("manifest_helpers.*.pyc"))
+
+
+def test_no_test_reads_the_repositorys_manifests_directory_directly() -> None:
+    """A guard for tests written later: the examples come from EXAMPLES, never from the tree."""
+    direct = re.compile(r"""(REPO|ROOT|parent\.parent)\s*/\s*["']manifests["']""")
+    offenders = [
+        f"{path.name}:{number}"
+        for path in sorted((REPO / "tests").glob("*.py"))
+        if path.name != "manifest_helpers.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if direct.search(line) and "guard: allowed" not in line
+    ]
+    assert offenders == [], f"use tests.manifest_helpers.EXAMPLES instead: {offenders}"
