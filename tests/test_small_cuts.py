@@ -64,6 +64,7 @@ def test_unknown_service_name_suggests_the_closest_one(emulator: Emulator, tmp_p
         KAFKA_PIPE, "  serviceId: 3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71", "  service: analytic"
     )
     write(tmp_path / "m", "orders.yaml", manifest)
+    write(tmp_path / "m", "secrets/kafka-password", "pw")  # every secret resolves: the plan reads
     planned = run_cli(["plan", str(tmp_path / "m"), "--state", str(tmp_path / "s")], emulator.env())
     assert "service 'analytic' not found" in planned.output
     assert "did you mean 'analytics'?" in planned.output
