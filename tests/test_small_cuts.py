@@ -13,7 +13,8 @@ import pytest
 
 from reconciler.cli import common
 from reconciler.cli.demo import main as demo_main
-from reconciler.state.backend import locked_state, open_backend
+from reconciler.state.backend import locked_state
+from reconciler.state.stores import open_backend
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 from tests.manifest_helpers import DASHBOARD, EXAMPLES, KAFKA_PIPE, REPO, replace_line, write
