@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +58,10 @@ class Rate:
 
     def __str__(self) -> str:
         return "unlimited" if self.unlimited else f"{self.count}/{self.seconds:g}s"
+
+
+class NotInTime(Exception):
+    """No place came free before the caller's ``until`` (``RequestBudget.slot``)."""
 
 
 class RequestBudget:
@@ -106,9 +110,13 @@ class RequestBudget:
         return await self._take(tracked=False)
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[float]:
-        """Hold one place for a request, yielding its start; the place is timed from the answer."""
-        started = await self._take(tracked=True)
+    async def slot(self, until: Callable[[], float] | None = None) -> AsyncIterator[float]:
+        """Hold one place for a request, yielding its start; the place is timed from the answer.
+
+        ``until`` returns the latest clock time worth starting at: when no place comes free
+        by then, ``NotInTime`` is raised instead of waiting longer.
+        """
+        started = await self._take(tracked=True, until=until)
         try:
             yield started
         finally:
@@ -117,7 +125,7 @@ class RequestBudget:
                 self._answers.append(time.monotonic())
             self._changed.set()
 
-    async def _take(self, *, tracked: bool) -> float:
+    async def _take(self, *, tracked: bool, until: Callable[[], float] | None = None) -> float:
         if self.rate.unlimited and self._blocked_until == 0.0:
             if tracked:
                 self._in_flight += 1
@@ -130,6 +138,11 @@ class RequestBudget:
                     delay = self._next_free(now)
                 if delay <= 0:
                     break
+                if until is not None:
+                    latest = until()
+                    if now >= latest:
+                        raise NotInTime
+                    delay = min(delay, latest - now)
                 before = time.monotonic()
                 await self._wait(delay)
                 self.waited += time.monotonic() - before
