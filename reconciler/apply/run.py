@@ -55,6 +55,10 @@ def _say_nothing(message: str) -> None:
     return None
 
 
+def _do_nothing() -> None:
+    return None
+
+
 def count_outcomes(results: Iterable[ActionResult]) -> dict[str, int]:
     """Count action results by outcome."""
     out: dict[str, int] = {}
@@ -92,6 +96,9 @@ class ApplyHooks:
     signals: bool = False
     notice: Callable[[str], None] = _say_nothing
     grace: float | None = None
+    # Called once, just before the first change is sent (the caller can then tell an
+    # interruption before sending from one after).
+    sending: Callable[[], None] = _do_nothing
 
 
 @dataclass(frozen=True)
@@ -238,6 +245,7 @@ class _Run:
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:
+                self.hooks.sending()
                 results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from reconciler.plan.actions import Plan
 
 
+# What ``reconcile.cli.main`` adds to "Interrupted by SIGINT" when apply had sent nothing.
+NOTHING_SENT = "before anything was sent"
+
+
 def _apply_options(func: Any) -> Any:
     return plan_options(func)
 
@@ -87,14 +91,23 @@ def apply(
         if text_out:
             click.echo(render_text(plan, color=color), nl=False)
 
+    sending: list[bool] = []
     hooks = ApplyHooks(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
         signals=True,
         notice=lambda message: click.echo(message, err=True),
+        sending=lambda: sending.append(True),
     )
-    result = run(apply_plan(config, request, hooks))
+    try:
+        result = run(apply_plan(config, request, hooks))
+    except KeyboardInterrupt as exc:
+        # Once sending has begun the apply reports its own interruption (the usual summary);
+        # an interrupt before that, while reading or at the prompt, sent nothing: say so.
+        if sending:
+            raise
+        raise KeyboardInterrupt(NOTHING_SENT) from exc
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
     return _report(result, text_out=text_out, color=color)
