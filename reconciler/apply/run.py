@@ -27,7 +27,7 @@ from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
 from reconciler.model import collector
-from reconciler.model.errors import ConfigError, StateError
+from reconciler.model.errors import ConfigError, InterfaceDown, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -123,6 +123,8 @@ class ApplyResult:
     applied: Mapping[str, str] = field(default_factory=dict)
     # The signal that interrupted the apply (SIGINT, SIGTERM), if one did.
     interrupted: signal.Signals | None = None
+    # The interfaces the run gave up while sending (their actions were cut off).
+    stopped: tuple[InterfaceDown, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -256,6 +258,7 @@ class _Run:
             stale,
             applied,
             interrupted=watch.received,
+            stopped=tuple(h.down for h in self.client.health.values() if h.down is not None),
         )
 
 
