@@ -283,3 +283,62 @@ def test_slot_never_lets_a_sliding_window_server_see_more_than_n_whatever_the_ji
     for s_j, _ in spans:
         possibly_counted = [1 for s_i, r_i in spans if s_i <= s_j and r_i > s_j - rate.seconds]
         assert len(possibly_counted) <= rate.count
+
+
+def test_a_lowered_rate_climbs_back_by_a_quarter_per_window_without_429(
+    clock: FakeClock,
+) -> None:
+    # Issue 26 item 2: one 429 used to lower the rate for the rest of the run.
+    budget = RequestBudget(Rate(100, 1.0))
+    budget.penalize(0.5, started=clock.now)
+    assert budget.current_count == 75
+    counts = []
+    for _ in range(4):
+        for _ in range(10):  # answers without a 429 all through the next window
+            clock.now += 0.1
+            budget.admitted(clock.now - 0.01)
+        counts.append(budget.current_count)
+    assert counts == [100, 100, 100, 100]
+    assert budget.raises == 1
+
+
+def test_a_rate_is_not_raised_before_a_whole_window_without_429(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    budget.penalize(1.0, started=clock.now)
+    clock.now += 9.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 7
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 9  # 7 + a quarter of 10 (2)
+    clock.now += 10.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 10  # never above the configured rate
+
+
+def test_a_raise_refused_again_makes_the_next_raise_wait_twice_as_long(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(100, 1.0))
+    budget.penalize(0.0, started=clock.now)  # 75
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 100
+    clock.now += 0.1
+    # The other client is still there (and the server let one through: down to half).
+    budget.penalize(0.0, started=clock.now - 0.05)
+    assert budget.current_count == 50
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 50  # one clean window is no longer enough
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 75
+
+
+def test_answers_from_before_the_cut_do_not_raise_it(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(100, 1.0))
+    before = clock.now
+    clock.now += 0.1
+    budget.penalize(0.0, started=clock.now)
+    clock.now += 2.0
+    budget.admitted(before)  # a slow answer to a request sent before the 429
+    assert budget.current_count == 75

@@ -7,7 +7,27 @@ is the stricter form: at most N request starts in any window of T seconds (a sli
 with a small margin for the network's jitter. It therefore satisfies a server that counts
 fixed windows, sliding windows or buckets alike, and still allows the opening burst that
 makes small plans instant. When the server answers 429 anyway, ``penalize`` blocks every
-caller until the server's reset time and lowers the budget for the rest of the run.
+caller until the server's reset time and lowers the budget; ``admitted`` raises it back.
+
+How the learned rate moves (additive increase, multiplicative decrease, with probes that back
+off): a 429 under our own budget means someone else uses the key (or the server counts
+differently), so the count falls to what the server admitted in the last window, by at least
+a quarter and at most a half (one cut per burst: the 429s of requests already in flight when
+it fell teach nothing new). Each later window of answers without a 429 raises it by a quarter
+of the configured count, up to that count: a one-off burst by another client (a deploy
+script, a colleague's plan) costs one window at three quarters instead of the rest of the
+run (measured by ``bench/plan_scale.py`` scenario R: 1,000 writes at 100/1 with another
+client's 5 requests in the first second went from 1.36x to about 1.1x the floor). A raise
+that is refused again (the other client is still there) doubles the clean windows the next
+raise waits for, up to eight, so a client sharing the key for good costs a 429 every few
+windows rather than every other one.
+
+The last tenth of the opening window (``TAIL``) goes one request at a time: when another
+client has used part of the key's window just before the run, the server refuses the run's
+last requests of that window, and the refusals of requests already in flight together would
+each be one more 429. One at a time, the first refusal blocks the rest before they are sent.
+Later windows need no such care: their places come free one by one, as the answers of the
+window before age. It costs a few round trips once per run.
 
 The client takes its places through ``slot()``, which also learns when each answer came back.
 A request is counted by the server somewhere between its start here and its answer here, so
@@ -74,6 +94,8 @@ class RequestBudget:
     # After an answer only the clocks' granularity is left to cover (the server's check is
     # "older than the window"; a millisecond of rounding either side is plenty at 5 ms).
     ANSWER_MARGIN = 0.005
+    # The share of the opening window sent one request at a time (see the module docstring).
+    TAIL = 0.1
 
     def __init__(self, rate: Rate) -> None:
         self.rate = rate
@@ -85,9 +107,14 @@ class RequestBudget:
         self._lock = asyncio.Lock()
         self._blocked_until = 0.0
         self._last_cut = float("-inf")
+        self._last_raise = float("-inf")
+        self._probe_windows = 1  # clean windows a raise waits for (doubled by failed probes)
         self._admitted: deque[float] = deque()
+        self._opening = True  # no place has been used twice yet
+        self._tail = max(1, int(rate.count * self.TAIL))
         self.penalties = 0
         self.cuts = 0
+        self.raises = 0
         self.waited = 0.0
 
     @property
@@ -160,9 +187,14 @@ class RequestBudget:
         after_answer = self.rate.seconds + self.ANSWER_MARGIN
         while self._starts and self._starts[0] + self.window <= now:
             self._starts.popleft()
+            self._opening = False
         while self._answers and self._answers[0] + after_answer <= now:
             self._answers.popleft()
-        if len(self._starts) + len(self._answers) + self._in_flight < self._count:
+            self._opening = False
+        used = len(self._starts) + len(self._answers) + self._in_flight
+        if used < self._count:
+            if self._opening and self._in_flight and used >= self._count - self._tail:
+                return float("inf")  # the opening window's tail: after the answer in flight
             return 0.0
         waits = []
         if self._starts:
@@ -191,15 +223,26 @@ class RequestBudget:
         return max(0.0, self._blocked_until - time.monotonic())
 
     def admitted(self, started: float) -> None:
-        """Record that a request started at ``started`` was answered without a 429."""
+        """Record that a request started at ``started`` was answered without a 429; after
+        enough such windows since the last change, raise a lowered rate (module docstring)."""
         if self.rate.unlimited:
             return
         self._admitted.append(started)
         while self._admitted and self._admitted[0] + self.rate.seconds <= started:
             self._admitted.popleft()
+        if self._count >= self.rate.count:
+            return
+        now = time.monotonic()
+        quiet = self.rate.seconds * self._probe_windows
+        if started >= self._last_cut and now - max(self._last_cut, self._last_raise) >= quiet:
+            self._count = min(self.rate.count, self._count + max(1, self.rate.count // 4))
+            self._last_raise = now
+            self.raises += 1
+            self._changed.set()  # callers waiting for a place may start now
 
     def penalize(self, reset_seconds: float, started: float | None = None) -> None:
-        """Block every caller for ``reset_seconds`` and lower the rate for the rest of the run.
+        """Block every caller for ``reset_seconds`` and lower the rate (``admitted`` raises it
+        again after windows without a 429).
 
         ``started`` is when the refused request started: 429s for requests that were already
         in flight when the rate was last lowered belong to the same burst and lower it no
@@ -220,5 +263,7 @@ class RequestBudget:
         high, low = (self._count * 3) // 4, self._count // 2
         estimate = admitted if admitted else high
         self._count = max(1, min(high, max(low, estimate)))
+        if self._last_raise > self._last_cut:  # a raise was refused: probe less often
+            self._probe_windows = min(8, self._probe_windows * 2)
         self._last_cut = now
         self.cuts += 1
