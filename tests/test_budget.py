@@ -342,3 +342,42 @@ def test_answers_from_before_the_cut_do_not_raise_it(clock: FakeClock) -> None:
     clock.now += 2.0
     budget.admitted(before)  # a slow answer to a request sent before the 429
     assert budget.current_count == 75
+
+
+def test_the_opening_windows_last_tenth_goes_one_request_at_a_time(clock: FakeClock) -> None:
+    # Another client's burst just before the run makes the server refuse the run's last
+    # requests of its first window: sent together, each would be one more 429.
+    budget = RequestBudget(Rate(20, 10.0))
+    starts: list[float] = []
+    answers = [asyncio.Event() for _ in range(22)]
+
+    async def request(index: int) -> None:
+        async with budget.slot() as started:
+            starts.append(round(started - 1000.0, 6))
+            await answers[index].wait()
+
+    async def settle() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(request(i)) for i in range(22)]
+        await settle()
+        assert starts == [0.0] * 18  # the opening burst, less its tail of two
+        clock.now += 0.1
+        for event in answers[:18]:
+            event.set()
+        await settle()
+        assert starts[18:] == [0.1]  # the tail: one request, alone on the wire
+        clock.now += 0.1
+        answers[18].set()
+        await settle()
+        assert starts[19] == 0.2  # (the fake clock then jumps to the next window)
+        clock.now += 0.1
+        for event in answers[19:]:
+            event.set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+    # Later windows are not held back: places come free as the first answers age.
+    assert starts[20:] == pytest.approx([10.1 + budget.ANSWER_MARGIN] * 2)
