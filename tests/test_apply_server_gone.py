@@ -6,6 +6,7 @@ what was not, and a second apply against the server back up finishes the job. Is
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -14,9 +15,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from reconciler.client.api import ApiConfig, Client
+from reconciler.client.budget import Rate
+from reconciler.client.health import REFUSED_GRACE
 from reconciler.emulator.seed import scale_ids, scale_service_id
+from reconciler.model.errors import Delivery, InterfaceDown, NotSent, ReconcileError
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import start_emulator, stop_emulator
+from tests.test_hostile_servers import SECRET, TOKEN, Handler, HostileServer, envelope
 
 PIPES = 12
 
@@ -122,3 +130,49 @@ def test_apply_json_when_the_server_goes_away_names_the_interface_once(tmp_path:
     assert skipped and all(q["outcome"] == "skipped" for r in skipped for q in r["requests"])
     assert all(q["error"].startswith("not sent") for r in skipped for q in r["requests"])
     assert any("stopped answering" in note for note in document["notes"])
+
+
+def _client_against_a_server_that_goes_away(attempts: int) -> tuple[BaseException, float]:
+    """GET once from a live server, stop it, GET again; return the error and its seconds."""
+
+    def answer_and_hang_up(h: Handler) -> None:
+        h.answer(200, envelope({"id": "org"}), "application/json", Connection="close")
+        h.close_connection = True  # no keep-alive connection outlives the server
+
+    server = HostileServer(answer_and_hang_up)
+    config = ApiConfig(
+        base_url=server.url,
+        key_id="key",
+        key_secret=SECRET,
+        dashboards_url=server.url,
+        dashboards_token=TOKEN,
+        rate=Rate(0, 1.0),
+        max_attempts=attempts,
+        max_backoff=0.2,
+    )
+
+    async def go() -> tuple[BaseException, float]:
+        async with Client(config) as client:
+            assert await client.get("/v1/organizations/x") == {"id": "org"}
+            server.stop()
+            start = time.monotonic()
+            with pytest.raises(ReconcileError) as caught:
+                await client.get("/v1/organizations/x", resource="organization acme")
+            return caught.value, time.monotonic() - start
+
+    return asyncio.run(go())
+
+
+def test_a_request_whose_connections_were_all_refused_is_not_sent_not_without_response() -> None:
+    error, _ = _client_against_a_server_that_goes_away(attempts=2)
+    assert isinstance(error, NotSent)
+    assert str(error).startswith("organization acme: not sent: ConnectError")
+    assert "no response" not in str(error)
+
+
+def test_refused_connections_after_a_success_give_the_interface_up_within_the_grace() -> None:
+    error, seconds = _client_against_a_server_that_goes_away(attempts=100)
+    assert isinstance(error, InterfaceDown)
+    assert error.delivery is Delivery.NOT_SENT
+    assert "connections refused for" in str(error) and "after it had answered" in str(error)
+    assert seconds <= REFUSED_GRACE + 1  # backoff 0.2 s at most: no wait outlives the grace

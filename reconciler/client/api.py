@@ -60,10 +60,12 @@ from reconciler.client.transport import LeanTransport, basic_authorization, envi
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
+    Delivery,
     InterfaceDown,
     Interrupted,
     MethodNotAllowed,
     NotFound,
+    NotSent,
     RedirectRefused,
     ResponseTooLarge,
     Unsupported,
@@ -301,6 +303,8 @@ class Client:
             if health.down is not None:  # the interface was given up: the run's one error
                 raise health.down.with_delivery(attempts.delivery()) from None
             error = gave_up(exc.error, attempts)
+            if error.status is None and attempts.delivery() is Delivery.NOT_SENT:
+                error = error.as_type(NotSent)  # refused connections only: nothing was sent
             error = error.with_resource(resource) if resource else error
             if exc.unknown_outcome and not idempotent:
                 raise OutcomeUnknown(

@@ -217,6 +217,13 @@ class DeadlineExceeded(ApiError):
     """An attempt did not complete (headers and whole body) within its deadline."""
 
 
+class NotSent(ApiError):
+    """A request whose every attempt was a refused connection: it never reached the server."""
+
+    def _build(self) -> str:
+        return super()._build().replace(": no response", ": not sent", 1)
+
+
 class Delivery(StrEnum):
     """What became of a request that an interface's giving up ended."""
 
