@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from reconciler.client.api import ApiConfig, Client
@@ -121,6 +122,8 @@ def test_apply_json_when_the_server_goes_away_names_the_interface_once(tmp_path:
     out, err, code, _ = _stop_after_writes(data, root, state, "-o", "json")
     assert code == 1, out + err
     document = json.loads(out)
+    schema = Path(__file__).resolve().parent.parent / "schemas" / "apply-result.schema.json"
+    jsonschema.validate(document, json.loads(schema.read_text(encoding="utf-8")))
     assert document["exitCode"] == 1
     down = [e for e in document["errors"] if e["type"] == "InterfaceDown"]
     assert len(down) == 1 and down[0]["interface"] == "management"
