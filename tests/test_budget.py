@@ -316,7 +316,7 @@ def test_a_rate_is_not_raised_before_a_whole_window_without_429(clock: FakeClock
     assert budget.current_count == 10  # never above the configured rate
 
 
-def test_a_raise_refused_again_makes_the_next_raise_wait_twice_as_long(clock: FakeClock) -> None:
+def test_a_raise_refused_again_makes_the_next_raise_wait_eight_windows(clock: FakeClock) -> None:
     budget = RequestBudget(Rate(100, 1.0))
     budget.penalize(0.0, started=clock.now)  # 75
     clock.now += 1.0
@@ -329,6 +329,9 @@ def test_a_raise_refused_again_makes_the_next_raise_wait_twice_as_long(clock: Fa
     clock.now += 1.0
     budget.admitted(clock.now - 0.01)
     assert budget.current_count == 50  # one clean window is no longer enough
+    clock.now += 6.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 50  # nor seven: the limit looks real, probe rarely
     clock.now += 1.0
     budget.admitted(clock.now - 0.01)
     assert budget.current_count == 75

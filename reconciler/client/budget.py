@@ -18,16 +18,17 @@ of the configured count, up to that count: a one-off burst by another client (a 
 script, a colleague's plan) costs one window at three quarters instead of the rest of the
 run (measured by ``bench/plan_scale.py`` scenario R: 1,000 writes at 100/1 with another
 client's 5 requests in the first second went from 1.36x to about 1.1x the floor). A raise
-that is refused again (the other client is still there) doubles the clean windows the next
-raise waits for, up to eight, so a client sharing the key for good costs a 429 every few
-windows rather than every other one.
+that is refused again says the lower limit is real (another client shares the key for good,
+or the server allows less than configured): the next raise waits eight clean windows, then
+sixteen, and so on up to 64, so a real limit costs a 429 now and then rather than every
+other window (scenario S: a server allowing half the configured rate).
 
-The last tenth of the opening window (``TAIL``) goes one request at a time: when another
-client has used part of the key's window just before the run, the server refuses the run's
-last requests of that window, and the refusals of requests already in flight together would
-each be one more 429. One at a time, the first refusal blocks the rest before they are sent.
-Later windows need no such care: their places come free one by one, as the answers of the
-window before age. It costs a few round trips once per run.
+The last tenth of the opening window (``TAIL``), and the places a raise adds until a window
+has confirmed them, go one request at a time: when another client has used part of the
+key's window, the server refuses the requests past what is left, and refusals of requests in
+flight together would each be one more 429. One at a time, the first refusal blocks the rest
+before they are sent. Other places need no such care: in a busy run they come free one by
+one, as the answers of the window before age. It costs a few round trips now and then.
 
 The client takes its places through ``slot()``, which also learns when each answer came back.
 A request is counted by the server somewhere between its start here and its answer here, so
@@ -111,6 +112,7 @@ class RequestBudget:
         self._probe_windows = 1  # clean windows a raise waits for (doubled by failed probes)
         self._admitted: deque[float] = deque()
         self._opening = True  # no place has been used twice yet
+        self._probe_from: int | None = None  # the count before an unconfirmed raise
         self._tail = max(1, int(rate.count * self.TAIL))
         self.penalties = 0
         self.cuts = 0
@@ -193,8 +195,11 @@ class RequestBudget:
             self._opening = False
         used = len(self._starts) + len(self._answers) + self._in_flight
         if used < self._count:
-            if self._opening and self._in_flight and used >= self._count - self._tail:
-                return float("inf")  # the opening window's tail: after the answer in flight
+            careful = (self._opening and used >= self._count - self._tail) or (
+                self._probe_from is not None and used >= self._probe_from
+            )
+            if careful and self._in_flight:
+                return float("inf")  # one at a time: after the answer in flight
             return 0.0
         waits = []
         if self._starts:
@@ -230,11 +235,14 @@ class RequestBudget:
         self._admitted.append(started)
         while self._admitted and self._admitted[0] + self.rate.seconds <= started:
             self._admitted.popleft()
+        now = time.monotonic()
+        if self._probe_from is not None and now - self._last_raise >= self.rate.seconds:
+            self._probe_from = None  # a whole window at the raised rate without a 429
         if self._count >= self.rate.count:
             return
-        now = time.monotonic()
         quiet = self.rate.seconds * self._probe_windows
         if started >= self._last_cut and now - max(self._last_cut, self._last_raise) >= quiet:
+            self._probe_from = self._count
             self._count = min(self.rate.count, self._count + max(1, self.rate.count // 4))
             self._last_raise = now
             self.raises += 1
@@ -263,7 +271,8 @@ class RequestBudget:
         high, low = (self._count * 3) // 4, self._count // 2
         estimate = admitted if admitted else high
         self._count = max(1, min(high, max(low, estimate)))
-        if self._last_raise > self._last_cut:  # a raise was refused: probe less often
-            self._probe_windows = min(8, self._probe_windows * 2)
+        if self._last_raise > self._last_cut:  # a raise was refused: the limit is real
+            self._probe_windows = min(64, max(8, self._probe_windows * 2))
         self._last_cut = now
+        self._probe_from = None
         self.cuts += 1
