@@ -347,7 +347,7 @@ def test_answers_from_before_the_cut_do_not_raise_it(clock: FakeClock) -> None:
     assert budget.current_count == 75
 
 
-def test_the_opening_windows_last_tenth_goes_one_request_at_a_time(clock: FakeClock) -> None:
+def test_the_last_tenth_of_a_burst_goes_one_request_at_a_time(clock: FakeClock) -> None:
     # Another client's burst just before the run makes the server refuse the run's last
     # requests of its first window: sent together, each would be one more 429.
     budget = RequestBudget(Rate(20, 10.0))

@@ -23,12 +23,13 @@ or the server allows less than configured): the next raise waits eight clean win
 sixteen, and so on up to 64, so a real limit costs a 429 now and then rather than every
 other window (scenario S: a server allowing half the configured rate).
 
-The last tenth of the opening window (``TAIL``), and the places a raise adds until a window
-has confirmed them, go one request at a time: when another client has used part of the
-key's window, the server refuses the requests past what is left, and refusals of requests in
-flight together would each be one more 429. One at a time, the first refusal blocks the rest
-before they are sent. Other places need no such care: in a busy run they come free one by
-one, as the answers of the window before age. It costs a few round trips now and then.
+The last tenth (``TAIL``) of a burst - many places free at once, as at the start of a run
+or after a pause - and the places a raise adds until a window has confirmed them, go one
+request at a time: when another client has used part of the key's window, the server
+refuses the requests past what is left, and refusals of requests in flight together would
+each be one more 429. One at a time, the first refusal blocks the rest before they are
+sent. Places that come free one by one (a busy run, as the answers of the window before
+age) need no such care. It costs a few round trips per burst.
 
 The client takes its places through ``slot()``, which also learns when each answer came back.
 A request is counted by the server somewhere between its start here and its answer here, so
@@ -111,7 +112,7 @@ class RequestBudget:
         self._last_raise = float("-inf")
         self._probe_windows = 1  # clean windows a raise waits for (doubled by failed probes)
         self._admitted: deque[float] = deque()
-        self._opening = True  # no place has been used twice yet
+        self._bursting = False  # many places came free at once: keep the burst's tail careful
         self._probe_from: int | None = None  # the count before an unconfirmed raise
         self._tail = max(1, int(rate.count * self.TAIL))
         self.penalties = 0
@@ -189,13 +190,16 @@ class RequestBudget:
         after_answer = self.rate.seconds + self.ANSWER_MARGIN
         while self._starts and self._starts[0] + self.window <= now:
             self._starts.popleft()
-            self._opening = False
         while self._answers and self._answers[0] + after_answer <= now:
             self._answers.popleft()
-            self._opening = False
         used = len(self._starts) + len(self._answers) + self._in_flight
-        if used < self._count:
-            careful = (self._opening and used >= self._count - self._tail) or (
+        free = self._count - used
+        if free > self._tail:
+            self._bursting = True
+        elif free <= 0:
+            self._bursting = False
+        if free > 0:
+            careful = (self._bursting and free <= self._tail) or (
                 self._probe_from is not None and used >= self._probe_from
             )
             if careful and self._in_flight:
