@@ -384,3 +384,42 @@ def test_the_last_tenth_of_a_burst_goes_one_request_at_a_time(clock: FakeClock) 
     asyncio.run(main())
     # Later windows are not held back: places come free as the first answers age.
     assert starts[20:] == pytest.approx([10.1 + budget.ANSWER_MARGIN] * 2)
+
+
+def test_places_a_raise_adds_go_one_at_a_time_until_a_window_confirms_them(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(8, 1.0))
+    budget.penalize(0.0, started=clock.now)
+    assert budget.current_count == 6
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)  # a clean window: raised back, on probation
+    assert budget.current_count == 8
+    clock.now += 1.1  # the window is empty again
+    starts: list[float] = []
+    answers = [asyncio.Event() for _ in range(8)]
+
+    async def request(index: int) -> None:
+        async with budget.slot() as started:
+            starts.append(round(started - clock.now, 6))
+            await answers[index].wait()
+
+    async def settle() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(request(i)) for i in range(8)]
+        await settle()
+        assert len(starts) == 6  # the level known to be admitted, at once
+        for event in answers[:6]:
+            event.set()
+        await settle()
+        assert len(starts) == 7  # the raise's places: one, alone on the wire
+        answers[6].set()
+        await settle()
+        assert len(starts) == 8
+        answers[7].set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
