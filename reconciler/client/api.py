@@ -38,7 +38,7 @@ from reconciler.client.config import (
     tls_context,
 )
 from reconciler.client.firstcontact import FirstContact
-from reconciler.client.health import InterfaceHealth
+from reconciler.client.health import InterfaceHealth, answer_text
 from reconciler.client.limits import (
     BodyTooLarge,
     RequestLimits,
@@ -358,12 +358,12 @@ class Client:
         if status == 429:
             self.stats.throttled += 1
             self.stats.throttled_by[interface] += 1
-            pause, note = server_pause(response, attempts)
+            pause, why = server_pause(response, attempts)
             budget.penalize(pause, started)
-            attempts.notes.append(note)
+            attempts.notes.append(f"HTTP 429 ({why})")
             attempts.turned_away = True
             refusal = parse_error(interface, response, method, path)
-            health.failure(attempts.attempt_started, _answer(refusal, note))
+            health.failure(attempts.attempt_started, answer_text(refusal, why))
             raise Retryable(refusal)
         budget.admitted(started)
         if 300 <= status < 400:
@@ -377,7 +377,7 @@ class Client:
         if status in (502, 503, 504):
             attempts.notes.append(f"HTTP {status}")
             failure = parse_error(interface, response, method, path)
-            health.failure(attempts.attempt_started, _answer(failure))
+            health.failure(attempts.attempt_started, answer_text(failure))
             if status == 503:
                 attempts.turned_away = True
             else:
@@ -458,15 +458,3 @@ class Client:
         # ``aread`` would, so ``json()`` and ``content`` work as usual.
         response._content = body
         return response
-
-
-def _answer(error: ApiError, note: str | None = None) -> str:
-    """Describe a server's answer for ``InterfaceDown``: status, message, requestId, wait."""
-    text = f"HTTP {error.status}"
-    if error.message:
-        text += f": {error.message}"
-    if error.request_id:
-        text += f" (requestId {error.request_id})"
-    if note and "(" in note:
-        text += f" [{note[note.index('(') + 1 : note.rindex(')')]}]"
-    return text

@@ -16,12 +16,13 @@ a quarter and at most a half (one cut per burst: the 429s of requests already in
 it fell teach nothing new). Each later window of answers without a 429 raises it by a quarter
 of the configured count, up to that count: a one-off burst by another client (a deploy
 script, a colleague's plan) costs one window at three quarters instead of the rest of the
-run (measured by ``bench/plan_scale.py`` scenario R: 1,000 writes at 100/1 with another
-client's 5 requests in the first second went from 1.36x to about 1.1x the floor). A raise
-that is refused again says the lower limit is real (another client shares the key for good,
-or the server allows less than configured): the next raise waits eight clean windows, then
-sixteen, and so on up to 64, so a real limit costs a 429 now and then rather than every
-other window (scenario S: a server allowing half the configured rate).
+run (``bench/plan_scale.py`` scenario R, 1,000 writes at 100/1 with another client's 5
+requests in the first second of writes, on a busy machine: 1.51x the floor with five 429s
+before, 1.13x with one after). A raise that is refused again says the lower limit is real
+(another client shares the key for good, or the server allows less than configured): the
+next raise waits eight clean windows, then sixteen, and so on up to 64, so a real limit
+costs a 429 now and then rather than every other window (scenario S: a server allowing half
+the configured rate).
 
 The last tenth (``TAIL``) of a burst - many places free at once, as at the start of a run
 or after a pause - and the places a raise adds until a window has confirmed them, go one

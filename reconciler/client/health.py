@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 
 from reconciler.client.limits import RequestLimits
-from reconciler.model.errors import InterfaceDown
+from reconciler.model.errors import ApiError, InterfaceDown
 
-__all__ = ["REFUSED_GRACE", "InterfaceHealth"]
+__all__ = ["REFUSED_GRACE", "InterfaceHealth", "answer_text"]
 
 # Seconds of refused connections (after a success) before the interface is given up.
 REFUSED_GRACE = 5.0
@@ -131,3 +131,14 @@ class InterfaceHealth:
             f"{spent:.1f} s of waits and retries {since}{more}: the run's retry budget of "
             f"{self.retry_budget:g} s ({RequestLimits.option('retry_budget')})"
         )
+
+
+def answer_text(error: ApiError, wait: str | None = None) -> str:
+    """Describe a server's answer for ``InterfaceDown``: status, message, requestId and the
+    wait it asked for (``wait``, as ``retry.server_pause`` says it)."""
+    text = f"HTTP {error.status}"
+    if error.message:
+        text += f": {error.message}"
+    if error.request_id:
+        text += f" (requestId {error.request_id})"
+    return f"{text} [{wait}]" if wait else text

@@ -108,19 +108,19 @@ def gave_up(error: ApiError, attempts: Attempts) -> ApiError:
 
 
 def server_pause(response: httpx.Response, attempts: Attempts) -> tuple[float, str]:
-    """Return how long to hold every caller after a 429 (capped) and a note saying why."""
+    """Return how long to hold every caller after a 429 (capped) and why, e.g.
+    ``X-RateLimit-Reset 3 s`` (the note of the attempt is ``HTTP 429 (WHY)``)."""
     cap = attempts.limits.max_wait
     asked = server_wait(response.headers)
     if asked is None:
         # No usable header (absent, negative or garbage): back off exponentially instead.
         pause = min(cap, 2.0 ** (attempts.count - 1))
-        return pause, f"HTTP 429 (no usable wait header; backing off {pause:g} s)"
+        return pause, f"no usable wait header; backing off {pause:g} s"
     seconds, header = asked
     if seconds > cap:
         option = RequestLimits.option("max_wait")
-        note = f"HTTP 429 ({header} asked {seconds:.0f} s, capped at {cap:g} s: {option})"
-        return cap, note
-    return seconds, f"HTTP 429 ({header} {seconds:.3g} s)"
+        return cap, f"{header} asked {seconds:.0f} s, capped at {cap:g} s: {option}"
+    return seconds, f"{header} {seconds:.3g} s"
 
 
 def retrying(
