@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from reconciler.client.limits import RequestLimits
 from reconciler.model.errors import ApiError, InterfaceDown
@@ -50,7 +51,9 @@ class InterfaceHealth:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.interface = interface
-        self.url = url
+        parts = urlsplit(url)  # named in messages: never a user:password@ or a query
+        host = parts.netloc.rpartition("@")[2]
+        self.url = f"{parts.scheme}://{host}{parts.path.rstrip('/')}"
         self.retry_budget = retry_budget
         self._clock = clock
         self.failing_since: float | None = None
