@@ -29,7 +29,7 @@ class WatchMetrics:
 
     def __init__(self) -> None:
         # The ``_created`` samples only double the page: a watch process exports nothing else.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         r = self.registry
         self.cycles = Counter(PREFIX + "cycles", "Cycles by result.", ["result"], registry=r)
