@@ -54,6 +54,7 @@ def test_two_watches_on_one_postgresql_state_one_writes_and_the_other_takes_over
         assert not any("cycle" in line for line in standby.lines)
         metrics = standby.get("/metrics").text
         assert "reconcile_watch_leader 0.0" in metrics
+        assert standby.get("/readyz").status_code == 200  # a standby is ready: it waits its turn
         holder = until(lambda: standby.status()["holder"], what="the standby seeing the holder")
         assert holder["pid"] == leader.process.pid
 

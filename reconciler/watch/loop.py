@@ -151,9 +151,13 @@ class Watcher:
             try:
                 leader = await asyncio.to_thread(self.lease.try_acquire)
                 holder = None if leader else await asyncio.to_thread(self.lease.holder)
+                self.status.lease_error = ""
             except ReconcileError as exc:
                 leader, holder = False, None
-                self.notice(f"lease: {exc}")
+                if str(exc) != self.status.lease_error:
+                    self.notice(f"lease: {exc}")
+                self.status.lease_error = str(exc)
+            self.status.lease_checked = True
             self._set_leader(leader, holder)
             await asyncio.sleep(period)
 

@@ -122,6 +122,8 @@ class WatchStatus:
     started: float = field(default_factory=time.time)
     leader: bool = False
     holder: dict[str, Any] | None = None  # the lease holder's record, when known
+    lease_checked: bool = False
+    lease_error: str = ""
     running: bool = False
     cycles: deque[Cycle] = field(default_factory=lambda: deque(maxlen=KEPT_CYCLES))
     resources: dict[str, ResourceRow] = field(default_factory=dict)
@@ -134,16 +136,20 @@ class WatchStatus:
         return self.cycles[-1] if self.cycles else None
 
     def not_ready(self) -> str | None:
-        """Return why the watch is not ready (None when it is)."""
+        """Return why the watch is not ready (None when it is).
+
+        A standby that could read the lease is ready: it is doing its job (waiting to take
+        over), and a rolling update of two replicas must not wait for it to lead.
+        """
         if not self.running:
             return "the watch loop is not running"
+        if self.lease_error:
+            return f"the lease cannot be read: {self.lease_error}"
+        if not self.leader:
+            return None if self.lease_checked else "the lease has not been checked yet"
         last = self.last
         if last is None:
-            return (
-                "standing by: another replica holds the lease"
-                if not self.leader and self.holder
-                else "no cycle has completed yet"
-            )
+            return "no cycle has completed yet"
         if last.failed:
             return f"the last cycle (#{last.number}) {last.result}: {last.message}"
         return None
