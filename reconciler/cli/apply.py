@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import Connection, lock_timeout_option, output_option
-from reconciler.cli.metrics import metrics_option, note_apply, note_plan
+from reconciler.cli.metrics import metrics_option
 from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
+from reconciler.metrics import note_apply, note_plan
 
 if TYPE_CHECKING:
     from reconciler.apply.results import ActionResult

@@ -19,7 +19,8 @@ from reconciler.cli.common import (
     path_option,
 )
 from reconciler.cli.completion import complete_targets
-from reconciler.cli.metrics import metrics_option, note_plan
+from reconciler.cli.metrics import metrics_option
+from reconciler.metrics import note_plan
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
@@ -163,7 +164,7 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
 @lock_timeout_option(
     "Seconds to wait for the state lock (taken only to create a new state for --out)."
 )
-@metrics_option("plan", success=lambda code: code in (0, 2))
+@metrics_option("plan")
 def plan(
     manifests: ManifestOptions,
     connection: Connection,

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reconciler.load.schema import explain, schema_dir
+from reconciler.load.schema import explain, schema_dir, suggest
 from reconciler.load.schemacompile import Compiler, Unsupported
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
@@ -33,6 +34,8 @@ CREDENTIALS = {
     "keySecret": "RECONCILE_KEY_SECRET",
     "dashboardsToken": "RECONCILE_DASHBOARDS_TOKEN",
 }
+
+_ENVIRONMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 # What a value that fails a pattern should look like, said plainly.
 _PATTERN_HINTS: dict[str, str] = {
@@ -152,6 +155,8 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
                     )
                 )
         doc = {k: v for k, v in doc.items() if k not in CREDENTIALS}
+        doc, found = _environment_errors(doc)
+        out.extend(found)
     schema = project_schema()
     if _fast_check(schema)(doc):
         return out
@@ -166,6 +171,62 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
             message = message.split(" does not match", 1)[0] + " " + hint
         out.append((key, message))
     return out
+
+
+def _environment_errors(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[JsonPath, str]]]:
+    """Refuse literal credentials in ``environments:`` and an unknown ``defaultEnvironment``.
+
+    Return the document without the refused values (so the schema does not report them a
+    second time) and the problems found; a value is never echoed.
+    """
+    out: list[tuple[JsonPath, str]] = []
+    environments = doc.get("environments")
+    if isinstance(environments, dict):
+        cleaned: dict[str, Any] = {}
+        for name, entry in environments.items():
+            if not _ENVIRONMENT_NAME.match(str(name)):
+                out.append(
+                    (
+                        ("environments", name),
+                        f"{str(name)!r} is not an environment name: letters, digits, '.', '_' "
+                        "and '-', at most 64, starting with a letter or digit (it is also the "
+                        "environment's default workspace)",
+                    )
+                )
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                for key, variable in CREDENTIALS.items():
+                    if key in entry and not _is_reference(entry[key]):
+                        out.append(
+                            (
+                                ("environments", name, key),
+                                "credentials are never written in the project file (it is kept "
+                                "in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
+                                f"{variable} in this environment's envFile",
+                            )
+                        )
+                        del entry[key]
+            cleaned[name] = entry
+        doc = {**doc, "environments": cleaned}
+    default = doc.get("defaultEnvironment")
+    if isinstance(default, str) and isinstance(environments, dict) and default not in environments:
+        hint = suggest(default, environments)
+        out.append(
+            (
+                ("defaultEnvironment",),
+                f"{default!r} is not one of the environments{hint}; defined: "
+                f"{', '.join(sorted(map(str, environments))) or 'none'}",
+            )
+        )
+    elif isinstance(default, str) and not isinstance(environments, dict):
+        out.append((("defaultEnvironment",), "names an environment, but `environments:` is absent"))
+    return doc, out
+
+
+def _is_reference(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and len(value) == 1 and ("fromEnv" in value or "fromFile" in value)
+    )
 
 
 def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool]:

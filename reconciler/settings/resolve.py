@@ -1,0 +1,251 @@
+"""Resolve settings: explicit value > environment's value > variable > project file > default.
+
+``resolve`` finds the project file (``config``, else ``RECONCILE_CONFIG``, else the nearest
+``reconcile.yaml`` from ``cwd`` upwards), reads the env files (``env_file``, then the project's
+``envFile``, then the chosen environment's ``envFile``; none overrides a variable already set),
+chooses the environment (``environment``, else ``RECONCILE_ENV``, else ``defaultEnvironment``)
+and resolves every setting of ``reconciler.settings.table`` with its provenance. Nothing is
+written to ``os.environ``: the variables a run sees are ``Settings.environ``.
+
+Without environments the order is the documented flag > variable > project file > default. A
+value an environment writes for itself (its state, organization, URLs, credentials, workspace)
+sits just below an explicit value: it is more specific than a variable exported for every
+environment, so one shell or CI job can run several environments without sending one
+environment's key to another.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from reconciler.model.errors import ConfigError
+from reconciler.settings.environments import (
+    DEFAULT_ENVIRONMENT,
+    ENV_VARIABLE,
+    Environment,
+    choose,
+    parse_environments,
+)
+from reconciler.settings.model import (
+    LAZY_DEFAULT,
+    EnvFile,
+    Resolved,
+    Settings,
+    SettingsRequest,
+    Source,
+)
+from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+
+
+def resolve(
+    explicit: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    env_file: str | None = None,
+    environment: str | None = None,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve every setting; ``explicit`` maps parameter names or keys to given values."""
+    given = {setting_named(k).param: v for k, v in (explicit or {}).items()}
+    request = SettingsRequest(given, config, env_file, environment, "--env", cwd, environ)
+    return resolve_request(request)
+
+
+def resolve_request(request: SettingsRequest) -> Settings:
+    """Resolve ``request`` (``Settings.reload`` calls this again)."""
+    base = dict(os.environ if request.environ is None else request.environ)
+    project = _project_file(request, base)
+    environ = dict(base)
+    file_values: dict[str, str] = {}
+    env_files: list[EnvFile] = []
+    if request.env_file is not None:
+        if not Path(request.env_file).is_file():
+            raise ConfigError(f"env file {request.env_file} does not exist")
+        env_files.append(_read_env_file(request.env_file, environ, file_values))
+    if project is not None and project.get(("envFile",)):
+        named = project.path_value(str(project.get(("envFile",))))
+        env_files.append(_read_env_file(named, environ, file_values))
+    environments = parse_environments(project) if project is not None else {}
+    chosen: Environment | None = None
+    if project is not None:
+        asked, asked_from = request.environment, request.environment_from
+        if asked is None and environ.get(ENV_VARIABLE):
+            asked, asked_from = environ[ENV_VARIABLE], ENV_VARIABLE
+        default = project.get((DEFAULT_ENVIRONMENT,))
+        chosen = choose(environments, asked, asked_from, default, _name(project))
+    elif request.environment is not None:
+        raise ConfigError(f"{request.environment_from} {request.environment}: no project file")
+    if chosen is not None and chosen.env_file is not None:
+        env_files.append(_read_env_file(chosen.env_file, environ, file_values))
+    settings = Settings(
+        request=request,
+        values={},
+        project=project,
+        environment=chosen,
+        environments=environments,
+        env_files=tuple(env_files),
+        environ=environ,
+        env_file_values=file_values,
+    )
+    return apply_explicit(settings, request.explicit)
+
+
+def list_environments(
+    *, config: str | None = None, cwd: str | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, Environment]:
+    """Return the project file's environments by name (empty without a project file)."""
+    request = SettingsRequest(config=config, cwd=cwd, environ=environ)
+    project = _project_file(request, dict(os.environ if environ is None else environ))
+    return parse_environments(project) if project is not None else {}
+
+
+def resolve_environments(
+    names: Collection[str] | None = None,
+    explicit: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    env_file: str | None = None,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Settings]:
+    """Resolve the settings of several environments (default: all), each on its own."""
+    chosen = (
+        names if names is not None else list_environments(config=config, cwd=cwd, environ=environ)
+    )
+    return {
+        name: resolve(
+            explicit, config=config, env_file=env_file, environment=name, cwd=cwd, environ=environ
+        )
+        for name in chosen
+    }
+
+
+def apply_explicit(settings: Settings, explicit: Mapping[str, Any]) -> Settings:
+    """Return ``settings`` re-resolved with ``explicit`` values on top (no file is read)."""
+    given = {
+        **settings.request.explicit,
+        **{setting_named(k).param: v for k, v in explicit.items()},
+    }
+    values: dict[str, Resolved] = {}
+    for setting in SETTINGS:  # in order: the dashboards URL defaults to the base URL
+        values[setting.param] = _resolve_one(setting, given.get(setting.param), settings, values)
+    return replace(settings, request=replace(settings.request, explicit=given), values=values)
+
+
+def _project_file(request: SettingsRequest, environ: Mapping[str, str]) -> Any:
+    """Return the loaded ``ProjectFile`` the request names or finds, or None."""
+    from reconciler.load.project import find_project_file, load_project_file
+
+    config = request.config or environ.get("RECONCILE_CONFIG") or None
+    if config is not None:
+        path = Path(config)
+        if not path.exists():
+            raise ConfigError(f"project file {config} does not exist")
+        return load_project_file(path)
+    found = find_project_file(Path(request.cwd) if request.cwd else None)
+    return load_project_file(found) if found else None
+
+
+def _name(project: Any) -> str:
+    """Return the project file's path as shown in messages."""
+    from reconciler.load.project import display_path
+
+    return display_path(project.path)
+
+
+def _read_env_file(path: str, environ: dict[str, str], added: dict[str, str]) -> EnvFile:
+    """Add ``path``'s variables to ``environ`` (never overriding one that is set)."""
+    from dotenv import dotenv_values
+
+    if not Path(path).is_file():
+        return EnvFile(path=path, found=False)
+    loaded: list[str] = []
+    kept: list[str] = []
+    for name, value in dotenv_values(path).items():
+        if value is None:
+            continue
+        if name in environ:
+            kept.append(name)
+        else:
+            environ[name] = added[name] = value
+            loaded.append(name)
+    return EnvFile(path, True, tuple(loaded), tuple(kept))
+
+
+def _resolve_one(
+    setting: Setting, given: Any, settings: Settings, done: Mapping[str, Resolved]
+) -> Resolved:
+    """Return one setting's value and source (see the module docstring for the order)."""
+    if given is not None and given != ():
+        if setting.kind is Kind.PATHS and isinstance(given, str | Path):
+            given = (str(given),)
+        elif setting.kind is Kind.PATHS:
+            given = tuple(str(g) for g in given)
+        where = f"flag {setting.flag}" if setting.flag else "argument"
+        return Resolved(setting, given, Source.FLAG, where)
+    env, project = settings.environment, settings.project
+    if env is not None and setting.in_environment:
+        found = _from_environment(setting, env, settings)
+        if found is not None:
+            return found
+    if setting.variable and settings.environ.get(setting.variable):
+        variable = setting.variable
+        text = settings.environ[variable]
+        file = settings.env_file_of(variable)
+        where = f"env file {file} ({variable})" if file else f"env {variable}"
+        return Resolved(
+            setting,
+            setting.convert(text, variable),
+            Source.ENV_FILE if file else Source.ENV,
+            where,
+        )
+    if project is not None and setting.in_project:
+        value = project.get(setting.key)
+        if value is not None:
+            if setting.kind is Kind.PATHS:
+                value = tuple(project.path_value(str(v)) for v in value)
+            elif setting.kind is Kind.PATH:
+                value = project.path_value(str(value))
+            return Resolved(setting, value, Source.PROJECT, project.where(setting.key))
+    if setting.param == "dashboards_url":
+        base = done.get("base_url")
+        if base is not None and base.value:
+            return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
+    return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
+
+
+def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
+    """Return the value ``env`` writes for ``setting``, or None when it writes none."""
+    from reconciler.settings.model import where_in_project
+
+    project = settings.project
+    assert project is not None
+    name = str(setting.key[0])
+    key = (*env.key, name)
+    ref = env.credentials.get(name)
+    if ref is not None:
+        where = f"{where_in_project(project, key)} ({ref.describe()})"
+        value = ref.read(settings.environ)
+        if value is None:
+            problem = (
+                f"{where_in_project(project, key)}: the environment variable {ref.variable} is "
+                "not set (or empty)"
+                if ref.variable
+                else f"{where_in_project(project, key)}: the secret file {ref.file} is empty"
+            )
+            return Resolved(setting, None, Source.ENVIRONMENT, where, problem)
+        return Resolved(setting, value, Source.ENVIRONMENT, where)
+    if name in env.values:
+        return Resolved(
+            setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
+        )
+    if setting.param == "workspace":
+        return Resolved(
+            setting, env.workspace, Source.ENVIRONMENT, f"environment {env.name} (its name)"
+        )
+    return None
