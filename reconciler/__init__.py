@@ -18,7 +18,10 @@ makes one of these calls and renders the result::
 - ``load_manifests(paths)``: validated resources (raises ``ManifestErrors`` with every problem);
 - ``compute_plan(config, scope, options)``: the plan and the state it was computed against;
 - ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
-- ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``.
+- ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``;
+- ``resolve_settings(explicit, environment=…)``: the project file, env files and variables as
+  ``Settings`` (each value with its source; ``.api_config()``, ``.scope()``, ``.reload()``),
+  and ``list_environments()``: what ``reconcile config`` shows, for a Python caller.
 
 Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
 manifests, each with file, line and field), ``ApiError`` (a request the server refused or that
@@ -39,6 +42,7 @@ import-linter, ``make lint``):
 - ``plan``: pure diff and planners, the immutable plan, the engine, rendering, the plan file;
 - ``apply``: ``apply_plan``: walks a plan's actions and verifies every answer;
 - ``inventory``: read-only views (``get``, ``export``, ``check backups``);
+- ``settings`` and ``metrics``: the resolved settings of a run, and its Prometheus metrics;
 - ``cli``: click only — parse options, call one core function, render.
 
 The ``emulator`` package is a separate implementation of the server and shares no code with
@@ -82,6 +86,8 @@ if TYPE_CHECKING:
     from reconciler.plan.planfile import load as load_plan
     from reconciler.plan.render import render_markdown, render_text
     from reconciler.plan.run import PlanResult, Scope, compute_plan, save_plan
+    from reconciler.settings import Settings, list_environments
+    from reconciler.settings import resolve as resolve_settings
 
 # name -> (module, attribute): resolved on first use (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -119,6 +125,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "render_markdown": ("reconciler.plan.render", "render_markdown"),
     "render_text": ("reconciler.plan.render", "render_text"),
     "save_plan": ("reconciler.plan.run", "save_plan"),
+    "Settings": ("reconciler.settings", "Settings"),
+    "list_environments": ("reconciler.settings", "list_environments"),
+    "resolve_settings": ("reconciler.settings", "resolve"),
 }
 
 __all__ = [
@@ -147,15 +156,18 @@ __all__ = [
     "Resource",
     "Scope",
     "ServiceUnreachable",
+    "Settings",
     "StateError",
     "Unsupported",
     "__version__",
     "apply_plan",
     "compute_plan",
+    "list_environments",
     "load_manifests",
     "load_plan",
     "render_markdown",
     "render_text",
+    "resolve_settings",
     "save_plan",
 ]
 

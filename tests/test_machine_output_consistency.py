@@ -6,7 +6,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from reconciler.state.backend import locked_state, open_backend
+from reconciler.state.backend import locked_state
+from reconciler.state.stores import open_backend
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 

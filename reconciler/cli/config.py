@@ -27,10 +27,12 @@ META_KEY = "reconcile.settings"
 CONFIG_FLAGS = ("--config",)
 ENV_FILE_FLAGS = ("--env-file",)
 ENV_FLAGS = ("--env",)
+OUTPUT_FLAGS = ("-o", "--output")
 # Commands that never read settings: a broken project file must not stop them.
 INDEPENDENT = frozenset({"version", "emulator", "explain", "completion"})
-# Commands that read no manifests, state or API: they run without choosing an environment.
-NO_ENVIRONMENT = INDEPENDENT | {"fmt"}
+# Commands that run without choosing one environment: ``fmt`` reads no settings, ``compare``
+# names its environments as arguments. (A command given ``--all-envs`` chooses none either.)
+NO_ENVIRONMENT = INDEPENDENT | {"fmt", "compare"}
 
 
 def scan(args: Sequence[str], flags: Sequence[str]) -> str | None:
@@ -64,6 +66,11 @@ def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> 
     except ReconcileError:
         if subcommand in INDEPENDENT:
             return None
+        # The command's options are not parsed yet: its -o is read here, so that automation
+        # asking for JSON gets the one document even for a broken project file or --env.
+        from reconciler.cli.machine import remember_from_args
+
+        remember_from_args(subcommand, scan(args, OUTPUT_FLAGS))
         raise
     ctx.meta[META_KEY] = settings
     _export_env_files(ctx, settings.env_file_values)
@@ -139,6 +146,8 @@ def with_settings(command: click.Command) -> None:
         # A command that runs every environment itself (``--all-envs``) chooses none here.
         if needs_environment and not kwargs.get("all_envs"):
             settings.require_environment()
+        if command.name != "config":  # which shows them; every other command stops here
+            settings.check(params)
         for name in params:
             kwargs[name] = settings.get(name)
         return callback(*args, **kwargs)

@@ -27,6 +27,12 @@ def remember_output(ctx: click.Context, _param: click.Parameter, value: str | No
     return value
 
 
+def remember_from_args(command: str | None, output: str | None) -> None:
+    """Remember a format found on the raw command line (an error before options are parsed)."""
+    if output in MACHINE_FORMATS and _asked["format"] is None:
+        _asked.update(command=command, format=output)
+
+
 def reset() -> None:
     """Forget what an earlier run asked for (in-process callers run main several times)."""
     _asked.update(command=None, format=None)
@@ -62,12 +68,12 @@ def emit_error(exc: BaseException, exit_code: int) -> None:
             )
         return
     if command == "apply":
-        from reconciler.cli.apply import results_document
+        from reconciler.apply.document import results_document
         from reconciler.plan.actions import Plan
 
         document = results_document([], Plan(actions=()), errors=entries, exit_code=exit_code)
     elif command == "validate":
-        from reconciler.cli.validate import document as validate_document
+        from reconciler.load.validation import document as validate_document
 
         document = validate_document(entries, [], exit_code)
     else:

@@ -21,6 +21,7 @@ from reconciler.cli.common import (
 from reconciler.cli.completion import complete_targets
 from reconciler.cli.metrics import metrics_option
 from reconciler.metrics import note_plan
+from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
@@ -85,10 +86,6 @@ def _prepare_out(path: Path) -> None:
         ) from None
     if path.is_dir() or not os.access(path.parent, os.W_OK):
         raise ConfigError(f"--out {path}: not a writable file path")
-
-
-# Said when a command has no manifests to work on (the project file may name them).
-NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
 
 
 def plan_options(func: Any, *, paths_required: bool = False) -> Any:

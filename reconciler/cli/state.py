@@ -212,7 +212,7 @@ def migrate(
     """Copy the state to another backend under both locks, and verify the copy."""
     from reconciler.model.errors import ConfigError
     from reconciler.state import ops
-    from reconciler.state.backend import open_backend
+    from reconciler.state.stores import open_backend
 
     workspace = where.workspace or "default"
     source = where.backend()

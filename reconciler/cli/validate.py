@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
@@ -34,6 +33,7 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, chec
     """
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
+    from reconciler.load.validation import document
     from reconciler.model.errors import ManifestErrors
     from reconciler.model.secrets import unresolved
 
@@ -66,16 +66,3 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, chec
     noun = "manifest" if len(resources) == 1 else "manifests"
     click.echo(f"{len(resources)} {noun} valid ({detail})")
     return 0
-
-
-def document(
-    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
-) -> dict[str, Any]:
-    """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
-    return {
-        "formatVersion": 1,
-        "exitCode": exit_code,
-        "valid": not errors,
-        "errors": errors,
-        "resources": resources,
-    }

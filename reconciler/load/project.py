@@ -4,7 +4,9 @@ The project file holds what every run in a repository shares (manifest paths, th
 location and workspace, the organization, base URLs, rates, parallelism, an env file). It is
 validated against ``schemas/project.schema.json`` like a manifest: every problem at once, as
 ``FILE:LINE:COL: PATH: MESSAGE``. Credentials are refused with a message saying where they
-go instead, and their values are never echoed. Relative paths in the file are relative to
+go instead, and their values are never echoed; under ``environments:`` they may only be
+secret references (``{fromEnv: NAME}``, ``{fromFile: PATH}``), and ``defaultEnvironment``
+must name one of them. Resolving the values (``reconciler.settings``) is not this module's. Relative paths in the file are relative to
 the file's own directory; ``ProjectFile.path_value`` turns them into paths usable from the
 current directory.
 """
@@ -43,6 +45,7 @@ _PATTERN_HINTS: dict[str, str] = {
     "baseUrl": "is not an http:// or https:// URL",
     "dashboardsUrl": "is not an http:// or https:// URL",
     "workspace": "is not a workspace name: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit",
+    "exclude": "is not a KIND/NAME glob (e.g. Dashboard/staging-*)",
 }
 
 
@@ -166,7 +169,9 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
 
     validator = Draft202012Validator(schema)
     for key, message in explain(validator.iter_errors(doc)):
-        hint = _PATTERN_HINTS.get(str(key[0])) if key else None
+        # A top-level key's hint (``rates``), else the field's own, inside an environment too.
+        names = [str(k) for k in key if isinstance(k, str)]
+        hint = (_PATTERN_HINTS.get(names[0]) or _PATTERN_HINTS.get(names[-1])) if names else None
         if hint and "does not match the pattern" in message:
             message = message.split(" does not match", 1)[0] + " " + hint
         out.append((key, message))
@@ -200,8 +205,10 @@ def _environment_errors(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple
                         out.append(
                             (
                                 ("environments", name, key),
-                                "credentials are never written in the project file (it is kept "
-                                "in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
+                                "a secret reference takes exactly one of fromEnv or fromFile"
+                                if isinstance(entry[key], dict)
+                                else "credentials are never written in the project file (it is "
+                                "kept in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
                                 f"{variable} in this environment's envFile",
                             )
                         )

@@ -32,10 +32,10 @@ from reconciler.state.backend import (
     DEFAULT_WORKSPACE,
     Backend,
     create_state,
-    open_backend,
     read_state,
 )
 from reconciler.state.document import State
+from reconciler.state.stores import open_backend
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,9 @@ and ``resolve_environments`` serve runs over several environments; nothing here 
 """
 
 from reconciler.settings.environments import Environment, SecretRef
-from reconciler.settings.model import (
-    NO_PATHS,
-    EnvFile,
-    Resolved,
-    Settings,
-    SettingsRequest,
-    Source,
-)
+from reconciler.settings.model import NO_PATHS, EnvFile, Resolved, SettingsRequest, Source
 from reconciler.settings.resolve import (
+    Settings,
     list_environments,
     resolve,
     resolve_environments,

@@ -6,36 +6,55 @@ bound is parsed, and refused with the flag and variable it came from, in one pla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.model.errors import ConfigError
 
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
 
+T = TypeVar("T")
 
-def api_config_of(values: Mapping[str, Any], *, insecure: bool = False) -> ApiConfig:
-    """Return ``ApiConfig`` from setting values by parameter name; None keeps a default."""
+
+def api_config_of(
+    values: Mapping[str, Any],
+    *,
+    insecure: bool = False,
+    origins: Mapping[str, str] | None = None,
+) -> ApiConfig:
+    """Return ``ApiConfig`` from setting values by parameter name; None keeps a default.
+
+    ``origins`` names where each value came from (a flag, a variable, a project-file key), by
+    parameter name: a value that cannot be parsed is refused naming it, and the client's own
+    checks name it too (``ApiConfig.origins``).
+    """
     from reconciler.client.budget import Rate
     from reconciler.client.config import ApiConfig
     from reconciler.client.limits import RequestLimits, parse_size
 
-    rates: dict[str, Any] = {}
-    for param in ("rate", "dashboards_rate"):
-        text = values.get(param)
-        if text is None:
-            continue
+    named = dict(origins or {})
+
+    def parsed(name: str, value: Any, parse: Callable[[str], T]) -> T:
         try:
-            rates[param] = Rate.parse(str(text))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+            return parse(str(value))
+        except (ValueError, ConfigError) as exc:
+            where = named.get(name) or f"--{name.replace('_', '-')}"
+            raise ConfigError(f"{where}: {exc}") from None
+
+    rates: dict[str, Any] = {
+        param: parsed(param, values[param], Rate.parse)
+        for param in ("rate", "dashboards_rate")
+        if values.get(param) is not None
+    }
     size = values.get("max_response_size")
     given: dict[str, Any] = {
         "max_wait": values.get("max_wait"),
         "retry_budget": values.get("retry_budget"),
         "deadline": values.get("request_deadline"),
-        "max_response_bytes": None if size is None else parse_size(str(size)),
+        "max_response_bytes": None
+        if size is None
+        else parsed("max_response_size", size, parse_size),
     }
     limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
     optional = {
@@ -52,6 +71,7 @@ def api_config_of(values: Mapping[str, Any], *, insecure: bool = False) -> ApiCo
         dashboards_token=values.get("dashboards_token") or "",
         insecure=insecure,
         limits=limits,
+        origins=named,
         **rates,
         **optional,
     )

@@ -1,4 +1,10 @@
-"""Resolve settings: explicit value > environment's value > variable > project file > default.
+"""Settings and their resolution: explicit > environment's value > variable > project > default.
+
+``Settings`` is immutable: the values of one resolution, each with its source, the project file
+and environment they came from, the env files read, and the variables as the run sees them
+(``environ``: the process environment with the env files' variables added). From it a caller
+builds the client's ``ApiConfig`` and the plan's ``Scope``; ``reload`` resolves the same
+request again (a long-running command on SIGHUP), ``override`` puts explicit values on top.
 
 ``resolve`` finds the project file (``config``, else ``RECONCILE_CONFIG``, else the nearest
 ``reconcile.yaml`` from ``cwd`` upwards), reads the env files (``env_file``, then the project's
@@ -18,9 +24,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
-from dataclasses import replace
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.model.errors import ConfigError
 from reconciler.settings.environments import (
@@ -32,13 +39,173 @@ from reconciler.settings.environments import (
 )
 from reconciler.settings.model import (
     LAZY_DEFAULT,
+    NO_PATHS,
     EnvFile,
     Resolved,
-    Settings,
     SettingsRequest,
     Source,
+    where_in_project,
 )
 from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+
+if TYPE_CHECKING:
+    from reconciler.client.config import ApiConfig
+    from reconciler.load.project import ProjectFile
+    from reconciler.plan.run import Scope
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of one run (or one environment of a run), each with its provenance."""
+
+    request: SettingsRequest
+    values: Mapping[str, Resolved]  # by parameter name (``state_path``)
+    project: ProjectFile | None = None
+    environment: Environment | None = None
+    environments: Mapping[str, Environment] = field(default_factory=dict)
+    env_files: tuple[EnvFile, ...] = ()
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+    env_file_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, name: str) -> Any:
+        """Return the value of a setting named by parameter (``state_path``) or key."""
+        return self.values[setting_named(name).param].value
+
+    def resolved(self, name: str) -> Resolved:
+        """Return a setting's value with its source."""
+        return self.values[setting_named(name).param]
+
+    def rows(self) -> list[Resolved]:
+        """Return every resolved setting in the table's order."""
+        return [self.values[s.param] for s in SETTINGS if s.param in self.values]
+
+    @property
+    def manifests(self) -> tuple[str, ...]:
+        """Return the manifest paths (explicit, else the project file's)."""
+        return tuple(self.values["paths"].value or ())
+
+    @property
+    def workspace(self) -> str:
+        """Return the state workspace."""
+        return str(self.values["workspace"].value)
+
+    @property
+    def organization(self) -> str | None:
+        """Return the default organization id for manifests that omit it."""
+        value = self.values["organization"].value
+        return str(value) if value else None
+
+    @property
+    def overlays(self) -> tuple[str, ...]:
+        """Return the environment's overlay directories (none without an environment)."""
+        return self.environment.overlays if self.environment else ()
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        """Return the environment's ``Kind/name`` globs to leave out."""
+        return self.environment.exclude if self.environment else ()
+
+    @property
+    def environment_name(self) -> str | None:
+        """Return the name of the chosen environment, if any."""
+        return self.environment.name if self.environment else None
+
+    def env_file_of(self, variable: str) -> str | None:
+        """Return the env file that set ``variable``, or None."""
+        for env_file in self.env_files:
+            if variable in env_file.loaded:
+                return env_file.path
+        return None
+
+    # -- building ---------------------------------------------------------------------------
+
+    def require_environment(self) -> None:
+        """Raise ``ConfigError`` when the project has environments and none was chosen."""
+        from reconciler.load.project import display_path
+        from reconciler.settings.environments import needs_one
+
+        if self.environments and self.environment is None:
+            assert self.project is not None
+            raise needs_one(self.environments, display_path(self.project.path))
+
+    def state_address(self, paths: tuple[str, ...] | None = None) -> tuple[str, str | None]:
+        """Return the state location and a deprecation warning (a legacy default file) or None."""
+        given = self.values["state_path"].value
+        if given:
+            return str(given), None
+        from reconciler.state.local import resolve_state_path
+
+        path, warning = resolve_state_path(self.manifests if paths is None else paths)
+        return str(path), warning
+
+    def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
+        """Return the plan's ``Scope`` (``paths`` overrides the manifests, e.g. a saved plan's)."""
+        from reconciler.plan.run import Scope
+
+        chosen = self.manifests if paths is None else paths
+        if not chosen:
+            raise ConfigError(NO_PATHS)
+        address, _warning = self.state_address(chosen)
+        return Scope(chosen, address, self.workspace, self.organization)
+
+    def origin(self, name: str) -> str | None:
+        """Name where a setting's value came from, for messages: its flag, its variable (and
+        the env file that set it) or its project-file key; None for a built-in default."""
+        found = self.resolved(name)
+        setting = found.setting
+        if found.source is Source.FLAG:
+            return setting.flag or setting.param
+        if found.source is Source.ENV:
+            return setting.variable
+        if found.source is Source.ENV_FILE:
+            variable = str(setting.variable)
+            return f"{variable} (set by env file {self.env_file_of(variable)})"
+        if found.source is Source.PROJECT:
+            return f"{found.where}: {setting.name}"
+        if found.source is Source.ENVIRONMENT:
+            return found.where
+        return None
+
+    def api_config(self, *, insecure: bool = False) -> ApiConfig:
+        """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
+        from reconciler.settings.apiconfig import api_config_of
+
+        self.check(("key_id", "key_secret", "dashboards_token"))
+        origins = {p: found for p in self.values if (found := self.origin(p))}
+        values = {p: r.value for p, r in self.values.items()}
+        return api_config_of(values, insecure=insecure, origins=origins)
+
+    def check(self, params: Collection[str] | None = None) -> None:
+        """Raise ``ConfigError`` for a setting (of ``params``) whose value could not be read:
+        an environment's credential whose variable is unset or empty, or whose file is empty."""
+        problems = [
+            r.problem
+            for r in self.rows()
+            if r.problem and (params is None or r.setting.param in params)
+        ]
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def override(self, explicit: Mapping[str, Any]) -> Settings:
+        """Return these settings with more explicit values (flags) on top; no file is read."""
+        return apply_explicit(self, explicit)
+
+    def secret_variables(self) -> AbstractContextManager[None]:
+        """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
+        (the env files' variables included) instead of ``os.environ``."""
+        from reconciler.model.secrets import variables
+
+        return variables(self.environ)
+
+    def for_environment(self, name: str) -> Settings:
+        """Resolve the same request (explicit values, files) for environment ``name``."""
+        return resolve_request(replace(self.request, environment=name, environment_from="--env"))
+
+    def reload(self) -> Settings:
+        """Resolve the same request again: re-read the project file, env files and variables."""
+        return resolve_request(self.request)
 
 
 def resolve(
@@ -221,25 +388,26 @@ def _resolve_one(
 
 def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
     """Return the value ``env`` writes for ``setting``, or None when it writes none."""
-    from reconciler.settings.model import where_in_project
-
     project = settings.project
     assert project is not None
     name = str(setting.key[0])
     key = (*env.key, name)
     ref = env.credentials.get(name)
     if ref is not None:
-        where = f"{where_in_project(project, key)} ({ref.describe()})"
-        value = ref.read(settings.environ)
-        if value is None:
+        line = where_in_project(project, key)
+        try:
+            value = ref.read(settings.environ)
             problem = (
-                f"{where_in_project(project, key)}: the environment variable {ref.variable} is "
-                "not set (or empty)"
+                f"{line}: the environment variable {ref.variable} is not set (or empty)"
                 if ref.variable
-                else f"{where_in_project(project, key)}: the secret file {ref.file} is empty"
+                else f"{line}: the secret file {ref.file} is empty"
             )
-            return Resolved(setting, None, Source.ENVIRONMENT, where, problem)
-        return Resolved(setting, value, Source.ENVIRONMENT, where)
+        except ConfigError as exc:  # an unreadable file: only a run that needs it stops
+            value, problem = None, f"{line}: {exc}"
+        if value is None:
+            shown = f"{line} ({ref.describe()}: {'not set' if ref.variable else 'unreadable'})"
+            return Resolved(setting, None, Source.ENVIRONMENT, shown, problem)
+        return Resolved(setting, value, Source.ENVIRONMENT, f"{line} ({ref.describe()})")
     if name in env.values:
         return Resolved(
             setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
