@@ -114,6 +114,10 @@ def test_correct_mode_corrects_drift_within_one_interval(
         assert found[("reconcile_watch_cycles_total", (("result", "corrected"),))] == 1
         assert found[("reconcile_watch_last_success_timestamp_seconds", ())] > 0
         assert found[("reconcile_watch_cycle_duration_seconds_count", ())] >= 2
+        # The run families of --metrics-file, for the latest cycle.
+        assert found[("reconcile_run_success", (("command", "watch"),))] == 1
+        assert found[("reconcile_last_success_timestamp_seconds", (("command", "watch"),))] > 0
+        assert ("reconcile_requests", (("command", "watch"), ("interface", "management"))) in found
         schema = json.loads((REPO / "schemas" / "watch-status.schema.json").read_text())
         jsonschema.validate(watch.status(), schema)
     finally:

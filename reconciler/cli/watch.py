@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -138,7 +138,7 @@ def watch(
     from reconciler.watch.run import parse_listen
 
     parse_listen(listen)  # a malformed address fails before anything else
-    loader = _Loader(ctx)
+    loader = _Loader(ctx, manifests, connection)
     first = loader(False)
     scope = first.scope
     options = WatchOptions(
@@ -168,74 +168,51 @@ def watch(
 
 
 class _Loader:
-    """Resolve the command's settings again (flag > env > env file > project file > default)."""
+    """The settings of each cycle, from the core's resolver (``reconciler.settings``).
 
-    def __init__(self, ctx: click.Context) -> None:
-        self.ctx = ctx
+    Flags stay as given. The project file and env files are read again on SIGHUP and whenever
+    an env file changed (a rotated key or secret is picked up at the next cycle); manifests'
+    ``fromEnv`` references read the variables of the settings in force.
+    """
+
+    def __init__(self, ctx: click.Context, manifests: ManifestOptions, connection: Connection):
+        from reconciler.cli.config import settings_of
+
+        self.settings = settings_of(ctx)
+        self.manifests = manifests
+        self.connection = connection
+        self.rate_given = ctx.get_parameter_source("rate") is click.core.ParameterSource.COMMANDLINE
+        self.stamp = self._stamp()
+
+    def _stamp(self) -> tuple[tuple[str, float, int], ...]:
+        import os
+
+        out = []
+        for env_file in self.settings.env_files if self.settings is not None else ():
+            try:
+                found = os.stat(env_file.path)
+                out.append((env_file.path, found.st_mtime, found.st_size))
+            except OSError:
+                out.append((env_file.path, 0.0, -1))
+        return tuple(out)
 
     def __call__(self, reload_project: bool) -> Any:
         from reconciler.watch import Target
 
-        self._reread_env_files()
-        if reload_project:
-            self._reread_project()
-        values = self._values()
-        manifests = ManifestOptions(**{f.name: values[f.name] for f in fields(ManifestOptions)})
-        connection = Connection(**{f.name: values[f.name] for f in fields(Connection)})
-        config = connection.api_config()
-        if self.ctx.get_parameter_source("rate") is not click.core.ParameterSource.COMMANDLINE:
+        settings = self.settings
+        if settings is None:  # a command run without the settings layer (a library caller)
+            config = self.connection.api_config()
+            scope, variables = self.manifests.scope(), None
+        else:
+            if reload_project or self._stamp() != self.stamp:
+                settings = self.settings = settings.reload()
+                self.stamp = self._stamp()
+            settings.require_environment()
+            config = settings.api_config(insecure=self.connection.insecure)
+            scope, variables = settings.scope(), dict(settings.environ)
+        if not self.rate_given:
             config = replace(config, rate=_half(config.rate))
-        return Target(config, manifests.scope(), manifests.plan_options())
-
-    def _values(self) -> dict[str, Any]:
-        out = dict(self.ctx.params)
-        for param in self.ctx.command.params:
-            name = param.name
-            if name is None or name not in out:
-                continue
-            if self.ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
-                continue
-            # The order click itself follows: environment variable, then the project file;
-            # a value from neither keeps what the command started with (its default).
-            value = param.value_from_envvar(self.ctx)
-            if value is None:
-                value = self.ctx.lookup_default(name)
-            if value is not None:
-                out[name] = param.process_value(self.ctx, value)
-        return out
-
-    def _reread_env_files(self) -> None:
-        import os
-
-        from dotenv import dotenv_values
-
-        from reconciler.cli.config import project_of
-
-        for env_file in project_of(self.ctx).env_files:
-            try:
-                values = dotenv_values(env_file.path)
-            except OSError:
-                continue
-            for name, value in values.items():
-                if value is None or name in env_file.kept:
-                    continue
-                if name in env_file.loaded or name not in os.environ:
-                    os.environ[name] = value
-                    if name not in env_file.loaded:
-                        env_file.loaded.append(name)
-
-    def _reread_project(self) -> None:
-        from reconciler.cli.config import _default_map, project_of
-        from reconciler.load.project import load_project_file
-
-        project = project_of(self.ctx)
-        if project.file is None:
-            return
-        project.file = load_project_file(project.file.path)
-        root = self.ctx.find_root()
-        self.ctx.default_map = _default_map(root.command, project.file).get(
-            self.ctx.info_name or "watch"
-        )
+        return Target(config, scope, self.manifests.plan_options(), variables)
 
 
 def _half(rate: Any) -> Any:

@@ -21,14 +21,16 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
 from reconciler.client.api import ApiConfig, observe_clients
+from reconciler.metrics import RunRecord
 from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError
+from reconciler.model.secrets import variables
 from reconciler.plan.compute import PlanOptions
 from reconciler.plan.run import Scope, compute_plan
 from reconciler.watch.lease import Lease, describe_holder
@@ -53,6 +55,8 @@ class Target:
     config: ApiConfig
     scope: Scope
     options: PlanOptions = field(default_factory=PlanOptions)
+    # The variables manifests' ``fromEnv`` references read (None: the process environment).
+    variables: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class Watcher:
         self._applying = False
         self._backoff = 0.0
         self._number = 0
+        self._run: RunRecord | None = None  # the current cycle's run record (metrics)
 
     def stop(self) -> None:
         """Ask the loop to end (SIGTERM/SIGINT)."""
@@ -175,6 +180,7 @@ class Watcher:
     async def _one_cycle(self) -> None:
         self._number += 1
         started, clock = time.time(), time.monotonic()
+        self._run = run = RunRecord("watch")
         with observe_clients() as stats:
             task = asyncio.create_task(self._cycle(self._number, started))
             stopper = asyncio.create_task(self._stop.wait())
@@ -194,6 +200,7 @@ class Watcher:
         for item in stats:
             for interface, count in item.requests.items():
                 requests[interface] = requests.get(interface, 0) + count
+        run.add_client_stats(stats)
         cycle.requests = sum(requests.values())
         cycle.duration = time.monotonic() - clock
         ended = time.time()
@@ -203,14 +210,15 @@ class Watcher:
             self._backoff = 0.0
             self.status.last_success = ended
         self.status.cycles.append(cycle)
-        self.metrics.observe(cycle, requests, ended)
+        self.metrics.observe(cycle, requests, ended, run)
         self.on_cycle(cycle)
 
     async def _cycle(self, number: int, started: float) -> Cycle:
         reload, self._reload = self._reload, False
         try:
             target = self.load(reload)
-            computed = await compute_plan(target.config, target.scope, target.options)
+            with _variables(target):
+                computed = await compute_plan(target.config, target.scope, target.options)
         except (ManifestErrors, ManifestError) as exc:
             errors = exc.errors if isinstance(exc, ManifestErrors) else [exc]
             return Cycle(
@@ -224,6 +232,8 @@ class Watcher:
         except ReconcileError as exc:
             return Cycle(number, started, CycleResult.FAILED, 0.0, message=str(exc))
         plan = computed.plan
+        if self._run is not None:
+            self._run.count_plan(plan)
         now = time.time()
         self.status.record_plan(plan.actions, now)
         found_by_kind: dict[str, int] = {}
@@ -243,7 +253,8 @@ class Watcher:
         if plan.changed and self.options.mode is Mode.DETECT:
             cycle.result = CycleResult.FAILED if plan.failed else CycleResult.DRIFT
         if plan.changed and self.options.mode is Mode.CORRECT:
-            await self._correct(target, cycle)
+            with _variables(target):
+                await self._correct(target, cycle)
         return cycle
 
     async def _correct(self, target: Target, cycle: Cycle) -> None:
@@ -258,6 +269,8 @@ class Watcher:
             return
         finally:
             self._applying = False
+        if self._run is not None and result.status is ApplyStatus.APPLIED:
+            self._run.count_apply(result, result.plan)
         now = time.time()
         self.status.record_plan(result.plan.actions, now)
         self.status.record_results(result.results, now)
@@ -277,6 +290,13 @@ class Watcher:
             cycle.result = CycleResult.IN_SYNC  # someone else corrected it first
         else:
             cycle.result = CycleResult.CORRECTED
+
+
+def _variables(target: Target) -> contextlib.AbstractContextManager[None]:
+    """Resolve ``fromEnv`` from the target's variables (the process environment when None)."""
+    if target.variables is None:
+        return contextlib.nullcontext()
+    return variables(target.variables)
 
 
 async def refuse_if_held(lease: Lease) -> None:

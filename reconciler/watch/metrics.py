@@ -1,9 +1,11 @@
-"""The watch's own Prometheus families, in a registry of their own that ``/metrics`` serves.
+"""The watch's Prometheus families, in a registry of their own that ``/metrics`` serves.
 
 Counters of cycles by result, drift found and corrected by resource kind, requests by
 interface; a histogram of cycle durations; gauges for the last successful cycle and for
 leadership (``reconcile_watch_leader``: 1 on the leader, 0 on a standby). Labels hold only
 fixed words (results, kinds, interface names): never a resource name, a URL or a secret.
+The registry also holds the run families of ``--metrics-file`` (``reconciler.metrics``) for the
+latest cycle, labelled ``command="watch"``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ from prometheus_client import (
     generate_latest,
 )
 
+from reconciler.metrics import RunCollector, RunRecord
 from reconciler.watch.status import Cycle, CycleResult
+
+# The exit code a ``reconcile plan``/``apply`` run would have had: drift found is a finding.
+_EXIT_CODES = {
+    CycleResult.IN_SYNC: 0,
+    CycleResult.CORRECTED: 0,
+    CycleResult.DRIFT: 2,
+    CycleResult.FAILED: 1,
+    CycleResult.INVALID: 1,
+}
 
 PREFIX = "reconcile_watch_"
 # Cycle durations: a quiet plan takes a fraction of a second, a large correction minutes.
@@ -61,9 +73,15 @@ class WatchMetrics:
         )
         for result in CycleResult:
             self.cycles.labels(result=str(result))
+        # The run families of ``--metrics-file`` (``reconciler.metrics``), labelled
+        # command="watch", showing the latest cycle as one run.
+        self.runs = RunCollector()
+        r.register(self.runs)
 
-    def observe(self, cycle: Cycle, requests: dict[str, int], ended: float) -> None:
-        """Count one completed cycle."""
+    def observe(self, cycle: Cycle, requests: dict[str, int], ended: float, run: RunRecord) -> None:
+        """Count one completed cycle (``run``: its plan or apply counted, its clients' stats added)."""
+        run.finish(_EXIT_CODES[cycle.result])
+        self.runs.update(run)
         self.cycles.labels(result=str(cycle.result)).inc()
         self.duration.observe(cycle.duration)
         for kind, count in cycle.found_by_kind.items():
