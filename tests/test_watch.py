@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 
 import jsonschema
@@ -22,6 +23,7 @@ from tests.watch_helpers import (
     orders_wait_ms,
     project,
     rendered_table,
+    until,
 )
 
 FAST = ("--rate", "none", "--jitter", "0", "--interval", "1s")
@@ -176,3 +178,46 @@ def test_sigterm_exits_0_and_frees_the_lease_a_second_local_watch_refuses_naming
         third.wait_for_line(r"cycle 1: in-sync")
     finally:
         assert third.terminate() == 0
+
+
+def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct"]
+    watch = WatchProcess(args, directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r"cycle 1: in-sync")
+        emulator.configure(latencyMs=1500)
+        drift_orders(emulator)
+        since = len(emulator.requests())
+
+        def patch_in_flight() -> bool:
+            log = emulator.requests()[since:]
+            return any(r["method"] == "PATCH" and r["status"] is None for r in log)
+
+        until(patch_in_flight, timeout=30, what="the correcting PATCH in flight")
+        watch.process.send_signal(signal.SIGTERM)
+        assert watch.process.wait(timeout=30) == 0
+    finally:
+        if watch.process.poll() is None:
+            watch.kill()
+    emulator.configure(latencyMs=0)
+    assert orders_wait_ms(emulator) == 7500
+    patches = [r for r in writes(emulator.requests()[since:]) if r["method"] == "PATCH"]
+    assert [r["status"] for r in patches] == [200]
+    # The state was saved and the lease released: a plan finds nothing left to do.
+    result = run_cli(
+        [
+            "plan",
+            str(directory / "manifests"),
+            "--state",
+            state,
+            "--rate",
+            "none",
+            "--detailed-exitcode",
+        ],
+        emulator.env(),
+    )
+    assert result.exit_code == 0, result.output
+    assert not (directory / "state.json.watch.json").exists()
