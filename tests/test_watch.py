@@ -88,9 +88,10 @@ def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
         print("detect rows:", *rows, sep="\n  ")
         assert writes(emulator.requests()[before:]) == []
         assert orders_wait_ms(emulator) == 5000
+        served = "".join(watch.get(p).text for p in ("/", "/api/status", "/metrics"))
     finally:
         assert watch.terminate() == 0
-    text = "\n".join(watch.lines)
+    text = "\n".join(watch.lines) + served
     assert all(secret not in text for secret in [*SECRET_ENV.values(), emulator.key_secret])
 
 
