@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from reconciler.metrics import RunRecord
 from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError
 from reconciler.model.secrets import variables
 from reconciler.plan.compute import PlanOptions
-from reconciler.plan.run import Scope, compute_plan
+from reconciler.plan.run import Scope, compute_plan, no_progress
 from reconciler.watch.lease import Lease, describe_holder
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle, CycleResult, WatchStatus
@@ -101,10 +102,33 @@ class Watcher:
         self.notice = notice
         self._stop = asyncio.Event()
         self._reload = False
-        self._applying = False
+        self._sending = False  # an apply is sending its requests
+        self.signals = (
+            False  # whether SIGTERM/SIGINT/SIGHUP are this watcher's (``handle_signals``)
+        )
         self._backoff = 0.0
         self._number = 0
         self._run: RunRecord | None = None  # the current cycle's run record (metrics)
+
+    def handle_signals(self) -> None:
+        """Take SIGTERM/SIGINT (stop) and SIGHUP (reload) on the running loop.
+
+        While an apply sends, apply's own handlers take SIGTERM/SIGINT (no new request, those
+        in flight finish, the state is saved); the watcher then stops and takes them back.
+        """
+        loop = asyncio.get_running_loop()
+        self.signals = True
+        loop.add_signal_handler(signal.SIGTERM, self.stop)
+        loop.add_signal_handler(signal.SIGINT, self.stop)
+        loop.add_signal_handler(signal.SIGHUP, self.reload)
+
+    def release_signals(self) -> None:
+        """Give the signals back (``handle_signals`` undone)."""
+        if self.signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+            self.signals = False
 
     def stop(self) -> None:
         """Ask the loop to end (SIGTERM/SIGINT)."""
@@ -186,9 +210,9 @@ class Watcher:
             stopper = asyncio.create_task(self._stop.wait())
             await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
-                # Reads are cancelled at once; an apply gets ``grace`` seconds to finish its
-                # requests and save the state.
-                if self._applying:
+                # Reads are cancelled at once (nothing is written); an apply that is sending
+                # gets ``grace`` seconds to finish its requests and save the state.
+                if self._sending:
                     await asyncio.wait({task}, timeout=self.options.grace)
                 task.cancel()
             stopper.cancel()
@@ -257,18 +281,31 @@ class Watcher:
                 await self._correct(target, cycle)
         return cycle
 
+    def _progress(self, description: str, total: int | None = None, unit: str = "req") -> Any:
+        # apply_plan shows the "applying" phase once it starts sending: from then on a stop
+        # lets it finish rather than cancelling it.
+        if description == "applying":
+            self._sending = True
+        return no_progress(description, total, unit)
+
     async def _correct(self, target: Target, cycle: Cycle) -> None:
         request = ApplyRequest(
             scope=target.scope, options=target.options, lock_timeout=self.options.lock_timeout
         )
-        self._applying = True
+        hooks = ApplyHooks(
+            confirm=AUTO_APPROVE, progress=self._progress, signals=self.signals, notice=self.notice
+        )
         try:
-            result = await apply_plan(target.config, request, ApplyHooks(confirm=AUTO_APPROVE))
+            result = await apply_plan(target.config, request, hooks)
         except ReconcileError as exc:
             cycle.result, cycle.message = CycleResult.FAILED, str(exc)
             return
         finally:
-            self._applying = False
+            self._sending = False
+            if self.signals:
+                self.handle_signals()  # apply's handlers gave SIGTERM/SIGINT back to Python's
+        if result.interrupted is not None:
+            self.stop()
         if self._run is not None and result.status is ApplyStatus.APPLIED:
             self._run.count_apply(result, result.plan)
         now = time.time()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from collections.abc import Callable, Generator
 
 import uvicorn
@@ -56,11 +55,8 @@ async def run_watch(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
     )
     server = _Server(config)
-    loop = asyncio.get_running_loop()
     if signals:
-        loop.add_signal_handler(signal.SIGTERM, watcher.stop)
-        loop.add_signal_handler(signal.SIGINT, watcher.stop)
-        loop.add_signal_handler(signal.SIGHUP, watcher.reload)
+        watcher.handle_signals()
     serving = asyncio.create_task(server.serve())
     try:
         while not server.started:
@@ -78,6 +74,4 @@ async def run_watch(
         server.should_exit = True
         with contextlib.suppress(Exception):
             await serving
-        if signals:
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                loop.remove_signal_handler(sig)
+        watcher.release_signals()
