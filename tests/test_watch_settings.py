@@ -5,7 +5,11 @@ plainly (table-driven)."""
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -121,3 +125,33 @@ def test_listen_addresses_split_into_host_and_port(text: str, address: tuple[str
 def test_a_listen_address_without_host_and_port_is_refused(text: str) -> None:
     with pytest.raises(ConfigError, match="give HOST:PORT"):
         parse_listen(text)
+
+
+def test_a_taken_listen_port_is_a_plain_error_and_leaves_no_lease_behind(tmp_path: Path) -> None:
+    directory = project(tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reconciler",
+                "watch",
+                "manifests",
+                "--state",
+                "state.json",
+                "--listen",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "RECONCILE_CONFIG": os.devnull},
+        )
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"Error: --listen 127.0.0.1:{port}: cannot listen there (Address already in use"
+        in done.stderr
+    )
+    assert not (directory / "state.json.watch.json").exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Callable, Generator
 
 import uvicorn
@@ -49,29 +50,39 @@ async def run_watch(
 ) -> None:
     """Serve the endpoint and run the loop until SIGTERM/SIGINT (or ``watcher.stop()``)."""
     host, port = parse_listen(listen)
-    await refuse_if_held(watcher.lease)
-    app = build_app(watcher.status, metrics or watcher.metrics.render)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
-    )
-    server = _Server(config)
-    if signals:
-        watcher.handle_signals()
-    serving = asyncio.create_task(server.serve())
+    # Bound here, before anything else: a taken port is a plain error, not a server's log line.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        while not server.started:
-            if serving.done():
-                serving.result()  # raises what stopped it (e.g. the port is taken)
-                raise ConfigError(f"--listen {listen}: the HTTP endpoint could not start")
-            await asyncio.sleep(0.02)
-        if on_listen is not None:
-            sockets = [s for srv in server.servers for s in srv.sockets]
-            bound = sockets[0].getsockname() if sockets else (host, port)
-            shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
-            on_listen(f"http://{shown}:{bound[1]}")
-        await watcher.run()
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise ConfigError(
+            f"--listen {listen}: cannot listen there ({exc.strerror or exc})"
+        ) from None
+    try:
+        await refuse_if_held(watcher.lease)
+        app = build_app(watcher.status, metrics or watcher.metrics.render)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        server = _Server(config)
+        if signals:
+            watcher.handle_signals()
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            while not server.started:
+                if serving.done():
+                    serving.result()
+                    raise ConfigError(f"--listen {listen}: the HTTP endpoint could not start")
+                await asyncio.sleep(0.02)
+            if on_listen is not None:
+                bound = sock.getsockname()
+                shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+                on_listen(f"http://{shown}:{bound[1]}")
+            await watcher.run()
+        finally:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await serving
+            watcher.release_signals()
     finally:
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await serving
-        watcher.release_signals()
+        sock.close()
+        # watcher.run releases the lease; this covers a start that failed before it ran.
+        await asyncio.to_thread(watcher.lease.release)
