@@ -21,7 +21,11 @@ makes one of these calls and renders the result::
 - ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``;
 - ``resolve_settings(explicit, environment=…)``: the project file, env files and variables as
   ``Settings`` (each value with its source; ``.api_config()``, ``.scope()``, ``.reload()``),
-  and ``list_environments()``: what ``reconcile config`` shows, for a Python caller.
+  and ``list_environments()``: what ``reconcile config`` shows, for a Python caller;
+- ``load_layered(paths, Layering(overlays, exclude))``: an environment's effective manifests
+  (``Effective``: the merged document, its source files, its ``Resource``), which
+  ``compare_effective`` compares and ``render_effective`` prints; ``compute_plans(targets)``:
+  one plan per environment (``plan --all-envs``), environments on different keys concurrently.
 
 Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
 manifests, each with file, line and field), ``ApiError`` (a request the server refused or that
@@ -65,7 +69,10 @@ if TYPE_CHECKING:
         apply_plan,
     )
     from reconciler.client.api import ApiConfig
+    from reconciler.load.effective import compare as compare_effective
+    from reconciler.load.effective import render_yaml as render_effective
     from reconciler.load.manifests import load_manifests
+    from reconciler.load.overlays import Effective, Layering, load_layered
     from reconciler.model.errors import (
         ApiError,
         AuthenticationFailed,
@@ -83,6 +90,8 @@ if TYPE_CHECKING:
     from reconciler.model.resources import Resource
     from reconciler.plan.actions import Action, Op, Plan
     from reconciler.plan.compute import PlanOptions
+    from reconciler.plan.environments import Target as PlanTarget
+    from reconciler.plan.environments import compute_plans
     from reconciler.plan.planfile import load as load_plan
     from reconciler.plan.render import render_markdown, render_text
     from reconciler.plan.run import PlanResult, Scope, compute_plan, save_plan
@@ -121,6 +130,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "apply_plan": ("reconciler.apply.run", "apply_plan"),
     "compute_plan": ("reconciler.plan.run", "compute_plan"),
     "load_manifests": ("reconciler.load.manifests", "load_manifests"),
+    "Layering": ("reconciler.load.overlays", "Layering"),
+    "Effective": ("reconciler.load.overlays", "Effective"),
+    "load_layered": ("reconciler.load.overlays", "load_layered"),
+    "compare_effective": ("reconciler.load.effective", "compare"),
+    "render_effective": ("reconciler.load.effective", "render_yaml"),
+    "PlanTarget": ("reconciler.plan.environments", "Target"),
+    "compute_plans": ("reconciler.plan.environments", "compute_plans"),
     "load_plan": ("reconciler.plan.planfile", "load"),
     "render_markdown": ("reconciler.plan.render", "render_markdown"),
     "render_text": ("reconciler.plan.render", "render_text"),
@@ -143,6 +159,8 @@ __all__ = [
     "AuthError",
     "AuthenticationFailed",
     "ConfigError",
+    "Effective",
+    "Layering",
     "ManifestErrors",
     "NotFound",
     "Op",
@@ -151,6 +169,7 @@ __all__ = [
     "PlanError",
     "PlanOptions",
     "PlanResult",
+    "PlanTarget",
     "RateLimited",
     "ReconcileError",
     "Resource",
@@ -161,10 +180,14 @@ __all__ = [
     "Unsupported",
     "__version__",
     "apply_plan",
+    "compare_effective",
     "compute_plan",
+    "compute_plans",
     "list_environments",
+    "load_layered",
     "load_manifests",
     "load_plan",
+    "render_effective",
     "render_markdown",
     "render_text",
     "resolve_settings",

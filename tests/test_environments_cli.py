@@ -27,6 +27,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def write_project(root: Path, url: str = "http://127.0.0.1:9") -> None:
+    (root / "overlays" / "staging").mkdir(parents=True, exist_ok=True)  # named below: must exist
     (root / "reconcile.yaml").write_text(
         "manifests: [manifests]\n"
         "environments:\n"

@@ -49,6 +49,12 @@ def _apply_options(func: Any) -> Any:
     machine=True,
     help="text, or json: one document on stdout, also on errors (schemas/apply-result.schema.json).",
 )
+@click.option(
+    "--all-envs",
+    is_flag=True,
+    hidden=True,
+    help="Refused: apply takes exactly one environment (--env NAME).",
+)
 @lock_timeout_option()
 @metrics_option("apply")
 def apply(
@@ -58,14 +64,23 @@ def apply(
     auto_approve: bool,
     partial: bool,
     output: str,
+    all_envs: bool,
     lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
     from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
     from reconciler.cli.common import Progress, run, use_color
+    from reconciler.cli.environments import announce_environment
     from reconciler.model.errors import ConfigError
     from reconciler.plan import planfile
     from reconciler.plan.render import render_text
+
+    if all_envs:
+        raise ConfigError(
+            "apply takes exactly one environment, each with its own approval: run "
+            "`reconcile apply --env NAME` once per environment (plan --all-envs shows them all)"
+        )
+    announce_environment()
 
     if not plan_file and not manifests.paths:
         raise ConfigError(f"{NO_PATHS}, or give --plan FILE")

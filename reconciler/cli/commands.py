@@ -27,6 +27,8 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.explain", "explain"),
     ("reconciler.cli.completion", "completion"),
     ("reconciler.cli.state", "state"),
+    ("reconciler.cli.environments", "render"),
+    ("reconciler.cli.environments", "compare"),
 )
 
 

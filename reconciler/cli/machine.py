@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from reconciler.model.errors import ManifestErrors, ReconcileError
+from reconciler.model.errors import ReconcileError
+from reconciler.model.errors import error_entries as error_entries_of
 
 _asked: dict[str, str | None] = {"command": None, "format": None}
 MACHINE_FORMATS = ("json", "markdown")
@@ -40,10 +41,8 @@ def reset() -> None:
 
 def error_entries(exc: BaseException) -> list[dict[str, Any]]:
     """Return the ``errors[]`` entries describing ``exc`` (one per manifest problem)."""
-    if isinstance(exc, ManifestErrors):
-        return [{"type": "ManifestError", **e.to_dict()} for e in exc.errors]
     if isinstance(exc, ReconcileError):
-        return [{**exc.to_dict(), "type": type(exc).__name__, "message": str(exc)}]
+        return error_entries_of(exc)
     if isinstance(exc, click.ClickException):
         return [{"type": "UsageError", "message": exc.format_message()}]
     return [{"type": type(exc).__name__, "message": str(exc) or type(exc).__name__}]

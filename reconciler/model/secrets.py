@@ -118,8 +118,11 @@ def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> 
             raise ManifestError(where, field, f"environment variable {name} is empty{_EMPTY_HINT}")
         return Secret(value)
     where = resource.locate_spec(*path, "fromFile")
-    base = Path(resource.file).parent
-    target = base / str(ref["fromFile"])
+    # Relative to the file that wrote the reference: an environment's overlay, when it set it
+    # (a merged document's locator knows which file wrote each value).
+    file_of = getattr(resource.locator, "file_of", None)
+    written_in = file_of(("spec", *path)) if callable(file_of) else resource.file
+    target = Path(str(written_in)).parent / str(ref["fromFile"])
     try:
         text = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

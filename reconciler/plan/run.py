@@ -10,14 +10,14 @@ nothing.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import load_manifests
+from reconciler.load.overlays import Layering, load_environment
 from reconciler.model import collector
 from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
@@ -46,6 +46,9 @@ class Scope:
     state: str  # a file path, postgresql://… or s3://… (``--state``)
     workspace: str = DEFAULT_WORKSPACE
     organization: str | None = None
+    # An environment's overlays and excludes (``reconciler.load.overlays``); None: the base.
+    layering: Layering | None = None
+    environment: str | None = None  # the environment's name, for messages and reports
 
     def backend(self) -> Backend:
         """Open the state backend (the caller closes it)."""
@@ -103,7 +106,9 @@ async def compute_plan(
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
     with collector.spared() as loaded:
-        resources = load_manifests(scope.paths, organization=scope.organization)
+        resources = load_environment(
+            scope.paths, organization=scope.organization, layering=scope.layering
+        )
         loaded()
         with contextlib.closing(scope.backend()) as backend:
             state = read_state(backend)
@@ -121,6 +126,8 @@ async def compute_plan(
                 )
         finally:
             bar.close()
+    if scope.environment:
+        plan = replace(plan, environment=scope.environment)
     return PlanResult(plan, state, scope)
 
 

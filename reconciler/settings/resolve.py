@@ -50,6 +50,7 @@ from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
 
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
+    from reconciler.load.overlays import Layering
     from reconciler.load.project import ProjectFile
     from reconciler.plan.run import Scope
 
@@ -148,7 +149,28 @@ class Settings:
         if not chosen:
             raise ConfigError(NO_PATHS)
         address, _warning = self.state_address(chosen)
-        return Scope(chosen, address, self.workspace, self.organization)
+        return Scope(
+            chosen,
+            address,
+            self.workspace,
+            self.organization,
+            self.layering(),
+            self.environment_name,
+        )
+
+    def layering(self) -> Layering | None:
+        """Return the chosen environment's overlays and excludes (None without either)."""
+        from reconciler.load.overlays import Layering
+
+        env = self.environment
+        if env is None or not (env.overlays or env.exclude):
+            return None
+        if self.project is None:
+            return Layering(env.overlays, env.exclude)
+        at = self.project.where
+        return Layering(
+            env.overlays, env.exclude, at((*env.key, "exclude")), at((*env.key, "overlays"))
+        )
 
     def origin(self, name: str) -> str | None:
         """Name where a setting's value came from, for messages: its flag, its variable (and
