@@ -22,6 +22,8 @@ from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 from tests.watch_helpers import WatchProcess, project, until
 
+FAST_ARGS = ("--rate", "none", "--jitter", "0", "--interval", "1s")
+
 
 def _project(emulator: Emulator, tmp_path: Path, secret: str) -> tuple[Path, dict[str, str]]:
     directory = project(tmp_path)
@@ -155,3 +157,39 @@ def test_a_taken_listen_port_is_a_plain_error_and_leaves_no_lease_behind(tmp_pat
         in done.stderr
     )
     assert not (directory / "state.json.watch.json").exists()
+
+
+def test_watch_env_name_watches_that_environment_of_the_project(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory = project(tmp_path)
+    (directory / "reconcile.yaml").write_text(
+        "manifests: [manifests]\n"
+        "environments:\n"
+        "  staging:\n"
+        f"    baseUrl: {emulator.url}\n"
+        f"    organizationId: {emulator.org_id}\n"
+        "    state: .reconcile/staging.json\n"
+        "    workspace: staging\n"
+        "    keyId: {fromEnv: STAGING_KEY_ID}\n"
+        "    keySecret: {fromEnv: STAGING_KEY_SECRET}\n"
+        "    dashboardsToken: {fromEnv: STAGING_TOKEN}\n"
+        "  prod:\n"
+        "    baseUrl: https://api.example.com\n"
+        "    state: .reconcile/prod.json\n"
+        "    keyId: {fromEnv: PROD_KEY_ID}\n"
+        "    keySecret: {fromEnv: PROD_KEY_SECRET}\n"
+    )
+    env = {
+        "RECONCILE_CONFIG": str(directory / "reconcile.yaml"),
+        "STAGING_KEY_ID": emulator.key_id,
+        "STAGING_KEY_SECRET": emulator.key_secret,
+        "STAGING_TOKEN": emulator.token,
+    }
+    watch = WatchProcess(["--env", "staging", *FAST_ARGS], directory, env).start()
+    try:
+        watch.wait_for_line(r"Environment staging: workspace staging")
+        watch.wait_for_line(r"cycle 1: drift")  # nothing applied yet in this environment
+        assert watch.status()["workspace"] == "staging"
+    finally:
+        assert watch.terminate() == 0

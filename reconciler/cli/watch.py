@@ -137,7 +137,10 @@ def watch(
     from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, open_lease, run_watch
     from reconciler.watch.run import parse_listen
 
+    from reconciler.cli.environments import announce_environment
+
     parse_listen(listen)  # a malformed address fails before anything else
+    announce_environment()  # --env NAME: say which, refuse one that overlaps another
     loader = _Loader(ctx, manifests, connection)
     first = loader(False)
     scope = first.scope
