@@ -133,11 +133,10 @@ def watch(
     rates.management): a CI apply with the same key still has room.
     """
     from reconciler.cli.common import run
+    from reconciler.cli.environments import announce_environment
     from reconciler.state.backend import Holder
     from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, open_lease, run_watch
     from reconciler.watch.run import parse_listen
-
-    from reconciler.cli.environments import announce_environment
 
     parse_listen(listen)  # a malformed address fails before anything else
     announce_environment()  # --env NAME: say which, refuse one that overlaps another

@@ -89,13 +89,20 @@ class PostgresLease:
     def _connection(self) -> Any:
         import psycopg
 
+        from reconciler.state.postgres import _SCHEMA_LOCK as SCHEMA_LOCK
+
         if self._conn is None or self._conn.closed:
             self._held = False
-            self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-            self._conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.TABLE} (workspace text PRIMARY KEY, "
-                "holder jsonb NOT NULL, renewed_at timestamptz NOT NULL DEFAULT now())"
-            )
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            # Two replicas starting together would race on CREATE TABLE: serialise it as the
+            # state backend serialises its own tables.
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.TABLE} (workspace text PRIMARY KEY, "
+                    "holder jsonb NOT NULL, renewed_at timestamptz NOT NULL DEFAULT now())"
+                )
+            self._conn = conn
         return self._conn
 
     def try_acquire(self) -> bool:
