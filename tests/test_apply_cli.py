@@ -20,10 +20,10 @@ from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "manifests"
 
 
 def apply_args(paths: list[str | Path], state: Path, *extra: str) -> list[str]:

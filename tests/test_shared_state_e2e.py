@@ -19,6 +19,7 @@ import pytest
 
 from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,7 +37,7 @@ def _address(request: pytest.FixtureRequest, kind: str) -> tuple[str, dict[str, 
 
 def _runner(tmp_path: Path, name: str) -> Path:
     directory = tmp_path / name
-    shutil.copytree(REPO / "manifests", directory / "manifests")
+    shutil.copytree(EXAMPLES, directory / "manifests")
     return directory
 
 

@@ -21,7 +21,13 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds, organization_path
 from reconciler.model import collector
-from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    NotFound,
+    Unsupported,
+    suggest,
+)
 from reconciler.model.resources import Resource
 
 # A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
@@ -220,7 +226,8 @@ class Fetcher:
                     self._observed(
                         resource,
                         Observed(
-                            error=f"service {name!r} not found in organization {org} (services: {known})"
+                            error=f"service {name!r} not found in organization {org}"
+                            f"{suggest(name, names)} (services: {known})"
                         ),
                     )
                 else:

@@ -149,9 +149,19 @@ def _fit(
 
 
 def pipe_document(
-    pipe: JsonMapping, org: str, service_id: str, name: str, *, with_expectations: bool
+    pipe: JsonMapping,
+    org: str,
+    service_id: str,
+    name: str,
+    *,
+    with_expectations: bool,
+    service_name: str | None = None,
 ) -> Document:
-    """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields."""
+    """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields.
+
+    With ``service_name`` (the service was chosen by its name) the manifest says
+    ``service: NAME``, as a person writes it; otherwise ``serviceId``.
+    """
     schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
     def keep(path: JsonPath) -> bool:
@@ -161,11 +171,9 @@ def pipe_document(
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
     fitted = _fit(body, schema, KIND_FILES["Pipe"], (), keep)
-    spec: dict[str, Any] = {
-        "organizationId": org,
-        "serviceId": service_id,
-        "pipeId": str(pipe["id"]),
-    }
+    spec: dict[str, Any] = {"organizationId": org}
+    spec.update({"service": service_name} if service_name else {"serviceId": service_id})
+    spec["pipeId"] = str(pipe["id"])
     spec.update(fitted if isinstance(fitted, dict) else {})
     kind = source_kind(pipe)
     hints: list[str] = []
@@ -176,7 +184,16 @@ def pipe_document(
         prefix = env_prefix(str(pipe.get("name") or name))
         live = as_mapping(as_mapping(pipe.get("source")).get(kind))
         hints = secret_hints(kind, live, prefix, slugify(prefix))
-        order = ["organizationId", "serviceId", "pipeId", "name", "state", "scaling", "source"]
+        order = [
+            "organizationId",
+            "service",
+            "serviceId",
+            "pipeId",
+            "name",
+            "state",
+            "scaling",
+            "source",
+        ]
         spec = {k: spec[k] for k in order if k in spec} | {
             k: v for k, v in spec.items() if k not in order
         }
@@ -217,8 +234,17 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
                 )
             pipes = listed
         names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
+        # Chosen by name (a unique one: resolve_service refuses an ambiguous name): keep the name.
+        by_name = options.service if options.service != service_id else None
         documents += [
-            pipe_document(p, org, service_id, n, with_expectations=options.with_expectations)
+            pipe_document(
+                p,
+                org,
+                service_id,
+                n,
+                with_expectations=options.with_expectations,
+                service_name=by_name,
+            )
             for p, n in zip(pipes, names, strict=True)
         ]
     if options.organization:

@@ -22,10 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
-
-if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator, ValidationError
-
+from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.fields import SECRET_FIELD_NAMES
 from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_list
 from reconciler.model.resources import JsonPath
@@ -212,12 +209,6 @@ def _show(value: object, hide: bool) -> str:
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return repr(value)
     return describe(value)
-
-
-def suggest(word: object, choices: Iterable[object]) -> str:
-    """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def explain(errors: Iterable[ValidationError]) -> list[tuple[JsonPath, str]]:
