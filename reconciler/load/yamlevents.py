@@ -186,8 +186,15 @@ class Builder:
         self.alias_nodes = 0
         self.deepest = 0
 
-    def _enter(self, event: Any, path: JsonPath) -> None:
-        """Count one collection node at depth ``len(path) + 1``; refuse one nested too deep."""
+    def _enter(self, event: Any, path: JsonPath, tag: str, value: JsonValue) -> None:
+        """Open the collection ``value`` that ``event`` starts (``tag``: ``map``/``seq``).
+
+        Refuse another tag; count one collection node at depth ``len(path) + 1`` and refuse
+        one nested too deep; make its anchor known (unfinished: an alias to it is refused).
+        """
+        if event.tag not in (None, "!", _TAG + tag):
+            mark = event.start_mark
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {event.tag}")
         self.nodes += 1
         depth = len(path) + 1
         if depth > self.deepest:
@@ -200,6 +207,8 @@ class Builder:
                     "(raise RECONCILE_MANIFEST_MAX_DEPTH if this is intended)",
                 )
             self.deepest = depth
+        if event.anchor is not None:
+            self.anchors[event.anchor] = value
 
     def _alias(self, event: Any, path: JsonPath) -> JsonValue:
         """Return an anchored value, counting what it expands to against the limits."""
@@ -284,13 +293,8 @@ class Builder:
 
     def mapping(self, start: MappingStartEvent, path: JsonPath) -> JsonObject:
         """Build a mapping; duplicate keys are errors, ``<<`` merges."""
-        if start.tag not in (None, "!", _TAG + "map"):
-            mark = start.start_mark
-            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
-        self._enter(start, path)
         out: JsonObject = {}
-        if start.anchor is not None:
-            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
+        self._enter(start, path, "map", out)
         merges: list[tuple[ScalarEvent, JsonValue]] = []
         get_event = self.parser.get_event
         positions = self.positions
@@ -333,13 +337,8 @@ class Builder:
 
     def sequence(self, start: SequenceStartEvent, path: JsonPath) -> JsonArray:
         """Build a sequence."""
-        if start.tag not in (None, "!", _TAG + "seq"):
-            mark = start.start_mark
-            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
-        self._enter(start, path)
         out: JsonArray = []
-        if start.anchor is not None:
-            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
+        self._enter(start, path, "seq", out)
         get_event = self.parser.get_event
         while True:
             event = get_event()
