@@ -19,21 +19,23 @@ from reconciler.inventory.reads import (
 )
 from reconciler.model.json import JsonLike, JsonMapping, as_items, as_mapping
 
+# Per source kind, a few words on where a pipe reads from (given the kind's own body).
+_SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {
+    "kafka": lambda b: f"kafka {b.get('topics', '?')} @ {b.get('brokers', '?')}",
+    "objectStorage": lambda b: f"objectStorage {b.get('url') or b.get('path') or '?'}",
+    "kinesis": lambda b: f"kinesis {b.get('streamName', '?')} ({b.get('region', '?')})",
+    "postgres": lambda b: (
+        f"postgres {b.get('host', '?')}:{b.get('port', '?')}/{b.get('database', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
+}
+
 
 def source_summary(pipe: JsonMapping) -> str:
     """Describe where a pipe reads from in a few words."""
     kind = source_kind(pipe)
-    body = as_mapping(as_mapping(pipe.get("source")).get(kind))
-    if kind == "kafka":
-        return f"kafka {body.get('topics', '?')} @ {body.get('brokers', '?')}"
-    if kind == "objectStorage":
-        return f"objectStorage {body.get('url') or body.get('path') or '?'}"
-    if kind == "kinesis":
-        return f"kinesis {body.get('streamName', '?')} ({body.get('region', '?')})"
-    if kind == "postgres":
-        tables = len(as_items(body.get("tableMappings")))
-        return f"postgres {body.get('host', '?')}:{body.get('port', '?')}/{body.get('database', '?')} ({tables} tables)"
-    return "?"
+    summary = _SOURCE_SUMMARIES.get(kind)
+    return summary(as_mapping(as_mapping(pipe.get("source")).get(kind))) if summary else "?"
 
 
 def destination_summary(pipe: JsonMapping) -> str:
