@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
 from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.fields import SECRET_FIELD_NAMES
-from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_list
+from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
 from reconciler.model.resources import JsonPath
 
 if TYPE_CHECKING:
@@ -320,15 +320,15 @@ def message_for(keyword: str, value: JsonValue, instance: object, hide: bool = F
     """Return the message for one failed keyword (``value`` is the keyword's schema value)."""
     shown = _show(instance, hide)
     if keyword == "type":
-        names = [value] if isinstance(value, str) else [str(n) for n in as_list(value)]
+        names = [value] if isinstance(value, str) else [str(n) for n in as_items(value)]
         if len(names) > 1 and instance is not None:
             # null only resets a field to its default: naming it would only distract.
             names = [n for n in names if n != "null"]
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
         return f"expected {expected}, got {describe(instance, hide)}"
     if keyword == "enum":
-        allowed = ", ".join(str(v) for v in as_list(value))
-        hint = "" if hide else suggest(instance, as_list(value))
+        allowed = ", ".join(str(v) for v in as_items(value))
+        hint = "" if hide else suggest(instance, as_items(value))
         return f"{shown} is not one of the allowed values: {allowed}{hint}"
     if keyword in _MESSAGES:
         return _MESSAGES[keyword](value, instance, shown)

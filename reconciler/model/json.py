@@ -4,7 +4,8 @@
 case, which is what most bodies and specs are. ``dict`` and ``list`` are invariant, so a function that
 only reads a tree takes the read-only variants (``JsonLike``, ``JsonMapping``): a ``dict[str, str]``
 or a ``Mapping[str, list[int]]`` is a ``JsonMapping`` but not a ``JsonObject``. Narrow with
-``isinstance`` before indexing; ``as_object``/``as_list`` name the narrowing where a shape is known.
+``isinstance`` before indexing; ``as_mapping``/``as_items`` read a member that should be an
+object or an array (absent or null reads as empty).
 """
 
 from __future__ import annotations
@@ -21,16 +22,6 @@ JsonArray: TypeAlias = list[JsonValue]
 # JSON values fits, whatever its declared value type).
 JsonLike: TypeAlias = "JsonScalar | Mapping[str, JsonLike] | Sequence[JsonLike]"
 JsonMapping: TypeAlias = Mapping[str, JsonLike]
-
-
-def as_object(value: object) -> JsonObject:
-    """Return ``value`` when it is a JSON object, else an empty one (a body of the wrong shape)."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: object) -> JsonArray:
-    """Return ``value`` when it is a JSON array, else an empty one (a body of the wrong shape)."""
-    return value if isinstance(value, list) else []
 
 
 def as_mapping(value: object) -> JsonMapping:
