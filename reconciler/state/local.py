@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # filelock is imported when a lock is taken: plan only reads 
     from filelock import FileLock
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.model.json import JsonObject, read_object_file
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age
 from reconciler.state.document import (
@@ -162,12 +163,8 @@ class LocalBackend:
                 return record
             time.sleep(0.05)
 
-    def _holder(self) -> dict[str, Any] | None:
-        try:
-            record = json.loads(self._holder_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return record if isinstance(record, dict) else None
+    def _holder(self) -> JsonObject | None:
+        return read_object_file(self._holder_path)
 
     def release(self) -> None:
         """Remove the holder record and give back the file lock."""

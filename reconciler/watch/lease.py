@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from reconciler.model.errors import StateError
+from reconciler.model.json import JsonObject, read_object_file
 from reconciler.state.backend import Holder, redact_address, workspace_name
 
 
@@ -281,13 +282,9 @@ class LocalLease:
         self.record_path.write_text(json.dumps(_record(self._holder)), encoding="utf-8")
         return True
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the record the holder wrote."""
-        try:
-            record = json.loads(self.record_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return record if isinstance(record, dict) else None
+        return read_object_file(self.record_path)
 
     def release(self) -> None:
         """Remove the record and unlock."""
