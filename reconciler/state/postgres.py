@@ -19,7 +19,8 @@ import hashlib
 import json
 import threading
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import psycopg
@@ -35,6 +36,22 @@ LOCK_TABLE = "reconcile_state_locks"
 _SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
 # How long a run that gives up waits for the live holder's record to appear (see _holder_record).
 _RECORD_GRACE_SECONDS = 2.0
+# The server process of the session that holds an advisory lock (none: the lock is free).
+_ADVISORY_HOLDER = (
+    "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1"
+)
+
+
+class _Rows(Protocol):
+    def fetchone(self) -> Sequence[object] | None: ...
+
+
+def advisory_holder(execute: Callable[[str, tuple[int, int]], _Rows], key: int) -> int | None:
+    """Return the server pid of the session holding the advisory lock ``key``, else None."""
+    row = execute(_ADVISORY_HOLDER, ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF)).fetchone()
+    return int(str(row[0])) if row else None
+
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {STATE_TABLE} (
@@ -162,16 +179,10 @@ class PostgresBackend:
         A holder takes the advisory lock, then writes its record: a run that gives up in between
         would see no record (or a dead session's), so it waits a moment for the live holder's.
         """
-        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
         until = time.monotonic() + _RECORD_GRACE_SECONDS
         while True:
             record = self._lock_record()
-            row = self._run(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
-                (hi, lo),
-            ).fetchone()
-            live = row[0] if row else None
+            live = advisory_holder(self._run, self._key)
             if live is None or (record and record.get("serverPid") == live):
                 return record
             if time.monotonic() >= until:

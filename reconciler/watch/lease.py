@@ -133,15 +133,11 @@ class PostgresLease:
         """Return the record the current leader wrote (None when no session holds the lock)."""
         import psycopg
 
-        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
+        from reconciler.state.postgres import advisory_holder
+
         try:
             conn = self._connection()
-            live = conn.execute(
-                "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
-                (hi, lo),
-            ).fetchone()
-            if live is None:
+            if advisory_holder(conn.execute, self._key) is None:
                 return None
             row = conn.execute(
                 f"SELECT holder FROM {self.TABLE} WHERE workspace = %s", (self.workspace,)
