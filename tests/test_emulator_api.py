@@ -257,8 +257,8 @@ def test_extensions_should_read_the_organization_and_a_services_pipes(client: Cl
         {
             "id": "pe-0a1b2c3d4e5f",
             "description": "primary VPC",
-            "cloudProvider": "cloud",
-            "region": "eu-west-1",
+            "cloudProvider": "aws",
+            "region": "us-east-1",
         }
     ]
     pipes = ok(client.get(f"{ORG}/services/{ANALYTICS}/pipes"))
@@ -305,7 +305,7 @@ def test_unknown_routes_should_be_404_in_each_interfaces_shape(client: Client) -
 
 
 def test_wrong_method_on_a_known_route_should_be_405(client: Client) -> None:
-    assert error(client.delete(pipe_url(KAFKA_PIPE)), 405).startswith("METHOD_NOT_ALLOWED:")
+    assert error(client.put(pipe_url(KAFKA_PIPE)), 405).startswith("METHOD_NOT_ALLOWED:")
     assert client.patch("/api/v2/dashboards", headers=BEARER).status_code == 405
 
 
@@ -595,8 +595,8 @@ def test_organization_patch_should_rename_and_remove_then_add_private_endpoints(
             {
                 "id": "pe-new",
                 "description": "secondary",
-                "cloudProvider": "cloud",
-                "region": "eu-west-1",
+                "cloudProvider": "aws",
+                "region": "us-east-1",
             }
         ],
     )
