@@ -39,8 +39,10 @@ class StateRecorder:
     async def applied(self, action: Action, live: Any) -> None:
         """Record an applied action (from the last answer ``live``) and save it."""
         # Every field the manifest manages (not only the changed ones), secrets included.
+        # A create's basis names the object it replaces, not fields the manifest manages.
+        made = action.kind == "Pipe" and action.operation in (Op.CREATE, Op.REPLACE)
         managed = sorted(
-            {".".join(map(str, p)) for p in leaf_paths(action.basis)}
+            {".".join(map(str, p)) for p in leaf_paths(None if made else action.basis)}
             | {
                 c.dotted
                 for c in action.changes
@@ -97,8 +99,9 @@ class StateRecorder:
         never is, and a record that was ours stays ours.
         """
         target = dict(action.target)
-        if not target.get("pipeId") and isinstance(live, Mapping) and live.get("id"):
-            target["pipeId"] = str(live["id"])
+        made = action.operation in (Op.CREATE, Op.REPLACE)
+        if (made or not target.get("pipeId")) and isinstance(live, Mapping) and live.get("id"):
+            target["pipeId"] = str(live["id"])  # the pipe the create made
         previous = self.state.record_of("Pipe", action.name)
         ours = action.operation in (Op.CREATE, Op.REPLACE) or bool(
             previous and previous.created_by_us
