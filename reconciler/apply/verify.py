@@ -40,6 +40,8 @@ def value_at(obj: Any, path: JsonPath) -> Any:
 def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
     """List the planned changes that ``live`` (the object after the writes) does not show."""
     problems: list[str] = []
+    if action.operation is Op.DELETE:
+        return problems  # the object is gone: nothing to compare
     if action.kind == "Pipe":
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
         present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
