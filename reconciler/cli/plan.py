@@ -50,8 +50,16 @@ class ManifestOptions:
             from reconciler.model.errors import ConfigError
 
             raise ConfigError(NO_PATHS)
+        import click
+
+        from reconciler.cli.config import project_manifests
+
         address = self.state_path or str(state_path_for(None, chosen))
-        return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
+        ctx = click.get_current_context(silent=True)
+        project = project_manifests(ctx) if ctx is not None else None
+        return Scope(
+            chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization, project
+        )
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
