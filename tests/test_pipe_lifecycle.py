@@ -160,6 +160,7 @@ def test_prune_deletes_a_created_pipe_whose_manifest_is_gone(
     write_manifest(root / "org.yaml", "Organization", "acme", {"organizationId": ORG_ID})
     kept = _run("apply", root, state, emulator.env())
     assert kept.exit_code == 0 and len(pipes_named(emulator, "returns")) == 1
+    assert "manifests are gone (Pipe/returns)" in kept.stdout and "--prune" in kept.stdout
     planned = _run("plan", root, state, emulator.env(), "--prune")
     assert "- pipe returns" in planned.stdout and "DELETE" in planned.stdout
     pruned = _run("apply", root, state, emulator.env(), "--prune")
