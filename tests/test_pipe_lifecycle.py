@@ -232,3 +232,26 @@ def test_a_saved_plan_with_a_create_applies_once_and_is_stale_once_the_pipe_exis
     stale = apply_saved(theirs, elsewhere)  # made before the pipe existed, by another state
     assert stale.exit_code == 1 and "a pipe named 'returns' now exists" in stale.output
     assert [p["id"] for p in pipes_named(emulator, "returns")] == [pipe["id"]]
+
+
+def test_plans_with_a_create_a_replace_and_a_prune_match_the_published_plan_schema(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "plan.schema.json").read_text())
+    validator = Draft202012Validator(schema)
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    write_manifest(root / "returns.yaml", "Pipe", "returns", kafka_spec())
+    documents = [_run("plan", root, state, emulator.env(), "-o", "json").json()]
+    assert _run("apply", root, state, emulator.env()).exit_code == 0
+    write_manifest(root / "returns.yaml", "Pipe", "returns", kafka_spec(topics="v2"))
+    documents.append(_run("plan", root, state, emulator.env(), "-o", "json", "--replace").json())
+    (root / "returns.yaml").unlink()
+    write_manifest(root / "org.yaml", "Organization", "acme", {"organizationId": ORG_ID})
+    documents.append(_run("plan", root, state, emulator.env(), "-o", "json", "--prune").json())
+    operations = [[a["operation"] for a in d["actions"] if a["kind"] == "Pipe"] for d in documents]
+    assert operations == [["create"], ["replace"], ["delete"]]
+    assert documents[0]["actions"][0]["bound"] == "new"
+    for document in documents:
+        assert [e.message for e in validator.iter_errors(document)] == []
