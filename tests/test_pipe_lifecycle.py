@@ -255,3 +255,17 @@ def test_plans_with_a_create_a_replace_and_a_prune_match_the_published_plan_sche
     assert documents[0]["actions"][0]["bound"] == "new"
     for document in documents:
         assert [e.message for e in validator.iter_errors(document)] == []
+
+
+def test_two_manifests_that_would_create_one_pipe_name_in_one_service_are_both_errors(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    write_manifest(root / "a.yaml", "Pipe", "a", kafka_spec(name="dup"))
+    by_id = {k: v for k, v in kafka_spec(name="dup").items() if k != "service"}
+    write_manifest(root / "b.yaml", "Pipe", "b", {**by_id, "serviceId": ANALYTICS})
+    result = _run("apply", root, state, emulator.env())
+    assert result.exit_code == 1
+    assert "would both create a pipe named 'dup'" in result.output
+    assert "Pipe/a" in result.output and "Pipe/b" in result.output
+    assert writes(emulator.requests()) == []
