@@ -6,7 +6,9 @@ organization and only when a pipe names its service; pipes through one list call
 when the server has it (probing once, then falling back to one GET per pipe on 404/405);
 the organization through its GET when available; dashboards through their list; each reverse
 private endpoint once however many pipes name it. All reads run concurrently under the
-client's budget and concurrency cap, through the one read layer (``reads``).
+client's budget and concurrency cap, through the one read layer (``reads``). Which live pipe a
+manifest without ``pipeId`` is (recorded, adopted by name, or new) is decided by
+``binding.PipeBinder`` as each service's list is settled.
 """
 
 from __future__ import annotations
