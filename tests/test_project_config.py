@@ -132,7 +132,7 @@ def test_the_example_manifests_plan_with_only_the_project_file_after_copying_env
     assert "demo-password" not in result.output
     (project / ".env").unlink()  # the .env was what supplied the secrets
     without = run_cli(["plan"], {**emulator.env(), **unset})  # type: ignore[dict-item]
-    assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stdout
+    assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stderr
 
 
 def test_plan_without_paths_or_project_manifests_says_where_to_name_them(
@@ -147,3 +147,20 @@ def test_plan_without_paths_or_project_manifests_says_where_to_name_them(
             "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
             in result.stderr
         )
+
+
+def test_config_shows_the_real_defaults_of_the_limits_and_the_state_location(
+    project: Path,
+) -> None:
+    found = settings({})
+    assert found["limits.maxWait"] == ("60.0", "default")
+    assert found["limits.retryBudget"] == ("120.0", "default")
+    assert found["limits.maxAttempts"] == ("3", "../reconcile.yaml:9")
+    assert found["limits.requestDeadline"] == ("60.0", "default")
+    assert found["limits.maxResponseSize"] == ("16MiB", "default")
+    assert found["rates.dashboards"] == ("100/60", "default")
+    (project / "reconcile.yaml").write_text("manifests: [manifests]\n", encoding="utf-8")
+    assert settings({})["limits.maxAttempts"] == ("6", "default")
+    assert settings({})["state"] == ("../.reconcile/state.json", "default")
+    url = {"RECONCILE_BASE_URL": "http://127.0.0.1:3"}
+    assert settings(url)["dashboardsUrl"] == ("http://127.0.0.1:3", "default (the base URL)")
