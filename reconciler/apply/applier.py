@@ -8,6 +8,12 @@ desired values; a mismatch is "not converged". State is recorded and saved as ac
 dashboard it created and at most a moment of fingerprints, and running apply again finishes
 the job.
 
+When an interface stops answering (``InterfaceDown``: the run's retry budget spent, or
+connections refused after it had answered), nothing more is sent to it: each action it cut
+off ends once, ``skipped`` with its requests "not sent" (or "not applied" when the server
+turned them away) or ``uncertain`` when a request may have reached the server, and the
+actions on the other interface carry on.
+
 Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
 repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
 was lost is resolved by re-reading the live object, never by a blind resend.
@@ -31,6 +37,7 @@ from reconciler.apply.results import (
     failed,
     ok,
     skipped,
+    without_answer,
 )
 from reconciler.apply.verify import (
     deferred_endpoint_bodies,
@@ -46,6 +53,8 @@ from reconciler.model.errors import (
     AuthenticationFailed,
     BadRequest,
     Conflict,
+    Delivery,
+    InterfaceDown,
     Interrupted,
     NotFound,
     Unsupported,
@@ -181,7 +190,18 @@ class Applier:
         self, action: Action, done: list[RequestResult]
     ) -> tuple[Any, ActionResult | None]:
         """Send the requests in order, appending to ``done``; return the last answer, or the
-        action's result when a request failed or apply was interrupted (the rest not sent)."""
+        action's result when a request failed, apply was interrupted or the interface was
+        given up (the rest not sent)."""
+        at = [0]
+        try:
+            return await self._send_requests(action, done, at)
+        except InterfaceDown as exc:
+            return None, _cut_off(action, done, at[0], exc)
+
+    async def _send_requests(
+        self, action: Action, done: list[RequestResult], at: list[int]
+    ) -> tuple[Any, ActionResult | None]:
+        """``_send``'s loop; ``at[0]`` follows the index of the request being sent."""
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
 
@@ -192,6 +212,7 @@ class Applier:
 
         created: str | None = None
         for index, request in enumerate(action.requests):
+            at[0] = index
             if created is not None and CREATED_ID in request.path:
                 request = dataclasses.replace(
                     request, path=request.path.replace(CREATED_ID, created)
@@ -291,7 +312,7 @@ class Applier:
             live = await self.client.get(request.path, resource=label)
         except AuthenticationFailed:  # the run stops
             raise
-        except ApiError:  # cannot tell: the refusal stands
+        except (ApiError, InterfaceDown):  # cannot tell: the refusal stands
             return exc
         rest = without_edits_made(request.body or {}, live) if isinstance(live, Mapping) else None
         if rest is None:
@@ -338,7 +359,7 @@ class Applier:
             if action.kind == "Dashboard" and request.method == "POST":
                 try:
                     listed = await reads.list_dashboards(self.client)
-                except Unsupported:
+                except (Unsupported, InterfaceDown):  # cannot tell: never create it blindly again
                     self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
                     return None
                 known = {r.id for r in self.state.dashboards().values()}
@@ -356,7 +377,7 @@ class Applier:
             )
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
-        except ApiError:
+        except (ApiError, InterfaceDown):
             return None
         if not isinstance(live, Mapping):
             return None
@@ -373,7 +394,7 @@ class Applier:
             )
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
-        except ApiError:
+        except (ApiError, InterfaceDown):
             return None
         return result
 
@@ -399,6 +420,26 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _cut_off(
+    action: Action, done: list[RequestResult], index: int, exc: InterfaceDown
+) -> ActionResult:
+    """The result of an action whose interface was given up at its request ``index``."""
+    gone = f"the {exc.interface} API stopped answering"
+    rest = [skipped(r, f"not sent: {gone}") for r in action.requests[index + 1 :]]
+    request = action.requests[index]
+    if exc.delivery is Delivery.UNKNOWN:
+        note = f"sent, but no answer came before {gone}: it may or may not have taken effect"
+        current = without_answer(request, Outcome.UNCERTAIN, note)
+        outcome, message = Outcome.UNCERTAIN, note
+    else:
+        why = "not sent" if exc.delivery is Delivery.NOT_SENT else "not applied (turned away)"
+        current = skipped(request, f"{why}: {gone}")
+        outcome, message = Outcome.SKIPPED, current.error or why
+    if done:
+        message = f"{message} (after {index} of {len(action.requests)} requests)"
+    return ActionResult(action.key, action.operation, outcome, (message,), (*done, current, *rest))
 
 
 def _renamed(action: Action) -> tuple[str, ...]:

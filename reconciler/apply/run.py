@@ -28,7 +28,7 @@ from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.overlays import load_environment
 from reconciler.model import collector
-from reconciler.model.errors import ConfigError, StateError
+from reconciler.model.errors import ConfigError, InterfaceDown, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -53,6 +53,10 @@ def _show_nothing(plan: Plan) -> None:
 
 
 def _say_nothing(message: str) -> None:
+    return None
+
+
+def _do_nothing() -> None:
     return None
 
 
@@ -93,6 +97,9 @@ class ApplyHooks:
     signals: bool = False
     notice: Callable[[str], None] = _say_nothing
     grace: float | None = None
+    # Called once, just before the first change is sent (the caller can then tell an
+    # interruption before sending from one after).
+    sending: Callable[[], None] = _do_nothing
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,8 @@ class ApplyResult:
     applied: Mapping[str, str] = field(default_factory=dict)
     # The signal that interrupted the apply (SIGINT, SIGTERM), if one did.
     interrupted: signal.Signals | None = None
+    # The interfaces the run gave up while sending (their actions were cut off).
+    stopped: tuple[InterfaceDown, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -259,6 +268,7 @@ class _Run:
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:
+                self.hooks.sending()
                 results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
@@ -269,6 +279,7 @@ class _Run:
             stale,
             applied,
             interrupted=watch.received,
+            stopped=tuple(h.down for h in self.client.health.values() if h.down is not None),
         )
 
 
