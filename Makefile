@@ -23,9 +23,11 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
-# The state tests start a real PostgreSQL from the machine's server binaries: install them if missing.
+# The state tests start a real PostgreSQL from the machine's server binaries, and the watch tests
+# open its status page in headless chromium: install them if missing.
 servers:
 	tools/ensure-postgres
+	tools/ensure-chromium
 
 # Four workers on two cores: the suite mostly waits on the servers it starts (latency, pacing,
 # timeouts), so it takes about half the wall time of one worker. Each module stays on one

@@ -1,7 +1,19 @@
-"""Helpers for the manifest, schema and validate tests: valid documents and error capture."""
+"""Helpers for the manifest, schema and validate tests: valid documents, error capture, and
+``EXAMPLES``: a private copy of the example manifests the repository ships.
+
+Tests never read the repository's ``manifests/`` directly: a user may keep manifests of their
+own there, and those must change no test's result. ``EXAMPLES`` holds only the files git
+tracks under ``manifests/`` (all of them when the tree is not a git checkout), copied once per
+test process into a temporary directory that is removed at exit.
+"""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,6 +21,39 @@ import pytest
 
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import ManifestErrors
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shipped_example_files(repo: Path = REPO) -> list[str]:
+    """The example manifests' paths relative to ``repo/manifests``: the files git tracks there."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(repo), "ls-files", "-z", "--", "manifests"],
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError):  # not a checkout: take the directory as is
+        root = repo / "manifests"
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    return sorted(name.removeprefix("manifests/") for name in listed.split("\0") if name)
+
+
+@functools.cache
+def example_manifests() -> Path:
+    """Return the private copy of the shipped example manifests (made on first use)."""
+    top = Path(tempfile.mkdtemp(prefix="reconcile-examples-"))
+    atexit.register(shutil.rmtree, top, True)
+    shutil.copytree(REPO / "schemas", top / "schemas")  # where the files' modelines point
+    copy = top / "manifests"
+    for name in shipped_example_files():
+        target = copy / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / "manifests" / name, target)
+    return copy
+
+
+EXAMPLES = example_manifests()
 
 ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"
 SERVICE = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71"
@@ -88,7 +133,7 @@ def replace_line(text: str, old: str, new: str) -> str:
 
 def set_example_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Set the variables ``manifests/.env.example`` names, as a user copying it to ``.env`` would."""
-    example = Path(__file__).resolve().parent.parent / "manifests" / ".env.example"
+    example = EXAMPLES / ".env.example"
     for line in example.read_text().splitlines():
         if line and not line.startswith("#"):
             name, _, value = line.partition("=")
@@ -100,13 +145,11 @@ def set_example_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 UNPINNED_EXAMPLE = Path("pipes") / "returns.yaml"
 
 
-def example_manifests(tmp_path: Path, *, can_create: bool = True) -> Path:
-    """Copy the repository's example manifests; without ``can_create``, leave out the example
-    pipe a spec-only server cannot create."""
-    import shutil
-
+def example_copy(tmp_path: Path, *, can_create: bool = True) -> Path:
+    """Copy the example manifests (``EXAMPLES``) into ``tmp_path``; without ``can_create``,
+    leave out the example pipe a spec-only server cannot create."""
     target = tmp_path / "examples"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "manifests", target)
+    shutil.copytree(EXAMPLES, target)
     if not can_create:
         (target / UNPINNED_EXAMPLE).unlink()
     return target

@@ -20,11 +20,10 @@ from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
-from tests.manifest_helpers import example_manifests
+from tests.manifest_helpers import EXAMPLES, example_copy
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "manifests"
 
 
 def apply_args(paths: list[str | Path], state: Path, *extra: str) -> list[str]:
@@ -47,7 +46,7 @@ def test_apply_then_plan_should_show_no_changes_for_every_kind(
     emulator.configure(specOnly=spec_only)
     state = tmp_path / "state.json"
     # A spec-only server cannot create the example pipe that has no pipeId.
-    examples = example_manifests(tmp_path, can_create=not spec_only)
+    examples = example_copy(tmp_path, can_create=not spec_only)
     # Without a dashboard list, a first run confirms that the state is meant to be new.
     first = ["--new-state"] if spec_only else []
     result = run_cli(apply_args([examples], state, *first), emulator.env())

@@ -8,15 +8,15 @@ accepted negative and NaN values silently.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
 from reconciler.client.api import ApiConfig
 from reconciler.model.errors import ConfigError
 from tests.cli_helpers import run_cli
+from tests.manifest_helpers import EXAMPLES
 
-MANIFESTS = str(Path(__file__).resolve().parent.parent / "manifests")
+MANIFESTS = str(EXAMPLES)
 ENV = {
     "RECONCILE_BASE_URL": "http://127.0.0.1:9",
     "RECONCILE_KEY_ID": "id",

@@ -18,10 +18,10 @@ import reconciler
 from reconciler.emulator import EmulatorApp
 from reconciler.plan.actions import Plan
 from tests.asgi_helpers import config, emulator_app
-from tests.manifest_helpers import set_example_secrets
+from tests.manifest_helpers import EXAMPLES, set_example_secrets
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
-MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
+MANIFESTS = EXAMPLES
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -21,7 +22,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository with two environments; the current directory is its root."""
     for name in [n for n in os.environ if n.startswith("RECONCILE_")]:
         monkeypatch.delenv(name)
-    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES, tmp_path / "manifests")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -17,6 +17,7 @@ from reconciler.model.errors import ApiError, AuthenticationFailed, ServiceUnrea
 from tests.asgi_helpers import config, emulator_app, in_process
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"
@@ -30,7 +31,7 @@ def free_port() -> int:
 
 def plan(env: dict[str, str], tmp_path: Path) -> tuple[Any, float]:
     started = time.monotonic()
-    result = run_cli(["plan", str(REPO / "manifests"), "--state", str(tmp_path / "s.json")], env)
+    result = run_cli(["plan", str(EXAMPLES), "--state", str(tmp_path / "s.json")], env)
     return result, time.monotonic() - started
 
 
@@ -159,9 +160,7 @@ def test_credentials_revoked_after_a_saved_plan_stop_its_apply_with_the_one_mess
     emulator: Emulator, tmp_path: Path
 ) -> None:
     state, saved = str(tmp_path / "s.json"), str(tmp_path / "plan.json")
-    made = run_cli(
-        ["plan", str(REPO / "manifests"), "--state", state, "--out", saved], emulator.env()
-    )
+    made = run_cli(["plan", str(EXAMPLES), "--state", state, "--out", saved], emulator.env())
     assert made.exit_code == 0, made.output
     env = {**emulator.env(), "RECONCILE_KEY_SECRET": "revoked"}
     result = run_cli(["apply", "--plan", saved, "--state", state, "--auto-approve"], env)

@@ -16,6 +16,7 @@ from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.seed_ids import (
     KAFKA_CONNECTION_STRING_PIPE,
     KAFKA_IAM_USER_PIPE,
@@ -84,14 +85,12 @@ def test_example_manifests_plan_without_errors_and_apply_end_to_end(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     state = ["--state", str(tmp_path / "state.json"), "--rate", "none"]
-    plan = run_cli(["plan", str(REPO / "manifests"), "-o", "json", *state], emulator.env())
+    plan = run_cli(["plan", str(EXAMPLES), "-o", "json", *state], emulator.env())
     assert plan.exit_code == 0, plan.output
     assert not [a for a in plan.json()["actions"] if a.get("errors")]
-    applied = run_cli(["apply", str(REPO / "manifests"), "--auto-approve", *state], emulator.env())
+    applied = run_cli(["apply", str(EXAMPLES), "--auto-approve", *state], emulator.env())
     assert applied.exit_code == 0, applied.output
-    again = run_cli(
-        ["plan", str(REPO / "manifests"), "--detailed-exitcode", *state], emulator.env()
-    )
+    again = run_cli(["plan", str(EXAMPLES), "--detailed-exitcode", *state], emulator.env())
     assert again.exit_code == 0, again.output
 
 
@@ -179,7 +178,7 @@ def test_each_credential_shape_example_applies_end_to_end(
     method: str,
     env_names: dict[str, str],
 ) -> None:
-    path = str(REPO / "manifests" / "pipes" / example)
+    path = str(EXAMPLES / "pipes" / example)
     args = [path, "--state", str(tmp_path / "s.json"), "--rate", "none"]
     applied = run_cli(["apply", *args, "--auto-approve"], emulator.env())
     assert applied.exit_code == 0, applied.output

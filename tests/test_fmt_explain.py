@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_helpers import run_cli
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 MESSY = """\
@@ -61,14 +62,29 @@ def test_fmt_rewrites_canonically_keeping_comments_and_the_modeline_and_is_idemp
     )
 
 
-def test_fmt_leaves_example_manifests_alone_and_skips_yaml_that_is_not_a_manifest(
-    tmp_path: Path,
-) -> None:
-    shutil.copytree(REPO / "manifests", tmp_path / "m")
-    (tmp_path / "m" / "ci.yaml").write_text("on: push\njobs: {}\n", encoding="utf-8")
+def test_fmt_leaves_example_manifests_alone(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES, tmp_path / "m")
     result = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
     assert result.exit_code == 0, result.output
-    assert "10 already formatted, 1 skipped (not reconcile manifests)" in result.stdout
+    assert "0 files would be reformatted, 10 already formatted." in result.stdout
+
+
+def test_fmt_refuses_yaml_that_is_not_a_manifest_as_validate_does(tmp_path: Path) -> None:
+    """One rule for both hooks: every YAML file under the manifest paths is a manifest.
+
+    Skipping such a file would let a manifest whose apiVersion or kind was mistyped drop
+    silently out of every plan, so both commands refuse it at its first line.
+    """
+    shutil.copytree(EXAMPLES, tmp_path / "m")
+    owners = tmp_path / "m" / "OWNERS.yaml"
+    owners.write_text("owners: [alice, bob]\n", encoding="utf-8")
+    fmt = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
+    validate = run_cli(["validate", str(tmp_path / "m")], {})
+    assert fmt.exit_code == validate.exit_code == 1, fmt.output + validate.output
+    assert f"{owners}:1:1: not a reconcile manifest" in fmt.stderr
+    assert f"{owners}:1:1: missing required field 'apiVersion'" in validate.stdout
+    assert run_cli(["fmt", str(owners)], {}).exit_code == 1
+    assert owners.read_text() == "owners: [alice, bob]\n"
 
 
 def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from ruamel.yaml import YAML
 
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
+from tests.state_servers import S3Server
 
 REPO = Path(__file__).resolve().parent.parent
 EXPRESSION = re.compile(r"\$\{\{\s*([a-z_.-]+)\s*\}\}", re.IGNORECASE)
@@ -97,8 +99,8 @@ def run_action(workdir: Path, env: dict[str, str], **inputs: str) -> ActionRun:
 def repository(tmp_path: Path) -> Path:
     """A user's repository: the example manifests, a project file, secrets in .env."""
     work = tmp_path / "repo"
-    shutil.copytree(REPO / "manifests", work / "manifests")
-    shutil.copy(REPO / "manifests" / ".env.example", work / ".env")
+    shutil.copytree(EXAMPLES, work / "manifests")
+    shutil.copy(EXAMPLES / ".env.example", work / ".env")
     (work / "reconcile.yaml").write_text(
         "manifests: [manifests]\nstate: .reconcile/state.json\nenvFile: .env\n", encoding="utf-8"
     )
@@ -168,3 +170,33 @@ def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
     state = json.loads((work / ".reconcile" / "state.json").read_text(encoding="utf-8"))
     assert "Dashboard/overview" in state["resources"]
     assert "Dashboard/pipes-overview" not in state["resources"]
+
+
+def test_action_warns_that_a_local_state_file_does_not_outlive_the_runner(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    work = repository(tmp_path)
+    env = {**emulator.env(), "RECONCILE_CONFIG": ""}
+    planned = run_action(work, env, package="reconcile")
+    assert [code for _, code, _ in planned.steps] == [0, 0, 0], planned.log
+    assert (
+        "::warning title=reconcile state::the state is the local file .reconcile/state.json"
+        in planned.steps[1][2]
+    ), planned.log
+
+
+def test_action_state_input_points_plan_and_apply_at_a_shared_state_without_a_warning(
+    emulator: Emulator, tmp_path: Path, s3_server: S3Server
+) -> None:
+    work = repository(tmp_path)
+    shared = f"s3://{s3_server.bucket}/{tmp_path.name}/state.json"
+    env = {**emulator.env(), **s3_server.env(), "RECONCILE_CONFIG": ""}
+    applied = run_action(work, env, package="reconcile", apply="true", state=shared)
+    assert [code for _, code, _ in applied.steps] == [0, 0, 0], applied.log
+    assert "::warning" not in applied.log
+    # Nine example resources plus the example pipe without pipeId, which is created.
+    assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
+    assert not (work / ".reconcile").exists()  # nothing local: the state is in the bucket
+    fresh = repository(tmp_path / "second-runner")  # another runner, the same shared state
+    again = run_action(fresh, env, package="reconcile", state=shared)
+    assert again.outputs["exitcode"] == "0", again.log

@@ -10,6 +10,7 @@ from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 
 def metric(path: Path, name: str, command: str) -> float | None:
@@ -46,7 +47,7 @@ def test_plan_with_drift_and_detailed_exitcode_is_a_successful_run(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     metrics = tmp_path / "plan.prom"
-    manifests = Path(__file__).resolve().parent.parent / "manifests"
+    manifests = EXAMPLES
     args = ["plan", str(manifests), "--state", str(tmp_path / "s.json"), "--rate", "none"]
     result = run_cli([*args, "--detailed-exitcode", "--metrics-file", str(metrics)], emulator.env())
     assert result.exit_code == 2, result.output

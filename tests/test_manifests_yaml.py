@@ -14,6 +14,7 @@ from ruamel.yaml import YAML
 
 from reconciler.load import yamlsource
 from reconciler.load.yamlsource import YamlSyntaxError, parse, position_index, resolve_plain
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -23,7 +24,7 @@ def test_yamlsource_should_use_the_c_parser() -> None:
     assert YAML(typ="safe", pure=False).Parser.__name__ == "CParser"
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "manifests").rglob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((EXAMPLES).rglob("*.yaml")), ids=lambda p: p.name)
 def test_parse_should_equal_ruamel_safe_loader_on_example_manifests(path: Path) -> None:
     data = path.read_bytes()
     assert parse(data) == list(YAML(typ="safe", pure=False).load_all(data))

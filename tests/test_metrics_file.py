@@ -8,6 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,7 +31,7 @@ def test_plan_metrics_count_outcomes_drift_requests_and_429s_without_secrets(
 ) -> None:
     emulator.configure(rateLimit="3/1")
     metrics = tmp_path / "textfile" / "reconcile.prom"
-    args = ["plan", str(REPO / "manifests"), "--state", str(tmp_path / "s.json"), "--rate", "none"]
+    args = ["plan", str(EXAMPLES), "--state", str(tmp_path / "s.json"), "--rate", "none"]
     result = run_cli([*args, "--metrics-file", str(metrics)], emulator.env())
     assert result.exit_code == 0, result.output
     found = samples(metrics)
@@ -58,7 +59,7 @@ def test_a_failed_run_keeps_the_last_success_timestamp_and_says_it_failed(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     metrics = tmp_path / "reconcile.prom"
-    args = ["apply", str(REPO / "manifests"), "--auto-approve", "--state", str(tmp_path / "s.json")]
+    args = ["apply", str(EXAMPLES), "--auto-approve", "--state", str(tmp_path / "s.json")]
     assert run_cli([*args, "--metrics-file", str(metrics)], emulator.env()).exit_code == 0
     first = samples(metrics)
     apply = {"command": "apply"}

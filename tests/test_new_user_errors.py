@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.seed_ids import KAFKA_MUTUAL_TLS_PIPE, ORG_ID, OTHER_ORG_ID
 
 WRONG_ORG = "11111111-2222-4333-8444-555555555555"
@@ -87,7 +88,7 @@ def test_a_refused_key_still_stops_the_run(emulator: Emulator, tmp_path: Path) -
 # -- 2-3: every missing or empty secret, at once, before any request -------------------------
 
 
-AUDIT = Path(__file__).resolve().parent.parent / "manifests" / "pipes" / "audit-log.yaml"
+AUDIT = EXAMPLES / "pipes" / "audit-log.yaml"
 
 
 def _secret_manifests(tmp_path: Path) -> tuple[Path, Path]:

@@ -11,7 +11,7 @@ import pytest
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
-from tests.manifest_helpers import example_manifests
+from tests.manifest_helpers import EXAMPLES, example_copy
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -314,7 +314,7 @@ def test_plan_should_name_missing_secret_variable_and_manifest(
 def test_plan_should_use_list_endpoints_and_few_requests_for_example_manifests(
     emulator: Emulator,
 ) -> None:
-    code, doc = plan_json(emulator, REPO / "manifests")
+    code, doc = plan_json(emulator, EXAMPLES)
     assert code == 0
     log = emulator.requests()
     assert all(r["method"] == "GET" for r in log)
@@ -329,7 +329,7 @@ def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     emulator.configure(specOnly=True)
-    code, doc = plan_json(emulator, example_manifests(tmp_path, can_create=False))
+    code, doc = plan_json(emulator, example_copy(tmp_path, can_create=False))
     assert code == 0
     paths = [r["path"] for r in emulator.requests()]
     pipe_gets = [p for p in paths if "/pipes/" in p]
@@ -343,9 +343,7 @@ def test_plan_should_complete_within_budget_under_429_and_503_storm(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     emulator.configure(rateLimit="4/1", faultRate=0.3, faultSeed=7)
-    result = run_cli(
-        ["plan", str(REPO / "manifests"), "-o", "json", "--rate", "8/1"], emulator.env()
-    )
+    result = run_cli(["plan", str(EXAMPLES), "-o", "json", "--rate", "8/1"], emulator.env())
     assert result.exit_code == 0, result.output
     log = emulator.requests()
     assert any(r["status"] in (429, 502, 503) or r["fault"] for r in log)
@@ -359,14 +357,14 @@ def test_plan_should_complete_within_budget_under_429_and_503_storm(
 
 def test_plan_should_limit_to_targets_with_globs(emulator: Emulator) -> None:
     code, doc = plan_json(
-        emulator, REPO / "manifests", extra=["--target", "pipe/o*", "--target", "Organization/*"]
+        emulator, EXAMPLES, extra=["--target", "pipe/o*", "--target", "Organization/*"]
     )
     assert code == 0
     assert sorted(a["resource"] for a in doc["actions"]) == ["Organization/acme", "Pipe/orders"]
 
 
 def test_plan_should_reject_target_matching_nothing(emulator: Emulator) -> None:
-    result = run_cli(["plan", str(REPO / "manifests"), "--target", "Pipe/nope"], emulator.env())
+    result = run_cli(["plan", str(EXAMPLES), "--target", "Pipe/nope"], emulator.env())
     assert result.exit_code == 1
     assert "--target Pipe/nope matches no resource" in result.stderr
 
@@ -374,7 +372,7 @@ def test_plan_should_reject_target_matching_nothing(emulator: Emulator) -> None:
 def test_plan_markdown_should_start_with_summary_table_and_collapse_details(
     emulator: Emulator,
 ) -> None:
-    result = run_cli(["plan", str(REPO / "manifests"), "-o", "markdown"], emulator.env())
+    result = run_cli(["plan", str(EXAMPLES), "-o", "markdown"], emulator.env())
     assert result.exit_code == 0
     text = result.stdout
     assert text.index("| | Resource |") < text.index("<details>")
@@ -385,7 +383,7 @@ def test_plan_markdown_should_start_with_summary_table_and_collapse_details(
 def test_plan_should_save_redacted_plan_file(emulator: Emulator, tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     result = run_cli(
-        ["plan", str(REPO / "manifests"), "--out", str(out), "--state", str(tmp_path / "s.json")],
+        ["plan", str(EXAMPLES), "--out", str(out), "--state", str(tmp_path / "s.json")],
         emulator.env(),
     )
     assert result.exit_code == 0
@@ -397,7 +395,7 @@ def test_plan_should_save_redacted_plan_file(emulator: Emulator, tmp_path: Path)
 
 def test_plan_should_refuse_plain_http_to_remote_host(emulator: Emulator) -> None:
     env = {**emulator.env(), "RECONCILE_BASE_URL": "http://api.example.com"}
-    result = run_cli(["plan", str(REPO / "manifests")], env)
+    result = run_cli(["plan", str(EXAMPLES)], env)
     assert result.exit_code == 1
     assert "refusing plain http:// to api.example.com" in result.stderr
     assert emulator.requests() == []
@@ -405,7 +403,7 @@ def test_plan_should_refuse_plain_http_to_remote_host(emulator: Emulator) -> Non
 
 def test_plan_should_name_status_and_request_id_on_api_failure(emulator: Emulator) -> None:
     env = {**emulator.env(), "RECONCILE_KEY_SECRET": "wrong"}
-    result = run_cli(["plan", str(REPO / "manifests"), "--target", "pipe/orders"], env)
+    result = run_cli(["plan", str(EXAMPLES), "--target", "pipe/orders"], env)
     assert result.exit_code == 1
     # Refused credentials stop the run with one message (issue 16), status and requestId named.
     assert "HTTP 401" in result.stderr and "requestId" in result.stderr
@@ -434,7 +432,7 @@ def test_plan_should_report_an_unreachable_server_once_naming_the_url_to_check(
         "RECONCILE_BASE_URL": "http://127.0.0.1:1",
         "RECONCILE_DASHBOARDS_URL": "http://127.0.0.1:1",
     }
-    result = run_cli(["plan", str(REPO / "manifests")], env)
+    result = run_cli(["plan", str(EXAMPLES)], env)
     assert result.exit_code == 1
     # One message instead of one per resource after half a minute of retries (issue 16).
     assert result.stdout == "" and result.stderr.count("Error:") == 1
@@ -450,7 +448,7 @@ def test_plan_json_should_match_its_published_schema(emulator: Emulator, tmp_pat
     schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
     Draft202012Validator.check_schema(schema)
     result = run_cli(
-        ["plan", str(REPO / "manifests"), "-o", "json", "--state", str(tmp_path / "s.json")],
+        ["plan", str(EXAMPLES), "-o", "json", "--state", str(tmp_path / "s.json")],
         emulator.env(),
     )
     errors = [e.message for e in Draft202012Validator(schema).iter_errors(result.json())]

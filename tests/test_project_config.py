@@ -9,6 +9,7 @@ import pytest
 
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -19,7 +20,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("RECONCILE_CONFIG")
     for name in [n for n in __import__("os").environ if n.startswith("RECONCILE_")]:
         monkeypatch.delenv(name)
-    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES, tmp_path / "manifests")
     (tmp_path / "reconcile.yaml").write_text(
         "# yaml-language-server: $schema=schemas/project.schema.json\n"
         "manifests: [manifests]\n"

@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from tests.cli_helpers import SECRET_ENV
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```(\w+)\n(.*?)```", re.DOTALL)
@@ -50,7 +51,7 @@ def bash(
 def repo(tmp_path: Path) -> Path:
     """A user's repository with the README's project file and the example manifests."""
     work = tmp_path / "repo"
-    shutil.copytree(REPO / "manifests", work / "manifests")
+    shutil.copytree(EXAMPLES, work / "manifests")
     (work / "reconcile.yaml").write_text(snippets()["project-file"], encoding="utf-8")
     return work
 
@@ -83,14 +84,32 @@ def test_pre_commit_snippet_names_hooks_this_repository_defines() -> None:
     assert used == defined == {"reconcile-validate", "reconcile-fmt"}
 
 
+def test_pre_commit_and_workflow_snippets_pin_a_commit_sha_not_a_tag_that_does_not_exist() -> None:
+    sha = re.compile(r"^[0-9a-f]{40}$")
+    config = load(snippets()["pre-commit"])
+    assert [bool(sha.match(str(repo["rev"]))) for repo in config["repos"]] == [True]
+    steps = load(snippets()["github-workflow"])["jobs"]["reconcile"]["steps"]
+    uses = [str(s["uses"]) for s in steps if "/reconcile@" in str(s.get("uses", ""))]
+    assert len(uses) == 1 and sha.match(uses[0].rpartition("@")[2]), uses
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "pre-commit autoupdate --bleeding-edge --freeze" in readme
+
+
+def test_workflow_snippet_shares_the_state_so_a_fresh_runner_resends_no_secret() -> None:
+    job = load(snippets()["github-workflow"])["jobs"]["reconcile"]
+    step = next(s for s in job["steps"] if "/reconcile@" in str(s.get("uses", "")))
+    state = str(step.get("with", {}).get("state") or job.get("env", {}).get("RECONCILE_STATE", ""))
+    assert state.startswith(("s3://", "postgresql://")), state
+    if state.startswith("s3://"):
+        assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(job["env"])
+
+
 def test_workflow_snippet_uses_only_the_actions_inputs_and_outputs() -> None:
     text = snippets()["github-workflow"]
     workflow = load(text)
     action = load((REPO / "action.yml").read_text())
     step = next(
-        s
-        for s in workflow["jobs"]["reconcile"]["steps"]
-        if str(s.get("uses", "")).endswith("reconcile@v0.1.0")
+        s for s in workflow["jobs"]["reconcile"]["steps"] if "/reconcile@" in str(s.get("uses", ""))
     )
     assert set(step["with"]) <= set(action["inputs"])
     assert set(re.findall(r"steps\.reconcile\.outputs\.([a-z-]+)", text)) <= set(action["outputs"])
@@ -99,7 +118,7 @@ def test_workflow_snippet_uses_only_the_actions_inputs_and_outputs() -> None:
 def test_cron_snippet_writes_metrics_files_for_apply_and_backups(
     repo: Path, emulator: Emulator, tmp_path: Path
 ) -> None:
-    shutil.copy(REPO / "manifests" / ".env.example", repo / ".env")
+    shutil.copy(EXAMPLES / ".env.example", repo / ".env")
     textfiles = tmp_path / "textfile"
     textfiles.mkdir()
     env = {**emulator.env(), "TEXTFILE_DIR": str(textfiles)}

@@ -18,6 +18,7 @@ import pytest
 from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,7 +35,7 @@ def recipe(title: str) -> str:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project directory with the example manifests and a fake `alert` command."""
-    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES, tmp_path / "manifests")
     (tmp_path / ".git").mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

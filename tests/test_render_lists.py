@@ -19,6 +19,7 @@ from reconciler.plan.planfile import dumps
 from reconciler.plan.render import render_markdown, render_text
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 WHERE = Location("dashboards/overview.yaml", 9, 3)
@@ -169,7 +170,7 @@ def test_the_json_plan_carries_the_element_changes_and_stays_valid() -> None:
 def test_plan_of_a_changed_tile_shows_the_tile_and_field_in_text_and_markdown(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    source = (REPO / "manifests" / "dashboards" / "pipes-overview.yaml").read_text()
+    source = (EXAMPLES / "dashboards" / "pipes-overview.yaml").read_text()
     manifest = tmp_path / "overview.yaml"
     manifest.write_text(source)
     state = ["--state", str(tmp_path / "s.json")]

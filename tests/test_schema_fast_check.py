@@ -18,11 +18,10 @@ import pytest
 
 from reconciler.load.schema import describe, kind_schema, message_for
 from reconciler.load.yamlsource import parse
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = [
-    doc for p in sorted((REPO / "manifests").rglob("*.yaml")) for doc in parse(p.read_bytes())
-]
+EXAMPLES = [doc for p in sorted((EXAMPLES).rglob("*.yaml")) for doc in parse(p.read_bytes())]
 ODD_VALUES: list[Any] = [
     None,
     True,

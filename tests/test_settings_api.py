@@ -20,6 +20,7 @@ from reconciler.settings import (
 )
 from tests.cli_helpers import SECRET_ENV
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = """\
@@ -262,7 +263,7 @@ def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key
 ) -> None:
     for name in [*SECRET_ENV, *[n for n in os.environ if n.startswith("RECONCILE_")]]:
         monkeypatch.delenv(name, raising=False)
-    shutil.copytree(REPO / "manifests", tmp_path / "manifests")
+    shutil.copytree(EXAMPLES, tmp_path / "manifests")
     (tmp_path / "reconcile.yaml").write_text(
         f"manifests: [manifests]\norganizationId: {emulator.org_id}\n"
         f"rates: {{management: none}}\nenvironments:\n  prod:\n    baseUrl: {emulator.url}\n"

@@ -19,6 +19,7 @@ import pytest
 
 from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES, UNPINNED_EXAMPLE
 from tests.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,16 +35,12 @@ def _address(request: pytest.FixtureRequest, kind: str) -> tuple[str, dict[str, 
     return f"s3://{s3.bucket}/{uuid.uuid4().hex[:8]}/state.json", s3.env()
 
 
-# The example pipe without a pipeId: created where the server can create pipes.
-UNPINNED = Path("pipes") / "returns.yaml"
-
-
 def _runner(tmp_path: Path, name: str, *, spec_only: bool = False) -> Path:
     """Copy the example manifests; a spec-only server cannot create, so no unpinned pipe then."""
     directory = tmp_path / name
-    shutil.copytree(REPO / "manifests", directory / "manifests")
+    shutil.copytree(EXAMPLES, directory / "manifests")
     if spec_only:
-        (directory / "manifests" / UNPINNED).unlink()
+        (directory / "manifests" / UNPINNED_EXAMPLE).unlink()
     return directory
 
 

@@ -14,6 +14,7 @@ from reconciler.state.backend import locked_state, redact_address
 from reconciler.state.stores import open_backend
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.state_servers import Postgres, free_port
 
 PASSWORD = "hunter2-SECRETPW"
@@ -53,7 +54,7 @@ def test_the_shared_state_holds_fingerprints_and_never_a_secret_value(
     monkeypatch.chdir(tmp_path)
     workspace = f"w{uuid.uuid4().hex[:8]}"
     env = {**emulator.env(), "RECONCILE_STATE": postgres_server.url}
-    repo = Path(__file__).resolve().parent.parent / "manifests"
+    repo = EXAMPLES
     result = run_cli(
         ["apply", str(repo), "--auto-approve", "--workspace", workspace, "--rate", "none"], env
     )

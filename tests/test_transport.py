@@ -25,7 +25,7 @@ from reconciler.client.transport import LeanTransport, environment_proxies
 from reconciler.model.errors import NotFound
 from tests.asgi_helpers import config as client_config
 from tests.conftest import Emulator
-from tests.manifest_helpers import set_example_secrets
+from tests.manifest_helpers import EXAMPLES, set_example_secrets
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -292,7 +292,7 @@ def test_a_plan_through_either_transport_should_be_the_same(
         key_secret=emulator.key_secret,
         dashboards_token=emulator.token,
     )
-    scope = reconciler.Scope(paths=(str(REPO / "manifests"),), state=str(tmp_path / "s.json"))
+    scope = reconciler.Scope(paths=(str(EXAMPLES),), state=str(tmp_path / "s.json"))
 
     missing = "00000000-0000-4000-8000-000000000000"
 

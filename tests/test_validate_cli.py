@@ -17,10 +17,9 @@ from click.testing import CliRunner, Result
 
 from reconciler.cli import cli
 from tests.cli_helpers import run_cli
-from tests.manifest_helpers import KAFKA_PIPE, ORG, replace_line, write
+from tests.manifest_helpers import EXAMPLES, KAFKA_PIPE, ORG, replace_line, write
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "manifests"
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -120,7 +119,7 @@ def test_validate_should_report_missing_path() -> None:
 def test_validate_should_exit_with_code_as_a_process() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "reconciler", "validate", "manifests", "nope.yaml"],
-        cwd=REPO,
+        cwd=EXAMPLES.parent,
         capture_output=True,
         text=True,
         check=False,
@@ -129,7 +128,7 @@ def test_validate_should_exit_with_code_as_a_process() -> None:
     assert proc.stdout.splitlines()[-1] == "1 error in 1 file"
     ok = subprocess.run(
         [sys.executable, "-m", "reconciler", "validate", "manifests"],
-        cwd=REPO,
+        cwd=EXAMPLES.parent,
         capture_output=True,
         text=True,
         check=False,

@@ -17,6 +17,7 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.validate", "validate"),
     ("reconciler.cli.plan", "plan"),
     ("reconciler.cli.apply", "apply"),
+    ("reconciler.cli.watch", "watch"),
     ("reconciler.cli.get", "get"),
     ("reconciler.cli.inventory", "export"),
     ("reconciler.cli.inventory", "check"),

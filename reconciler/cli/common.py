@@ -2,7 +2,9 @@
 
 Flags mirror the environment variables the client reads (``RECONCILE_*``); a flag wins over
 its variable. Colour is used only on a TTY and never when ``NO_COLOR`` is set. Progress goes
-to stderr through tqdm and only when stderr is a TTY, so pipes and CI logs stay clean.
+to stderr: a tqdm bar on a TTY; elsewhere (CI logs) one plain line every ``LOG_INTERVAL``
+seconds while a phase lasts, so a run paced by its request budget never looks hung and a
+short run prints nothing.
 """
 
 from __future__ import annotations
@@ -339,11 +341,16 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class Progress:
-    """A tqdm counter on stderr, shown only when stderr is a TTY (tqdm is imported only then)."""
+    """A tqdm counter on stderr on a TTY (tqdm is imported only then); a periodic line elsewhere."""
+
+    # Seconds between two progress lines when stderr is not a terminal.
+    LOG_INTERVAL = 10.0
 
     def __init__(self, description: str, total: int | None = None, unit: str = "req") -> None:
         self._bar: Any = None
+        self._log: _ProgressLog | None = None
         if not sys.stderr.isatty():
+            self._log = _ProgressLog(description, total, unit, self.LOG_INTERVAL)
             return
         from tqdm import tqdm
 
@@ -359,8 +366,49 @@ class Progress:
     def __call__(self, n: int = 1) -> None:
         if self._bar is not None:
             self._bar.update(n)
+        elif self._log is not None:
+            self._log.done += n
 
     def close(self) -> None:
-        """Remove the bar."""
+        """Remove the bar (or stop the periodic lines)."""
         if self._bar is not None:
             self._bar.close()
+        if self._log is not None:
+            self._log.stop()
+
+
+class _ProgressLog:
+    """Prints ``reconcile: PHASE: N[/TOTAL] UNITs done after S s`` every ``interval`` seconds.
+
+    A daemon thread, because the phase may be asleep waiting for the request budget when a
+    line is due; the first line comes only after one interval, so short runs print nothing.
+    """
+
+    def __init__(self, description: str, total: int | None, unit: str, interval: float) -> None:
+        import threading
+        import time
+
+        self.done = 0
+        self._text = (description, total, unit)
+        self._started = time.monotonic()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+        self._thread.start()
+
+    def _run(self, interval: float) -> None:
+        import time
+
+        while not self._stopped.wait(interval):
+            description, total, unit = self._text
+            count = f"{self.done}/{total}" if total is not None else str(self.done)
+            elapsed = time.monotonic() - self._started
+            units = "requests" if unit == "req" else f"{unit}s"
+            click.echo(
+                f"reconcile: {description}: {count} {units} done after {elapsed:.0f} s",
+                err=True,
+            )
+
+    def stop(self) -> None:
+        """Stop the lines (the thread ends at once)."""
+        self._stopped.set()
+        self._thread.join()

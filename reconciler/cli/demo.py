@@ -6,9 +6,9 @@ environment, then runs, as a user would, ``config``, ``validate``, ``plan``,
 project file (``reconcile.yaml``) names them — and stops the emulator. Then the two
 environments of ``examples/environments`` (staging and production: two organizations of one
 fresh emulator): ``compare``, ``plan --all-envs``, an apply per environment, and a last
-``plan --all-envs`` that must show no changes. The state file lives
-in a temporary directory (``--state``, a flag winning over the project file) so the demo can
-be run again and again from the same seed. Secrets the example manifests reference come from
+``plan --all-envs`` that must show no changes. The state files live in a temporary
+directory (``--state``, a flag winning over the project file), removed at the end, so the
+demo can be run again and again from the same seed. Secrets the example manifests reference come from
 ``manifests/.env.example`` (``--env-file``) unless the environment or ``.env`` sets them.
 """
 
@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     proc, api_env = start_emulator()
     env = {**os.environ, **api_env}
-    state = Path(tempfile.mkdtemp(prefix="reconcile-demo-")) / "state.json"
+    scratch = tempfile.TemporaryDirectory(prefix="reconcile-demo-")  # removed at the end
+    state = Path(scratch.name) / "state.json"
     click.secho(
         f"Emulator running at {api_env['RECONCILE_BASE_URL']} (organization {api_env['RECONCILE_ORGANIZATION_ID']})",
         bold=True,
@@ -88,11 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         ["plan", *paths, "--detailed-exitcode", *given],
     ]
     try:
-        code = _run_steps(steps, env)
+        try:
+            code = _run_steps(steps, env)
+        finally:
+            _stop(proc)
+        if code == 0 and not args:
+            code = environments_demo(state.parent / "environments-state.json")
     finally:
-        _stop(proc)
-    if code == 0 and not args:
-        code = environments_demo(state.parent / "environments-state.json")
+        scratch.cleanup()
     verdict = "converged: the last plans show no changes" if code == 0 else "NOT converged"
     click.secho(
         f"\nDemo done in {time.monotonic() - started:.1f}s — {verdict}.",

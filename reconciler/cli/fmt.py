@@ -1,8 +1,9 @@
 """``reconcile fmt``: rewrite manifests in the canonical style, keeping every comment.
 
 ``--check`` writes nothing and exits 1 when a file would change (for pre-commit and CI);
-``--diff`` shows what would change. Files that are not reconcile manifests are skipped, so
-a hook may pass any YAML file. With no PATHS the project file's manifests are formatted.
+``--diff`` shows what would change. As for ``validate``, every YAML file under PATHS must be
+a manifest: another YAML file is an error at its line, never skipped. With no PATHS the
+project file's manifests are formatted.
 """
 
 from __future__ import annotations
@@ -46,10 +47,7 @@ def fmt(paths: tuple[str, ...], check: bool, show_diff: bool) -> int:
     verb = "would be reformatted" if check else "reformatted"
     summary = f"{len(changed)} file{'s' if len(changed) != 1 else ''} {verb}, "
     summary += f"{formatted - len(changed)} already formatted"
-    skipped = sum(1 for r in results if r.skipped)
-    if skipped:
-        summary += f", {skipped} skipped (not reconcile manifests)"
-    click.echo(summary + (f", {len(errors)} unreadable" if errors else "") + ".")
+    click.echo(summary + (f", {len(errors)} with errors" if errors else "") + ".")
     if errors:
         return 1
     return 1 if check and changed else 0

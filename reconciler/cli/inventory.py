@@ -131,7 +131,10 @@ def export(
     from reconciler.inventory import export as ex
     from reconciler.model.errors import ConfigError
 
-    directory, output = _export_dir(out_dir, legacy_dir, output)
+    typed = click.get_current_context().get_parameter_source("output") is not (
+        click.core.ParameterSource.DEFAULT
+    )
+    directory, output = _export_dir(out_dir, legacy_dir, output, typed=typed)
     options = ex.ExportOptions(
         service=service,
         pipe_ids=pipe_ids,
@@ -174,7 +177,9 @@ def export(
 EXPORT_FORMATS = ("text", "json")
 
 
-def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any, str]:
+def _export_dir(
+    given: str | None, legacy: str | None, output: str, *, typed: bool = True
+) -> tuple[Any, str]:
     """Return (directory, format), keeping the old spellings working with a deprecation line.
 
     ``-o`` used to name the directory; it is now the output format, as in every command. A
@@ -200,6 +205,8 @@ def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any
         )
         return Path(output), "text"
     if given is None:
+        if not typed:  # no -o on the command line: nothing to explain about it
+            raise ConfigError("export needs --dir DIR: the directory to write manifests into")
         raise ConfigError(
             f"export needs --dir DIR (-o {output} is the output format; for a directory named "
             f"{output!r} write --dir {output})"

@@ -89,6 +89,7 @@ def show(address: str, output: str, where: StateWhere) -> int:
     backend = where.backend()
     try:
         entry = ops.show(backend, address)
+        address = ops.recorded_address(backend, address)
     finally:
         backend.close()
     if output == "json":

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @output_option(
     "text", "json", help="Output format (json: one document, also on errors).", machine=True
 )
@@ -42,17 +42,21 @@ def validate(
 
     With --env NAME, the environment's effective manifests (its overlays applied); with
     --all-envs, every environment's. Prints every error as FILE:LINE:COL: PATH: MESSAGE.
-    Exit 0 when all are valid, 1 otherwise.
+    Exit 0 when all are valid, 1 otherwise. With no PATHS, the manifests the project file names
+    (reconcile.yaml `manifests:`).
     """
     from reconciler.cli.environments import current_settings
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
     from reconciler.load.validation import document
-    from reconciler.model.errors import ManifestErrors
+    from reconciler.model.errors import ConfigError, ManifestErrors
     from reconciler.model.secrets import unresolved
+    from reconciler.settings import NO_PATHS
 
     if all_envs:
         return _validate_all(output, check_env)
+    if not paths:
+        raise ConfigError(NO_PATHS)
     settings = current_settings()
     layering = settings.layering() if settings is not None else None
     try:

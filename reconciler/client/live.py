@@ -24,7 +24,13 @@ from reconciler.client.api import Client
 from reconciler.client.binding import CANNOT_CREATE, PipeBinder
 from reconciler.client.paths import PipeIds, organization_path, pipes_path
 from reconciler.model import collector
-from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    NotFound,
+    Unsupported,
+    suggest,
+)
 from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.resources import Resource
 
@@ -229,7 +235,8 @@ class Fetcher:
                     self._observed(
                         resource,
                         Observed(
-                            error=f"service {name!r} not found in organization {org} (services: {known})"
+                            error=f"service {name!r} not found in organization {org}"
+                            f"{suggest(name, names)} (services: {known})"
                         ),
                     )
                 else:

@@ -56,14 +56,9 @@ def parse_error(interface: str, response: httpx.Response, method: str, path: str
             else:
                 message = text
     if not message:
-        if status == 401:
-            message = (
-                "unauthorized: check RECONCILE_KEY_ID / RECONCILE_KEY_SECRET"
-                if interface == MANAGEMENT
-                else "unauthorized: check RECONCILE_DASHBOARDS_TOKEN"
-            )
-        else:
-            message = response.reason_phrase or "error"
+        # A 401 has an empty body; the variables to check are named once, by the
+        # AuthenticationFailed error every 401 becomes (client.firstcontact).
+        message = response.reason_phrase or ("Unauthorized" if status == 401 else "error")
     return api_error_type(status)(
         status=status, message=message, request_id=request_id, code=code, method=method, path=path
     )

@@ -157,11 +157,14 @@ def pipe_document(
     *,
     with_expectations: bool,
     by_name: str | None = None,
+    service_name: str | None = None,
 ) -> Document:
     """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields.
 
     With ``by_name`` (the service's name) the manifest is bound by name: no pipeId nor
-    organizationId, ``service: NAME``, and the create-time fields a create needs.
+    organizationId, ``service: NAME``, and the create-time fields a create needs. Otherwise,
+    with ``service_name`` (the service was chosen by its name) the manifest says
+    ``service: NAME``, as a person writes it, beside its pipeId; without it ``serviceId``.
     """
     schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
@@ -174,11 +177,13 @@ def pipe_document(
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
     fitted = fit(body, schema, KIND_FILES["Pipe"], (), keep)
-    spec: dict[str, Any] = (
-        {"service": by_name, "name": str(pipe.get("name") or name)}
-        if by_name is not None
-        else {"organizationId": org, "serviceId": service_id, "pipeId": str(pipe["id"])}
-    )
+    spec: dict[str, Any]
+    if by_name is not None:
+        spec = {"service": by_name, "name": str(pipe.get("name") or name)}
+    else:
+        spec = {"organizationId": org}
+        spec.update({"service": service_name} if service_name else {"serviceId": service_id})
+        spec["pipeId"] = str(pipe["id"])
     spec.update(fitted if isinstance(fitted, dict) else {})
     kind = source_kind(pipe)
     hints: list[str] = []
@@ -240,9 +245,17 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
             pipes = listed
         names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
         by_name = str(service.get("name")) if options.by_name else None
+        # Chosen by name (a unique one: resolve_service refuses an ambiguous name): keep the name.
+        chosen_name = options.service if options.service != service_id else None
         documents += [
             pipe_document(
-                p, org, service_id, n, with_expectations=options.with_expectations, by_name=by_name
+                p,
+                org,
+                service_id,
+                n,
+                with_expectations=options.with_expectations,
+                by_name=by_name,
+                service_name=chosen_name,
             )
             for p, n in zip(pipes, names, strict=True)
         ]

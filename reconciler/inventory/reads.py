@@ -25,7 +25,7 @@ from reconciler.client.api import Client
 from reconciler.client.paths import DASHBOARDS_PATH, PipeIds, organization_path
 from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
-from reconciler.model.errors import ConfigError, Unsupported
+from reconciler.model.errors import ConfigError, Unsupported, suggest
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.secrets import REDACTED
 
@@ -140,7 +140,10 @@ def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> d
         return found[0]
     if not found:
         known = ", ".join(sorted(str(s.get("name")) for s in services)) or "none"
-        raise ConfigError(f"service {ref!r} not found in organization {org} (services: {known})")
+        hint = suggest(ref, (s.get("name") for s in services))
+        raise ConfigError(
+            f"service {ref!r} not found in organization {org}{hint} (services: {known})"
+        )
     raise ConfigError(f"service name {ref!r} is ambiguous ({len(found)} services); use its id")
 
 

@@ -103,7 +103,7 @@ def explain(target: str) -> Explanation:
         path=".".join(walked),
         title=str(node.get("title", "")),
         description=_description(node, base),
-        type=_type(node, base),
+        type=_type(node, base, values_below=True),
         access=_access(kind, tuple(walked), node),
         bounds=[text.format(node[k]) for k, text in _BOUNDS if k in node],
         enum=list(node.get("enum", [])) or ([node["const"]] if "const" in node else []),
@@ -165,7 +165,8 @@ def _child(node: dict[str, Any], base: str, part: str) -> tuple[dict[str, Any], 
     return None
 
 
-def _type(node: dict[str, Any], base: str) -> str:
+def _type(node: dict[str, Any], base: str, *, values_below: bool = False) -> str:
+    """Name a field's type; an enumeration lists its values unless a VALUES line follows."""
     kind = node.get("type")
     if kind == "array":
         items, items_base = _resolve(node.get("items", {}), base)
@@ -175,7 +176,10 @@ def _type(node: dict[str, Any], base: str) -> str:
     if kind:
         return "mapping" if kind == "object" else str(kind)
     if "enum" in node:
-        return "one of the values below"
+        if values_below:
+            return "one of the values below"
+        values = ["null" if v is None else str(v) for v in node["enum"]]
+        return f"one of {', '.join(values)}"
     if "const" in node:
         return f"the constant {node['const']!r}"
     titles = [str(alt.get("title", "?")) for alt, _ in _alternatives(node, base)[1:]]

@@ -4,8 +4,10 @@ The canonical form is the one ``export`` writes: two-space mappings, list items 
 spaces under their key (``sequence=4, offset=2``), no line folding, quotes as the author
 wrote them, flow collections (``{sourceField: id, …}``) kept as written. Comments —
 the ``yaml-language-server`` modeline first among them — survive, since ruamel's round-trip
-loader attaches them to the nodes. Only files whose documents are reconcile manifests
-(``apiVersion: reconcile/v1``) are touched: a pre-commit hook may hand over any YAML file.
+loader attaches them to the nodes. Every file found is a manifest, as for ``validate``: one
+whose documents are not reconcile manifests (``apiVersion: reconcile/v1``) is refused at the
+first such document, never skipped — a skipped file could be a manifest whose apiVersion was
+mistyped, silently gone from every plan.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ class Formatted:
     path: Path
     original: str
     text: str | None = None
-    skipped: str | None = None
     error: str | None = None  # ":LINE:COL: problem", to follow the file name
 
     @property
@@ -53,11 +54,18 @@ class Formatted:
 
 
 def format_text(text: str) -> tuple[str | None, str | None]:
-    """Return ``(canonical text, None)``, or ``(None, reason)`` when it is not a manifest file."""
+    """Return ``(canonical text, None)``, or ``(None, ":LINE:COL: reason")`` for a file that
+    is not a manifest."""
     yaml = canonical_yaml()
     docs: list[Any] = list(yaml.load_all(text))
-    if not docs or not all(_is_manifest(d) for d in docs if d is not None):
-        return None, "not a reconcile manifest"
+    strangers = [d for d in docs if d is not None and not _is_manifest(d)]
+    if not docs or strangers or all(d is None for d in docs):
+        lc = getattr(strangers[0], "lc", None) if strangers else None
+        where = f":{lc.line + 1}:{lc.col + 1}" if lc is not None else ":1:1"
+        return None, (
+            f"{where}: not a reconcile manifest (no `apiVersion: {API_VERSION}`); keep other "
+            "YAML files out of the manifest paths (or out of the hooks' `files:`)"
+        )
     out = io.StringIO()
     if len(docs) == 1:
         yaml.dump(docs[0], out)
@@ -74,13 +82,13 @@ def format_file(path: Path) -> Formatted:
     except (OSError, UnicodeDecodeError) as exc:
         return Formatted(path, "", error=f": cannot read: {exc}")
     try:
-        text, skipped = format_text(original)
+        text, refused = format_text(original)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         return Formatted(path, original, error=f"{where}: {problem}")
-    return Formatted(path, original, text=text, skipped=skipped)
+    return Formatted(path, original, text=text, error=refused)
 
 
 def _is_manifest(doc: Any) -> bool:

@@ -53,6 +53,8 @@ IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
     "Organization": (("organization", ("spec", "organizationId")),),
     "Dashboard": (("dashboard named", ("spec", "name")),),
 }
+# The dashboards grid is 24 columns wide: a tile's x + w may not pass it.
+GRID_COLUMNS = 24
 ORG_MISSING = (
     "organizationId is not set: add spec.organizationId or pass --organization / "
     "RECONCILE_ORGANIZATION_ID"
@@ -336,6 +338,8 @@ class _Reader:
                     )
                 seen.setdefault(key, i)
             self.check_field_mappings(locator, spec)
+        if kind == "Dashboard":
+            self.check_grid(locator, spec)
         if kind == "Organization":
             ids: dict[str, int] = {}
             for i, endpoint in enumerate(spec.get("privateEndpoints", [])):
@@ -347,6 +351,19 @@ class _Reader:
                         f"duplicate private endpoint id '{endpoint['id']}' (also at line {at.line})",
                     )
                 ids.setdefault(endpoint["id"], i)
+
+    def check_grid(self, locator: DocumentLocator | MergedLocator, spec: dict[str, Any]) -> None:
+        """A tile must end inside the 24-column grid: the schema bounds x and w only one by one."""
+        for i, tile in enumerate(spec.get("tiles", [])):
+            x, w = tile.get("x"), tile.get("w")
+            if isinstance(x, int) and isinstance(w, int) and x + w > GRID_COLUMNS:
+                self.error(
+                    locator,
+                    ("spec", "tiles", i),
+                    f"tile '{tile.get('name')}' ends past the grid: x + w = {x} + {w} = {x + w}, "
+                    f"but the dashboard has {GRID_COLUMNS} columns (x + w must be at most "
+                    f"{GRID_COLUMNS})",
+                )
 
     def check_field_mappings(
         self, locator: DocumentLocator | MergedLocator, spec: dict[str, Any]

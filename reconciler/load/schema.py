@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
+from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.fields import SECRET_FIELD_NAMES
 from reconciler.model.resources import JsonPath
 
@@ -202,12 +203,6 @@ def _show(value: Any, hide: bool) -> str:
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return repr(value)
     return describe(value)
-
-
-def suggest(word: str, choices: Any) -> str:
-    """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def explain(errors: Any) -> list[tuple[JsonPath, str]]:

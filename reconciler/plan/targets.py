@@ -10,7 +10,7 @@ import dataclasses
 import fnmatch
 from collections.abc import Sequence
 
-from reconciler.model.errors import ConfigError
+from reconciler.model.errors import ConfigError, suggest
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Plan
 
@@ -37,10 +37,18 @@ def select_targets(resources: Sequence[Resource], targets: Sequence[str]) -> lis
     for target in targets:
         if not any(matches_target(r.key, [target]) for r in resources):
             known = ", ".join(r.key for r in resources[:10])
+            hint = suggest(target, _target_spellings(target, resources))
             raise ConfigError(
-                f"--target {target} matches no resource (resources: {known}{', …' if len(resources) > 10 else ''})"
+                f"--target {target} matches no resource{hint} (resources: {known}{', …' if len(resources) > 10 else ''})"
             )
     return chosen
+
+
+def _target_spellings(target: str, resources: Sequence[Resource]) -> list[str]:
+    """The addresses to compare a target with: ``Kind/name``, or bare names for a bare target."""
+    if "/" in target:
+        return [r.key for r in resources]
+    return [r.name for r in resources]
 
 
 def select_actions(plan: Plan, targets: Sequence[str]) -> Plan:
@@ -54,8 +62,10 @@ def select_actions(plan: Plan, targets: Sequence[str]) -> Plan:
     for target in targets:
         if not any(matches_target(a.key, [target]) for a in plan.actions):
             known = ", ".join(a.key for a in plan.actions[:10])
+            keys = [a.key if "/" in target else a.key.partition("/")[2] for a in plan.actions]
             raise ConfigError(
-                f"--target {target} matches no action of the saved plan (actions: {known or 'none'})"
+                f"--target {target} matches no action of the saved plan{suggest(target, keys)} "
+                f"(actions: {known or 'none'})"
             )
     return dataclasses.replace(
         plan, actions=tuple(a for a in plan.actions if matches_target(a.key, targets))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.model.errors import ConfigError, StateError
+from reconciler.model.errors import ConfigError, StateError, suggest
 from reconciler.state.backend import Backend, locked_state, read_state
 from reconciler.state.document import State, decode
 
@@ -24,11 +24,27 @@ def _check_address(address: str) -> str:
     return address
 
 
+def _canonical(state: State, address: str) -> str:
+    """Return the recorded spelling of ``address``: the kind matches in any case, as in --target."""
+    if address in state.resources:
+        return address
+    kind, _, name = address.partition("/")
+    for recorded in state.resources:
+        r_kind, _, r_name = recorded.partition("/")
+        if r_name == name and r_kind.lower() == kind.lower():
+            return recorded
+    return address
+
+
 def _entry(state: State, address: str) -> dict[str, Any]:
     _check_address(address)
+    address = _canonical(state, address)
     if address not in state.resources:
         known = ", ".join(sorted(state.resources)[:10]) or "none"
-        raise StateError(f"state {state.location} has no {address} (addresses: {known})")
+        raise StateError(
+            f"state {state.location} has no {address}{suggest(address, state.resources)} "
+            f"(addresses: {known})"
+        )
     return state.resources[address]
 
 
@@ -42,24 +58,32 @@ def show(backend: Backend, address: str) -> dict[str, Any]:
     return dict(_entry(read_state(backend), address))
 
 
+def recorded_address(backend: Backend, address: str) -> str:
+    """Return ``address`` as the state spells it (``pipe/orders`` → ``Pipe/orders``)."""
+    return _canonical(read_state(backend), address)
+
+
 def remove(backend: Backend, addresses: list[str], *, timeout: float = 0.0) -> list[str]:
     """Forget addresses (the live objects are not touched); return the removed ones."""
     with locked_state(backend, timeout=timeout) as state:
         for address in addresses:
             _entry(state, address)
-        for address in addresses:
+        recorded = [_canonical(state, address) for address in addresses]
+        for address in recorded:
             state.forget(address)
         state.save()
-    return list(addresses)
+    return recorded
 
 
 def move(backend: Backend, old: str, new: str, *, timeout: float = 0.0) -> None:
     """Move a record to another address of the same kind (after a rename in the manifests)."""
     _check_address(new)
-    if old.partition("/")[0] != new.partition("/")[0]:
+    if old.partition("/")[0].lower() != new.partition("/")[0].lower():
         raise ConfigError(f"cannot move {old} to {new}: the kinds differ")
     with locked_state(backend, timeout=timeout) as state:
         _entry(state, old)
+        old = _canonical(state, old)
+        new = f"{old.partition('/')[0]}/{new.partition('/')[2]}"  # the recorded kind's spelling
         if new in state.resources:
             raise StateError(f"state {state.location} already has {new}; remove it first")
         state.rename(old, new)

@@ -1,0 +1,257 @@
+"""``reconcile watch``: plan on an interval and correct drift, with health, metrics and a page.
+
+The command parses its options (those of ``plan`` and ``apply``, plus the loop's) and hands
+``reconciler.watch.run_watch`` a loader that resolves the settings again for every cycle: the
+env files are read again (a rotated key is picked up) and, after SIGHUP, the project file too;
+values given on the command line stay as given. Each cycle prints one log line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+import click
+
+from reconciler.cli.common import Connection, Seconds
+from reconciler.cli.plan import ManifestOptions, plan_options
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+class Duration(click.FloatRange):
+    """A duration: ``30s``, ``5m``, ``1h``, ``500ms`` or a number of seconds."""
+
+    name = "duration"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float | int):
+            return float(value)
+        match = _DURATION.match(str(value))
+        seconds = float(match.group(1)) * _UNITS[match.group(2)] if match else 0.0
+        if seconds <= 0:
+            self.fail(f"{value!r} is not a duration such as 30s, 5m or 1h.", param, ctx)
+        return seconds
+
+
+class Fraction(click.FloatRange):
+    """A share of the interval: ``10%`` or ``0.1``, from 0 to 100 %."""
+
+    name = "percent"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value).strip()
+        try:
+            number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            number = -1.0
+        if not 0 <= number <= 1:
+            self.fail(f"{value!r} is not a share of the interval such as 10%.", param, ctx)
+        return number
+
+
+@click.command("watch")
+@plan_options
+@click.option(
+    "--interval",
+    default="5m",
+    show_default=True,
+    type=Duration(),
+    help="Time between cycles (30s, 5m, 1h).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["detect", "correct"]),
+    default="detect",
+    show_default=True,
+    help="detect: plan and report drift, never write; correct: apply the plan when it has changes.",
+)
+@click.option(
+    "--jitter",
+    default="10%",
+    show_default=True,
+    type=Fraction(),
+    help="Random delay added to each interval, as a share of it.",
+)
+@click.option(
+    "--lease",
+    "lease_seconds",
+    default="30s",
+    show_default=True,
+    type=Duration(),
+    help="With a shared state: a standby takes over at most this long after the leader dies.",
+)
+@click.option(
+    "--listen",
+    default="127.0.0.1:9464",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Address of /healthz, /readyz, /metrics, / and /api/status (port 0: any free port).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="One line per cycle, as text or JSON.",
+)
+@click.option(
+    "--lock-timeout",
+    default=10.0,
+    show_default=True,
+    type=Seconds(min_open=False),
+    help="Seconds a correcting cycle waits for the state lock (another apply may hold it).",
+)
+@click.pass_context
+def watch(
+    ctx: click.Context,
+    manifests: ManifestOptions,
+    connection: Connection,
+    interval: float,
+    mode: str,
+    jitter: float,
+    lease_seconds: float,
+    listen: str,
+    log_format: str,
+    lock_timeout: float,
+) -> int:
+    """Plan PATHS every --interval; in correct mode apply the drift found (one leader at a time).
+
+    \b
+    The management request budget defaults to half the key's (--rate or the project's
+    rates.management): a CI apply with the same key still has room.
+    """
+    from reconciler.cli.common import run
+    from reconciler.cli.environments import announce_environment
+    from reconciler.state.backend import Holder
+    from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, open_lease, run_watch
+    from reconciler.watch.run import parse_listen
+
+    parse_listen(listen)  # a malformed address fails before anything else
+    announce_environment()  # --env NAME: say which, refuse one that overlaps another
+    loader = _Loader(ctx, manifests, connection)
+    first = loader(False)
+    scope = first.scope
+    options = WatchOptions(
+        interval=interval,
+        mode=Mode(mode),
+        jitter=jitter,
+        lease=lease_seconds,
+        lock_timeout=lock_timeout,
+    )
+    holder = Holder.current("reconcile watch")
+    lease = open_lease(scope.state, scope.workspace, holder, lease_seconds)
+    backend = scope.backend()
+    try:
+        description = backend.description
+    finally:
+        backend.close()
+    status = WatchStatus(mode=mode, interval=interval, state=description, workspace=scope.workspace)
+    log = _Log(log_format)
+    watcher = Watcher(loader, lease, options, status, on_cycle=log.cycle, notice=log.notice)
+    log.notice(
+        f"watch: {mode} every {interval:g}s (+{jitter:.0%} jitter) on {description}; "
+        f"management budget {first.config.rate}"
+    )
+    run(run_watch(watcher, listen, on_listen=lambda url: log.notice(f"watch: listening on {url}")))
+    log.notice("watch: stopped; lease released.")
+    return 0
+
+
+class _Loader:
+    """The settings of each cycle, from the core's resolver (``reconciler.settings``).
+
+    Flags stay as given. The project file and env files are read again on SIGHUP and whenever
+    an env file changed (a rotated key or secret is picked up at the next cycle); manifests'
+    ``fromEnv`` references read the variables of the settings in force.
+    """
+
+    def __init__(self, ctx: click.Context, manifests: ManifestOptions, connection: Connection):
+        from reconciler.cli.config import settings_of
+
+        self.settings = settings_of(ctx)
+        self.manifests = manifests
+        self.connection = connection
+        self.rate_given = ctx.get_parameter_source("rate") is click.core.ParameterSource.COMMANDLINE
+        self.stamp = self._stamp()
+
+    def _stamp(self) -> tuple[tuple[str, float, int], ...]:
+        import os
+
+        out = []
+        for env_file in self.settings.env_files if self.settings is not None else ():
+            try:
+                found = os.stat(env_file.path)
+                out.append((env_file.path, found.st_mtime, found.st_size))
+            except OSError:
+                out.append((env_file.path, 0.0, -1))
+        return tuple(out)
+
+    def __call__(self, reload_project: bool) -> Any:
+        from reconciler.watch import Target
+
+        settings = self.settings
+        if settings is None:  # a command run without the settings layer (a library caller)
+            config = self.connection.api_config()
+            scope, variables = self.manifests.scope(), None
+        else:
+            if reload_project or self._stamp() != self.stamp:
+                settings = self.settings = settings.reload()
+                self.stamp = self._stamp()
+            settings.require_environment()
+            config = settings.api_config(insecure=self.connection.insecure)
+            scope, variables = settings.scope(), dict(settings.environ)
+        if not self.rate_given:
+            config = replace(config, rate=_half(config.rate))
+        return Target(config, scope, self.manifests.plan_options(), variables)
+
+
+def _half(rate: Any) -> Any:
+    """Half a request budget (at least one request), so a CI run with the same key has room."""
+    if rate.unlimited:
+        return rate
+    return replace(rate, count=max(1, rate.count // 2))
+
+
+class _Log:
+    """One line per cycle (and per notice), as text or JSON, on stdout."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    def _emit(self, record: dict[str, Any], text: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if self.fmt == "json":
+            line = json.dumps({"time": stamp, **record}, ensure_ascii=False)
+        else:
+            line = f"{stamp} {text}"
+        click.echo(line)
+        sys.stdout.flush()
+
+    def notice(self, message: str) -> None:
+        """Log a notice (start, leadership changes, stop)."""
+        self._emit({"event": "notice", "message": message}, message)
+
+    def cycle(self, cycle: Any) -> None:
+        """Log one completed cycle."""
+        record = {"event": "cycle", **cycle.to_dict()}
+        text = (
+            f"cycle {cycle.number}: {cycle.result}; changes found {cycle.found}, corrected "
+            f"{cycle.corrected}; {cycle.requests} requests; {cycle.duration:.2f}s"
+        )
+        if cycle.message:
+            text += f" — {cycle.message}"
+        for error in cycle.errors:
+            text += f"\n  {error.get('file')}:{error.get('line')}: {error.get('path')}: {error.get('message')}"
+        self._emit(record, text)

@@ -1,0 +1,224 @@
+"""``reconcile watch`` as real processes against the emulator: drift made through the API is
+reported in detect mode (metrics, status page, JSON; nothing written) and corrected in correct
+mode within one interval; an invalid manifest sends nothing and is shown at its file:line; the
+status page is read back from headless chromium; /metrics parses; SIGTERM exits 0 and frees the
+lease; a second watch on a local state refuses to start, naming the holder."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+
+import jsonschema
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.cli_helpers import SECRET_ENV, run_cli, writes
+from tests.conftest import Emulator
+from tests.watch_helpers import (
+    REPO,
+    WatchProcess,
+    drift_orders,
+    orders_wait_ms,
+    project,
+    rendered_table,
+    until,
+)
+
+FAST = ("--rate", "none", "--jitter", "0", "--interval", "1s")
+
+
+def _applied(emulator: Emulator, tmp_path: Path) -> tuple[Path, str]:
+    directory = project(tmp_path)
+    state = str(directory / "state.json")
+    result = run_cli(
+        [
+            "apply",
+            str(directory / "manifests"),
+            "--state",
+            state,
+            "--auto-approve",
+            "--rate",
+            "none",
+        ],
+        emulator.env(),
+    )
+    assert result.exit_code == 0, result.output
+    return directory, state
+
+
+def _metrics(watch: WatchProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = watch.get("/metrics")
+    assert response.status_code == 200
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    }
+
+
+def _row(rows: list[list[str]], resource: str) -> list[str]:
+    return next(r for r in rows if r and r[0] == resource)
+
+
+def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    watch = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r"cycle 1: in-sync")
+        assert watch.get("/readyz").status_code == 200
+        drift_orders(emulator)
+        before = len(emulator.requests())
+        watch.wait_for_line(r"cycle \d+: drift; changes found 1, corrected 0")
+        document = watch.status()
+        orders = next(r for r in document["resources"] if r["resource"] == "Pipe/orders")
+        assert orders["state"] == "drifted" and orders["driftedSince"]
+        assert orders["location"] == "manifests/pipes/orders.yaml:6"
+        found = _metrics(watch)
+        assert found[("reconcile_watch_drift_found_total", (("kind", "Pipe"),))] >= 1
+        assert found[("reconcile_watch_cycles_total", (("result", "drift"),))] >= 1
+        assert found[("reconcile_watch_leader", ())] == 1
+        rows = rendered_table(watch.url + "/", "resources")
+        assert rows[0] == ["Resource", "Status", "Manifest"]
+        assert _row(rows, "Pipe/orders")[1].startswith("drifted since ")
+        assert _row(rows, "Pipe/clickstream")[1] == "in sync"
+        print("detect rows:", *rows, sep="\n  ")
+        assert writes(emulator.requests()[before:]) == []
+        assert orders_wait_ms(emulator) == 5000
+        served = "".join(watch.get(p).text for p in ("/", "/api/status", "/metrics"))
+    finally:
+        assert watch.terminate() == 0
+    text = "\n".join(watch.lines) + served
+    assert all(secret not in text for secret in [*SECRET_ENV.values(), emulator.key_secret])
+
+
+def test_correct_mode_corrects_drift_within_one_interval(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct", "--log-format", "json"]
+    watch = WatchProcess(args, directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r'"result": "in-sync"')
+        drift_orders(emulator)
+        line = watch.wait_for_line(r'"event": "cycle".*"result": "corrected"').string
+        record = json.loads(line)
+        assert record["changesFound"] == 1 and record["changesCorrected"] == 1
+        assert record["requests"] > 0 and record["durationSeconds"] > 0
+        assert orders_wait_ms(emulator) == 7500
+        rows = rendered_table(watch.url + "/", "resources")
+        print("correct rows:", *rows, sep="\n  ")
+        assert _row(rows, "Pipe/orders")[1].startswith(("corrected at ", "in sync (corrected at "))
+        found = _metrics(watch)
+        assert found[("reconcile_watch_drift_corrected_total", (("kind", "Pipe"),))] == 1
+        assert found[("reconcile_watch_cycles_total", (("result", "corrected"),))] == 1
+        assert found[("reconcile_watch_last_success_timestamp_seconds", ())] > 0
+        assert found[("reconcile_watch_cycle_duration_seconds_count", ())] >= 2
+        # The run families of --metrics-file, for the latest cycle.
+        assert found[("reconcile_run_success", (("command", "watch"),))] == 1
+        assert found[("reconcile_last_success_timestamp_seconds", (("command", "watch"),))] > 0
+        assert ("reconcile_requests", (("command", "watch"), ("interface", "management"))) in found
+        schema = json.loads((REPO / "schemas" / "watch-status.schema.json").read_text())
+        jsonschema.validate(watch.status(), schema)
+    finally:
+        assert watch.terminate() == 0
+
+
+def test_an_invalid_manifest_sends_nothing_and_is_shown_at_its_file_and_line(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    manifest = directory / "manifests" / "pipes" / "orders.yaml"
+    manifest.write_text(
+        manifest.read_text().replace("engine_max_threads: 8", "engine_max_threads: <b>x</b>")
+    )
+    lines = manifest.read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(lines) if "<b>x</b>" in text)
+    where = f"manifests/pipes/orders.yaml:{line}"
+    drift_orders(emulator)
+    before = len(emulator.requests())
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct"]
+    watch = WatchProcess(args, directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r"cycle 2: invalid")
+        assert emulator.requests()[before:] == []
+        document = watch.status()
+        error = document["cycles"][0]["errors"][0]
+        assert f"{error['file']}:{error['line']}" == where
+        assert document["ready"] is False
+        ready = watch.get("/readyz")
+        assert ready.status_code == 503 and "invalid" in ready.text
+        rows = rendered_table(watch.url + "/", "errors")
+        assert rows[1][0] == where
+        assert "<b>x</b>" not in watch.get("/").text  # escaped, never markup
+        assert watch.wait_for_line(re.escape(where))
+    finally:
+        assert watch.terminate() == 0
+    assert orders_wait_ms(emulator) == 5000
+
+
+def test_sigterm_exits_0_and_frees_the_lease_a_second_local_watch_refuses_naming_the_holder(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    first = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
+    try:
+        first.wait_for_line(r"cycle 1: ")
+        second = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env())
+        assert second.process.wait(timeout=30) == 1
+        refusal = second.wait_for_line(r"Error: another watch already runs").string
+        assert f"pid {first.process.pid} on " in refusal
+    finally:
+        assert first.terminate() == 0
+    first.wait_for_line(r"stopped; lease released")
+    third = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
+    try:
+        third.wait_for_line(r"cycle 1: in-sync")
+    finally:
+        assert third.terminate() == 0
+
+
+def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct"]
+    watch = WatchProcess(args, directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r"cycle 1: in-sync")
+        emulator.configure(latencyMs=1500)
+        drift_orders(emulator)
+        since = len(emulator.requests())
+
+        def patch_in_flight() -> bool:
+            log = emulator.requests()[since:]
+            return any(r["method"] == "PATCH" and r["status"] is None for r in log)
+
+        until(patch_in_flight, timeout=30, what="the correcting PATCH in flight")
+        watch.process.send_signal(signal.SIGTERM)
+        assert watch.process.wait(timeout=30) == 0
+    finally:
+        if watch.process.poll() is None:
+            watch.kill()
+    emulator.configure(latencyMs=0)
+    assert orders_wait_ms(emulator) == 7500
+    patches = [r for r in writes(emulator.requests()[since:]) if r["method"] == "PATCH"]
+    assert [r["status"] for r in patches] == [200]
+    # The state was saved and the lease released: a plan finds nothing left to do.
+    result = run_cli(
+        [
+            "plan",
+            str(directory / "manifests"),
+            "--state",
+            state,
+            "--rate",
+            "none",
+            "--detailed-exitcode",
+        ],
+        emulator.env(),
+    )
+    assert result.exit_code == 0, result.output
+    assert not (directory / "state.json.watch.json").exists()

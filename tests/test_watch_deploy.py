@@ -1,0 +1,78 @@
+"""The deployment files of README "Continuous reconcile" (deploy/): the systemd unit and the
+Kubernetes Deployment parse, run ``reconcile watch`` with flags that exist and values the
+command accepts, and wire what the README promises (2 replicas, PostgreSQL state, probes on
+/healthz and /readyz on the --listen port, a Prometheus scrape annotation)."""
+
+from __future__ import annotations
+
+import configparser
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+from ruamel.yaml import YAML
+
+from reconciler.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _parsed(args: list[str]) -> dict[str, Any]:
+    """Parse ``watch ARGS`` exactly as the command line would (unknown flag or bad value: error)."""
+    command = cli.commands["watch"]
+    flags = {opt for param in command.params for opt in param.opts}
+    unknown = [a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in flags]
+    assert unknown == [], f"flags watch does not have: {unknown}"
+    with click.Context(cli) as parent:
+        ctx = command.make_context("watch", list(args), parent=parent)
+    return dict(ctx.params)
+
+
+def test_the_systemd_unit_parses_and_runs_watch_with_existing_flags() -> None:
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str  # type: ignore[assignment,method-assign]
+    unit.read(REPO / "deploy" / "reconcile-watch.service", encoding="utf-8")
+    assert set(unit.sections()) == {"Unit", "Service", "Install"}
+    service = unit["Service"]
+    program, command, *args = shlex.split(service["ExecStart"])
+    assert Path(program).name == "reconcile" and command == "watch"
+    params = _parsed(args)
+    assert params["mode"] == "correct" and params["interval"] == 300.0
+    assert params["listen"].startswith("127.0.0.1:")  # loopback on a single machine
+    assert service["KillSignal"] == "SIGTERM" and "kill -HUP" in service["ExecReload"]
+
+
+def test_the_kubernetes_deployment_runs_two_replicas_on_postgresql_with_probes_and_scraping() -> (
+    None
+):
+    documents = list(
+        YAML(typ="safe").load_all((REPO / "deploy" / "kubernetes" / "watch.yaml").read_text())
+    )
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    command, *args = container["args"]
+    assert command == "watch"
+    params = _parsed(args)
+    assert params["state_path"].startswith("postgresql://")
+    assert ":" not in params["state_path"].split("//", 1)[1].split("@")[0]  # no password inline
+    port = int(params["listen"].rsplit(":", 1)[1])
+    assert container["ports"][0]["containerPort"] == port
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    annotations = pod["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == port
+    assert annotations["prometheus.io/path"] == "/metrics"
+
+
+def test_the_readme_shows_the_deployment_files_exactly_as_they_are_in_the_repository() -> None:
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"<!-- file: (\S+) -->\n```\w+\n(.*?)```", readme, re.DOTALL))
+    assert set(shown) == {"deploy/reconcile-watch.service", "deploy/kubernetes/watch.yaml"}
+    for path, text in shown.items():
+        assert text == (REPO / path).read_text(encoding="utf-8"), path
