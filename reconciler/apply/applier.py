@@ -60,7 +60,7 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Request
+from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.state.document import State
 
 
@@ -174,6 +174,8 @@ class Applier:
         done: list[RequestResult] = []
         last, stopped = await self._send(action, done)
         if stopped is not None:
+            if stopped.outcome is Outcome.FAILED and action.operation is Op.CREATE:
+                await self.recorder.not_created(action)
             return stopped
         await self.recorder.applied(action, last)
         problems = unconverged(action, last) if isinstance(last, Mapping) else []
@@ -208,8 +210,16 @@ class Applier:
             done.extend(skipped(r) for r in action.requests[index + 1 :])
             return ActionResult(action.key, action.operation, outcome, (str(exc),), tuple(done))
 
+        created: str | None = None
         for index, request in enumerate(action.requests):
             at[0] = index
+            if created is not None and CREATED_ID in request.path:
+                request = dataclasses.replace(
+                    request, path=request.path.replace(CREATED_ID, created)
+                )
+            creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
+            if creates_pipe:
+                await self.recorder.creating(action)
             if request.purpose.body_from_answer:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
@@ -263,6 +273,9 @@ class Applier:
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except (BadRequest, Conflict, NotFound) as exc:
+                if isinstance(exc, NotFound) and request.method == "DELETE":
+                    done.append(already_made(request, exc))  # already gone: what was wanted
+                    continue
                 resolved = await self._after_refusal(action, request, exc, label)
                 if isinstance(resolved, ApiError):
                     lost = isinstance(resolved, OutcomeUnknown)
@@ -273,6 +286,9 @@ class Applier:
                 done.append(resolved[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
+            if creates_pipe and isinstance(last, Mapping) and last.get("id"):
+                created = str(last["id"])
+                await self.recorder.created(action, last)
         return last, None
 
     async def _after_refusal(
@@ -354,6 +370,8 @@ class Applier:
                     ):
                         return item
                 return None
+            if action.kind == "Pipe" and request.method == "POST":
+                return await self._find_created_pipe(action, request)
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
@@ -379,6 +397,19 @@ class Applier:
         except (ApiError, InterfaceDown):
             return None
         return result
+
+    async def _find_created_pipe(self, action: Action, request: Request) -> Any:
+        """After a pipe create whose answer was lost: the one new pipe of that name, if any.
+
+        Never sent again blindly: if the create took effect the pipe is listed (and adopted,
+        as the next run would); if not, the action is uncertain and the next run creates it.
+        """
+        org, service = action.target["organizationId"], action.target["serviceId"]
+        listed = await reads.list_pipes(self.client, org, service)
+        held = {r.id for n, r in self.state.records("Pipe").items() if n != action.name}
+        name = (request.body or {}).get("name")
+        found = [p for p in listed if p.get("name") == name and str(p.get("id")) not in held]
+        return found[0] if len(found) == 1 else None
 
     # -- state ---------------------------------------------------------------------------------
 

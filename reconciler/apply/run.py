@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -195,7 +196,10 @@ async def apply_plan(
             locked_state(backend, timeout=request.lock_timeout) as state,
         ):
             async with Client(config, transport=transport) as client:
-                run = _Run(client, state, hooks, request.options)
+                options = request.options
+                if saved is None:
+                    options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
+                run = _Run(client, state, hooks, options)
                 if saved is not None:
                     return await run.saved(saved, resources, partial=request.partial)
                 return await run.fresh(resources, paths)
@@ -230,11 +234,16 @@ class _Run:
     async def forget_secrets(self, plan: Plan) -> None:
         # Nothing to send, but a secret the manifests stopped stating is forgotten all the same:
         # stating it again later must send it (someone may have changed it meanwhile).
-        forgetting = [a for a in plan.actions if a.forget_secrets and not a.errors]
+        # An adopted pipe is recorded likewise: from now on its id, not its name, binds it.
+        forgetting = [
+            a
+            for a in plan.actions
+            if not a.errors and (a.forget_secrets or (a.kind == "Pipe" and a.bound == "adopted"))
+        ]
         if forgetting:
             recorder = StateRecorder(self.state)
             for action in forgetting:
-                await recorder.forget_secrets(action)
+                await recorder.unchanged(action)
             await recorder.flush()
 
     async def carry_out(

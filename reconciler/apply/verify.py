@@ -40,6 +40,8 @@ def value_at(obj: Any, path: JsonPath) -> Any:
 def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
     """List the planned changes that ``live`` (the object after the writes) does not show."""
     problems: list[str] = []
+    if action.operation is Op.DELETE:
+        return problems  # the object is gone: nothing to compare
     if action.kind == "Pipe":
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
         present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
@@ -97,7 +99,7 @@ def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
                 problems.append(f"private endpoint {ident} is missing after the write")
             elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
                 problems.append(f"private endpoint {ident} is still present after the write")
-    elif action.kind == "Dashboard" and action.operation != Op.DELETE:
+    elif action.kind == "Dashboard":
         for change in action.changes:
             if change.kind is ChangeKind.SET and not same(
                 change.new, live.get(str(change.path[0]), MISSING)

@@ -116,12 +116,22 @@ def render_text(
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
         if action.renamed_from:
-            head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
+            ident = action.target.get("id") or action.target.get("pipeId", "")
+            head += f" (renamed from {action.kind}/{action.renamed_from}; same live {action.kind.lower()} {ident})"
+        elif action.bound == "adopted":
+            head += f" (adopted by name: pipe {action.target.get('pipeId', '')})"
+        if action.operation is Op.CREATE and not action.errors:
+            head += " (create)"
+        elif action.operation is Op.REPLACE:
+            head += " (-/+ replace)"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
+        creating = action.operation in (Op.CREATE, Op.REPLACE)
         readded = readded_paths(action)
         for change in action.changes:
             expanded = expand_change(change, readded)
-            csign, text = describe_change(change) if expanded is None else expanded[0]
+            csign, text = (
+                describe_change(change, creating=creating) if expanded is None else expanded[0]
+            )
             if not text:
                 continue
             lines.append(
@@ -153,7 +163,9 @@ def render_text(
 
 
 def _change_colour(sign: str) -> str:
-    return {"+": "green", "-": "red", "~": "yellow", "!": "red"}.get(sign, "white")
+    return {"+": "green", "-": "red", "~": "yellow", "!": "red", "-/+": "magenta"}.get(
+        sign, "white"
+    )
 
 
 # -- markdown -----------------------------------------------------------------------------------
@@ -250,6 +262,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
         f"<details><summary>{sign} <code>{action.key}</code> — {len(action.changes)} change(s)</summary>",
         "",
     ]
+    creating = action.operation in (Op.CREATE, Op.REPLACE)
     if action.changes:
         parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
         readded = readded_paths(action)
@@ -272,7 +285,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 else value_text(change.old, 60)
             )
             new = (
-                "(sensitive value changed)"
+                ("(sensitive value)" if creating else "(sensitive value changed)")
                 if change.kind is ChangeKind.SENSITIVE
                 else reset_text(change.new)
                 if change.kind is ChangeKind.RESET
@@ -287,7 +300,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 old = "" if change.old is MISSING else full_text(change.old)
                 new = "" if change.new is MISSING else full_text(change.new)
             parts.append(
-                f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
+                f"| {describe_change(change, creating=creating)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
                 f"{where} |"
             )
         parts.append("")
