@@ -39,8 +39,10 @@ from reconciler.apply.verify import (
     without_edits_made,
     write_visible,
 )
+from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStatus
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
+from reconciler.client.paths import PipeIds
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -51,7 +53,9 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Request
+from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
+from reconciler.plan.diff import ChangeKind
+from reconciler.plan.lifecycle import SETTLED_STATES, RunState, is_transitional
 from reconciler.state.document import State
 
 
@@ -65,8 +69,15 @@ class Applier:
         *,
         secrets: Mapping[str, Mapping[JsonPath, Any]] | None = None,
         progress: Callable[[int], None] | None = None,
+        wait: WaitOptions | None = None,
+        waiting: Callable[[tuple[Waiting, ...]], None] | None = None,
     ) -> None:
         self.client = client
+        self.wait = wait or WaitOptions()
+        self.watcher = PipeWatcher(client, self.wait, waiting or (lambda pending: None))
+        # Actions whose last state command was sent but not waited for (--no-wait).
+        self._not_waited: set[str] = set()
+        self._wait_notes: dict[str, list[str]] = {}
         self.state = state
         self.recorder = StateRecorder(state)
         self.secrets = secrets or {}
@@ -153,6 +164,7 @@ class Applier:
         try:
             results = await asyncio.gather(*self._tasks)
         finally:
+            await self.watcher.close()
             await self.flush()
         return tuple(results)
 
@@ -167,12 +179,13 @@ class Applier:
         if stopped is not None:
             return stopped
         await self.recorder.applied(action, last)
-        problems = unconverged(action, last) if isinstance(last, Mapping) else []
+        waited = action.key not in self._not_waited
+        problems = unconverged(action, last, waited=waited) if isinstance(last, Mapping) else []
         if problems:
             return ActionResult(
                 action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
             )
-        messages = (*_renamed(action), *action.warnings)
+        messages = (*_renamed(action), *action.warnings, *self._wait_notes.pop(action.key, ()))
         return ActionResult(action.key, action.operation, Outcome.APPLIED, messages, tuple(done))
 
     async def _send(
@@ -182,6 +195,15 @@ class Applier:
         action's result when a request failed or apply was interrupted (the rest not sent)."""
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
+
+        def halt(message: str, index: int) -> ActionResult:
+            # A wait ended badly: the requests from ``index`` on are not sent.
+            done.extend(
+                skipped(r, "not sent: the wait before it failed") for r in action.requests[index:]
+            )
+            return ActionResult(
+                action.key, action.operation, Outcome.FAILED, (message,), tuple(done)
+            )
 
         def stop(outcome: Outcome, exc: ApiError, index: int) -> ActionResult:
             done.append(failed(action.requests[index], exc, outcome))
@@ -210,6 +232,11 @@ class Applier:
                         )
                     done.append(ok(request, record))
                 continue
+            if request.purpose.is_state_command and _planned_in_transition(action):
+                # The plan saw the pipe on its way to another state: let it settle first.
+                waited = await self._wait(action, request, last, settled_only=True)
+                if isinstance(waited, str):
+                    return last, halt(waited, index)
             try:
                 last, record = await self.client.call(
                     request.interface,
@@ -220,6 +247,21 @@ class Applier:
                     idempotent=request.idempotent,
                 )
                 done.append(ok(request, record))
+                if request.purpose.is_state_command:
+                    # A later request (the edit after a stop) needs the state: waited for always.
+                    if index + 1 < len(action.requests) or self.wait.wait:
+                        waited = await self._wait(action, request, last)
+                        if isinstance(waited, str):
+                            return last, halt(waited, index + 1)
+                        last = waited
+                    else:
+                        self._not_waited.add(action.key)
+                        state = last.get("state") if isinstance(last, Mapping) else None
+                        self._note(
+                            action,
+                            f"{request.purpose}: sent, not waited for (--no-wait)"
+                            + (f"; the pipe is {state}" if state else ""),
+                        )
             except Interrupted as exc:
                 done.extend(skipped(r, str(exc)) for r in action.requests[index:])
                 message = (
@@ -253,6 +295,35 @@ class Applier:
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
         return last, None
+
+    def _note(self, action: Action, message: str) -> None:
+        self._wait_notes.setdefault(action.key, []).append(message)
+
+    async def _wait(
+        self, action: Action, request: Request, answer: Any, *, settled_only: bool = False
+    ) -> Mapping[str, Any] | str:
+        """Wait for the state a state command leads to; return the pipe, or what went wrong."""
+        ids = PipeIds.from_target(action.target)
+        if settled_only:
+            accept: frozenset[str] = SETTLED_STATES
+            answer = None  # the plan's reading is old: read it again
+        else:
+            accept = _leads_to(request).reached_by
+        result = await self.watcher.until(ids, f"pipe {action.name}", accept, first=answer)
+        what = "settle" if settled_only else f"{request.purpose}"
+        if result.status is WaitStatus.REACHED and result.live is not None:
+            if not settled_only:
+                self._note(action, f"{what}: {result.state} after {result.seconds:.1f}s")
+            return result.live
+        if result.status is WaitStatus.FAILED:
+            return f"pipe {action.name} is {result.state} after `{what}` (waited {result.seconds:.1f}s)"
+        if result.status is WaitStatus.TIMED_OUT:
+            return (
+                f"pipe {action.name} is still {result.state} {result.seconds:.0f}s after `{what}` "
+                f"(--wait-timeout {self.wait.timeout:g}s): the command was accepted; run plan "
+                "again to see whether it got there"
+            )
+        return f"cannot read pipe {action.name} while waiting after `{what}`: {result.error}"
 
     async def _after_refusal(
         self, action: Action, request: Request, exc: ApiError, label: str
@@ -368,6 +439,15 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _leads_to(request: Request) -> RunState:
+    return RunState.RUNNING if request.purpose is Purpose.START else RunState.STOPPED
+
+
+def _planned_in_transition(action: Action) -> bool:
+    """Tell whether the plan saw the pipe in a transitional state it had to leave."""
+    return any(c.kind is ChangeKind.COMMAND and is_transitional(str(c.old)) for c in action.changes)
 
 
 def _renamed(action: Action) -> tuple[str, ...]:

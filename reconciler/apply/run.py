@@ -24,6 +24,7 @@ from reconciler.apply.applier import Applier
 from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
+from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.manifests import load_manifests
 from reconciler.model import collector
@@ -52,6 +53,10 @@ def _show_nothing(plan: Plan) -> None:
 
 
 def _say_nothing(message: str) -> None:
+    return None
+
+
+def _nobody_waits(pending: tuple[Waiting, ...]) -> None:
     return None
 
 
@@ -92,6 +97,8 @@ class ApplyHooks:
     signals: bool = False
     notice: Callable[[str], None] = _say_nothing
     grace: float | None = None
+    # Called after each round of polling with the pipes still waited for (progress).
+    waiting: Callable[[tuple[Waiting, ...]], None] = _nobody_waits
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,8 @@ class ApplyRequest:
     saved_plan: Plan | None = None
     partial: bool = False
     lock_timeout: float = 0.0
+    # Waiting for pipes after state commands and creates (--wait/--no-wait, --wait-timeout).
+    wait: WaitOptions = field(default_factory=WaitOptions)
 
 
 @dataclass(frozen=True)
@@ -174,7 +183,7 @@ async def apply_plan(
             locked_state(backend, timeout=request.lock_timeout) as state,
         ):
             async with Client(config, transport=transport) as client:
-                run = _Run(client, state, hooks, request.options)
+                run = _Run(client, state, hooks, request.options, request.wait)
                 if saved is not None:
                     return await run.saved(saved, resources, partial=request.partial)
                 return await run.fresh(resources, paths)
@@ -186,6 +195,7 @@ class _Run:
     state: State
     hooks: ApplyHooks
     options: PlanOptions
+    wait: WaitOptions
 
     async def fresh(self, resources: list[Resource], paths: tuple[str, ...]) -> ApplyResult:
         bar = self.hooks.progress("reading live state")
@@ -234,7 +244,14 @@ class _Run:
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
         bar = self.hooks.progress("applying", len(plan.actions), "action")
-        applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
+        applier = Applier(
+            self.client,
+            self.state,
+            secrets=secrets,
+            progress=bar,
+            wait=self.wait,
+            waiting=self.hooks.waiting,
+        )
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:

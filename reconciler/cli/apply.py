@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection, lock_timeout_option, output_option
+from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
+from reconciler.cli.common import Connection, Seconds, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
 
@@ -49,6 +50,22 @@ def _apply_options(func: Any) -> Any:
     machine=True,
     help="text, or json: one document on stdout, also on errors (schemas/apply-result.schema.json).",
 )
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="After a state command or a create, wait until each pipe reaches its desired state "
+    "(a failed state is an error). A state a later request needs (Paused before a "
+    "table-mapping edit) is waited for either way.",
+)
+@click.option(
+    "--wait-timeout",
+    default=DEFAULT_WAIT_TIMEOUT,
+    show_default=True,
+    envvar="RECONCILE_WAIT_TIMEOUT",
+    type=Seconds(),
+    help="Seconds to wait for each pipe's state (env RECONCILE_WAIT_TIMEOUT).",
+)
 @lock_timeout_option()
 @metrics_option("apply")
 def apply(
@@ -58,11 +75,14 @@ def apply(
     auto_approve: bool,
     partial: bool,
     output: str,
+    wait: bool,
+    wait_timeout: float,
     lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
     from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
-    from reconciler.cli.common import Progress, run, use_color
+    from reconciler.apply.waiting import WaitOptions
+    from reconciler.cli.common import Progress, WaitProgress, run, use_color
     from reconciler.model.errors import ConfigError
     from reconciler.plan import planfile
     from reconciler.plan.render import render_text
@@ -79,6 +99,7 @@ def apply(
         saved_plan=saved,
         partial=partial,
         lock_timeout=lock_timeout,
+        wait=WaitOptions(wait=wait, timeout=wait_timeout),
     )
     config = connection.api_config()
 
@@ -87,14 +108,19 @@ def apply(
         if text_out:
             click.echo(render_text(plan, color=color), nl=False)
 
+    waiting = WaitProgress()
     hooks = ApplyHooks(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
         signals=True,
         notice=lambda message: click.echo(message, err=True),
+        waiting=waiting,
     )
-    result = run(apply_plan(config, request, hooks))
+    try:
+        result = run(apply_plan(config, request, hooks))
+    finally:
+        waiting.close()
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
     return _report(result, text_out=text_out, color=color)

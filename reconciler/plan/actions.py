@@ -48,6 +48,10 @@ class Purpose(StrEnum):
     REMOVE_PRIVATE_ENDPOINTS = "remove private endpoints"
     ADD_PRIVATE_ENDPOINTS = "add private endpoints"
     READ_ORGANIZATION = "update name and read the organization"
+    # Pipe lifecycle: the state command (apply waits for the state it leads to) and scaling.
+    STOP = "stop the pipe"
+    START = "start the pipe"
+    SCALE = "scale"
     # The organization request whose bodies apply computes from the answer to the one before
     # it (a server that cannot read organizations, with nothing recorded in state).
     DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
@@ -56,6 +60,11 @@ class Purpose(StrEnum):
     def body_from_answer(self) -> bool:
         """Tell whether apply builds this request's body from the previous answer."""
         return self is Purpose.DEFERRED_ENDPOINTS
+
+    @property
+    def is_state_command(self) -> bool:
+        """Tell whether this request is a pipe state command (apply waits after it)."""
+        return self in (Purpose.STOP, Purpose.START)
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,10 @@ def plan_resource(
             where = resource.locate("metadata", "name")
             return error_action("Pipe", resource.name, where, str(exc), target)
         check = SecretCheck(state.key, state.fingerprints(key))
-        return plan_pipe(resource, spec, observed, check, ids=target)
+        # The pipe list is one of the real service's extensions: where the server has it, it
+        # has the state and scaling endpoints too (``--spec-only`` has none of them).
+        lifecycle = live.capabilities.pipes_list is True
+        return plan_pipe(resource, spec, observed, check, ids=target, lifecycle=lifecycle)
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(

@@ -2,9 +2,11 @@
 
 A pipe's changes become one merge-style PATCH (two when a table is removed and added again,
 removals first, because the service refuses both in one request); an organization's become a
-PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. Problems the service would refuse (read-only fields,
-table-mapping edits on a running pipe, endpoints that are not Ready) become errors of the
-action, never requests.
+PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. A pipe's
+run state and scaling add state-command and scaling requests around the update (``lifecycle``).
+Problems the service would refuse (read-only fields, table-mapping edits on a running pipe
+the server cannot pause, endpoints that are not Ready) become errors of the action, never
+requests.
 
 This module imports neither httpx nor click.
 """
@@ -16,6 +18,7 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.live import Observed
+from reconciler.client.paths import PipeIds
 from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint, holds_secret, secret_paths
@@ -38,11 +41,24 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
+from reconciler.plan.lifecycle import SCALING, plan_lifecycle, settled
 from reconciler.plan.rules import (
     field_mapping_errors,
     kafka_credential_errors,
     resend_credentials,
 )
+
+# Change kinds that write nothing through the pipe update.
+_NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING})
+# Spec keys written through their own endpoints, never in the update body.
+_NOT_IN_UPDATE = frozenset({"state", SCALING})
+
+
+def _pipe_ids(ids: Mapping[str, str]) -> PipeIds | None:
+    try:
+        return PipeIds.from_target(ids)
+    except KeyError:
+        return None
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -63,8 +79,10 @@ def plan_pipe(
     secrets: SecretCheck,
     *,
     ids: Mapping[str, str],
+    lifecycle: bool = False,
 ) -> Action:
-    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe."""
+    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe;
+    ``lifecycle`` tells whether the server has the state and scaling endpoints."""
     where = resource.locate("metadata", "name")
     if observed.error is not None or observed.live is None:
         failed = (observed.error or "live pipe not found",)
@@ -73,6 +91,12 @@ def plan_pipe(
     changes = diff_pipe(resource, spec, live, secrets)
     changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
+    life = plan_lifecycle(resource, spec, live, changes, _pipe_ids(ids), offered=lifecycle)
+    changes = list(life.changes)
+    if isinstance(basis, dict):
+        basis.update(life.basis)
+        if "state" in basis:  # a pipe on its way to a state is compared as that state
+            basis["state"] = settled(str(basis["state"]))
     errors: list[str] = []
     for change in changes:
         if change.kind is ChangeKind.EXPECTATION:
@@ -80,14 +104,9 @@ def plan_pipe(
                 f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
                 f"{_show(change.new)}: it cannot be changed through the API"
             )
-    mapping_changes = [c for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)]
+    errors.extend(life.errors)
     state = str(live.get("state", ""))
-    if mapping_changes and state != "Paused":
-        errors.append(
-            f"table mappings can only be edited while the pipe is Paused (it is {state or 'in an unknown state'}): "
-            "pause the pipe, apply, then resume it"
-        )
-    if state == "Completed" and any(c.kind is not ChangeKind.EXPECTATION for c in changes):
+    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
         errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
     for endpoint_id, status in observed.endpoint_status.items():
         if status is None:
@@ -97,7 +116,7 @@ def plan_pipe(
     errors.extend(field_mapping_errors(resource, spec, live, changes))
     errors.extend(kafka_credential_errors(resource, spec, live, changes))
 
-    requests = _pipe_requests(observed.path, spec, changes)
+    requests = [*life.before, *_pipe_requests(observed.path, spec, changes), *life.after]
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
@@ -117,6 +136,7 @@ def plan_pipe(
         changes=tuple(changes),
         requests=tuple(requests) if not errors else (),
         errors=tuple(errors),
+        warnings=life.warnings if not errors else (),
         target=dict(ids),
         basis=basis,
         secrets=recorded,
@@ -131,6 +151,8 @@ def _pipe_requests(
         return []  # most pipes of a large plan: nothing below would be built
     body: dict[str, Any] = {}
     for change in changes:
+        if change.path[0] in _NOT_IN_UPDATE:
+            continue  # sent through the state and scaling endpoints (``lifecycle``)
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
             _set_in(body, change.path, change.new)
         elif change.kind is ChangeKind.RESET:

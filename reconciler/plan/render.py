@@ -82,6 +82,13 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
         if change.old is MISSING:  # e.g. a write-only secret: what it was is never known
             return "~", f"{change.dotted}: {_reset(change.new)}"
         return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
+    if change.kind is ChangeKind.COMMAND:
+        return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)} (state command)"
+    if change.kind is ChangeKind.CONVERGING:
+        return (
+            "…",
+            f"{change.dotted}: {_value(change.old)}, converging to {_value(change.new)} (nothing to send)",
+        )
     if change.kind is ChangeKind.EXPECTATION:
         return (
             "!",
@@ -171,7 +178,7 @@ def render_text(
 
 
 def _change_colour(sign: str) -> str:
-    return {"+": "green", "-": "red", "~": "yellow", "!": "red"}.get(sign, "white")
+    return {"+": "green", "-": "red", "~": "yellow", "!": "red", "…": "cyan"}.get(sign, "white")
 
 
 # -- markdown -----------------------------------------------------------------------------------
