@@ -53,9 +53,15 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
+from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.diff import ChangeKind
-from reconciler.plan.lifecycle import SETTLED_STATES, RunState, is_transitional
+from reconciler.plan.lifecycle import (
+    SETTLED_STATES,
+    RunState,
+    StateCommand,
+    command_of,
+    is_transitional,
+)
 from reconciler.state.document import State
 
 
@@ -259,7 +265,7 @@ class Applier:
                         state = last.get("state") if isinstance(last, Mapping) else None
                         self._note(
                             action,
-                            f"{request.purpose}: sent, not waited for (--no-wait)"
+                            f"{command_of(request)}: sent, not waited for (--no-wait)"
                             + (f"; the pipe is {state}" if state else ""),
                         )
             except Interrupted as exc:
@@ -310,7 +316,7 @@ class Applier:
         else:
             accept = _leads_to(request).reached_by
         result = await self.watcher.until(ids, f"pipe {action.name}", accept, first=answer)
-        what = "settle" if settled_only else f"{request.purpose}"
+        what = "settle" if settled_only else str(command_of(request) or request.purpose)
         if result.status is WaitStatus.REACHED and result.live is not None:
             if not settled_only:
                 self._note(action, f"{what}: {result.state} after {result.seconds:.1f}s")
@@ -442,7 +448,7 @@ class Applier:
 
 
 def _leads_to(request: Request) -> RunState:
-    return RunState.RUNNING if request.purpose is Purpose.START else RunState.STOPPED
+    return RunState.after(command_of(request) or StateCommand.START)
 
 
 def _planned_in_transition(action: Action) -> bool:

@@ -50,6 +50,24 @@ class PipeState(StrEnum):
     RESYNC = "Resync"
 
 
+class StateCommand(StrEnum):
+    """The commands of a pipe's state endpoint."""
+
+    START = "start"
+    STOP = "stop"
+    RESYNC = "resync"
+
+
+def command_of(request: Request) -> StateCommand | None:
+    """Return the state command a request sends (None: not a state command)."""
+    if not request.purpose.is_state_command or not isinstance(request.body, Mapping):
+        return None
+    try:
+        return StateCommand(str(request.body.get("command")))
+    except ValueError:
+        return None
+
+
 class RunState(StrEnum):
     """The run states a manifest can ask for (every other ``spec.state`` is an expectation)."""
 
@@ -57,19 +75,19 @@ class RunState(StrEnum):
     STOPPED = "Stopped"
 
     @property
-    def command(self) -> str:
+    def command(self) -> StateCommand:
         """Return the state command that reaches this run state."""
-        return "start" if self is RunState.RUNNING else "stop"
-
-    @property
-    def purpose(self) -> Purpose:
-        """Return the purpose of the request carrying this run state's command."""
-        return Purpose.START if self is RunState.RUNNING else Purpose.STOP
+        return StateCommand.START if self is RunState.RUNNING else StateCommand.STOP
 
     @property
     def reached_by(self) -> frozenset[str]:
         """Return the live states that satisfy this run state."""
         return REACHED[self]
+
+    @classmethod
+    def after(cls, command: StateCommand) -> RunState:
+        """Return the run state a state command leads to (resync: back to running)."""
+        return cls.STOPPED if command is StateCommand.STOP else cls.RUNNING
 
 
 REACHED: dict[RunState, frozenset[str]] = {
@@ -172,7 +190,7 @@ def plan_lifecycle(
     after: list[Request] = []
     if scaling:
         after.append(
-            Request("PATCH", ids.scaling_path, scaling, idempotent=True, purpose=Purpose.SCALE)
+            Request("PATCH", ids.scaling_path, scaling, idempotent=True, purpose=Purpose.SCALING)
         )
     return _run_state(resource, desired, state, ids, kept_changes, after, paused_edits)
 
@@ -212,7 +230,7 @@ def _run_state(
             # Stop first, wait for Paused, edit; start again unless the pipe is to stay stopped.
             basis["state"] = state
             before.append(_command(ids, RunState.STOPPED))
-            after[:] = [r for r in after if r.purpose not in (Purpose.STOP, Purpose.START)]
+            after[:] = [r for r in after if not r.purpose.is_state_command]
             if desired is not RunState.STOPPED:
                 after.append(_command(ids, RunState.RUNNING))
                 warnings.append(
@@ -233,9 +251,9 @@ def _command(ids: PipeIds, desired: RunState) -> Request:
     return Request(
         "PATCH",
         ids.state_path,
-        {"command": desired.command},
+        {"command": str(desired.command)},
         idempotent=True,
-        purpose=desired.purpose,
+        purpose=Purpose.STATE_COMMAND,
     )
 
 

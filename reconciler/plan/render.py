@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.model.secrets import redact
-from reconciler.plan.actions import Action, Op, Plan
+from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 SYMBOL = {
@@ -99,6 +99,14 @@ def describe_change(change: FieldChange) -> tuple[str, str]:
     return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)}"
 
 
+def purpose_text(request: Request) -> str:
+    """Say why a request is sent (a state command names its command: ``state command: stop``)."""
+    body = request.body
+    if request.purpose.is_state_command and isinstance(body, Mapping) and "command" in body:
+        return f"{request.purpose}: {body['command']}"
+    return str(request.purpose)
+
+
 def summary_line(plan: Plan) -> str:
     """Return the one-line plan summary, Terraform-like."""
     s = plan.summary()
@@ -163,7 +171,7 @@ def render_text(
             for request in action.requests:
                 lines.append(
                     style(f"    → {request.method} {request.path}", fg="cyan")
-                    + style(f"  [{request.purpose}]", dim=True)
+                    + style(f"  [{purpose_text(request)}]", dim=True)
                 )
         for warning in action.warnings:
             lines.append(style(f"    warning: {warning}", fg="yellow"))
@@ -296,7 +304,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
             )
         parts.append("")
     for request in action.requests:
-        parts.append(f"`{request.method} {request.path}` ({request.purpose})")
+        parts.append(f"`{request.method} {request.path}` ({purpose_text(request)})")
         if with_bodies and request.body is not None:
             parts += [
                 "```json",
