@@ -40,6 +40,7 @@ _DEFAULT_CONFIG = {
     "faultRate": 0.0,
     "faultSeed": 0,
     "rateLimit": None,
+    "transitionMs": 300,
 }
 
 

@@ -305,7 +305,7 @@ def test_unknown_routes_should_be_404_in_each_interfaces_shape(client: Client) -
 
 
 def test_wrong_method_on_a_known_route_should_be_405(client: Client) -> None:
-    assert error(client.delete(pipe_url(KAFKA_PIPE)), 405).startswith("METHOD_NOT_ALLOWED:")
+    assert error(client.put(pipe_url(KAFKA_PIPE)), 405).startswith("METHOD_NOT_ALLOWED:")
     assert client.patch("/api/v2/dashboards", headers=BEARER).status_code == 405
 
 

@@ -96,9 +96,9 @@ def concrete(template: str) -> str:
 
 
 def test_every_documented_operation_should_be_served_and_nothing_else(fuzzed: Emulator) -> None:
-    fuzzed.reset()
     with httpx.Client(base_url=fuzzed.url, timeout=10) as http:
         for template, methods in document()["paths"].items():
+            fuzzed.reset()  # a DELETE on one path must not turn the next path's pipe into a 404
             path = concrete(template)
             for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
                 body = {} if method in ("POST", "PUT", "PATCH") else None

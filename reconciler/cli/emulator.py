@@ -70,6 +70,14 @@ def _data_file(ctx: click.Context, param: click.Parameter, value: str | None) ->
     help="Load the store from FILE if it exists, and save every change to it "
     "(its directory is created if missing).",
 )
+@click.option(
+    "--transition-ms",
+    default=300,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="How long a pipe stays Provisioning, Stopping, Pausing or Resync after a create "
+    "or a state command.",
+)
 @click.option("--seed-pipes", default=0, type=click.IntRange(min=0), help="Add N scale-seed pipes.")
 @click.option(
     "--services", default=3, type=click.IntRange(min=1), help="Services for the scale seed."
@@ -88,6 +96,7 @@ def emulator(
     fault_seed: int,
     rate_limit: str | None,
     data_file: Path | None,
+    transition_ms: int,
     seed_pipes: int,
     services: int,
     print_env: bool,
@@ -109,6 +118,7 @@ def emulator(
         fault_rate=fault_rate,
         fault_seed=fault_seed,
         rate_limit=None if rate_limit is None else parse_rate_limit(rate_limit),
+        transition_ms=transition_ms,
     )
     if data_file is not None:
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
+from reconciler.emulator import lifecycle
 from reconciler.emulator.protocol import ApiError, management_error, management_ok
 
 if TYPE_CHECKING:
@@ -144,6 +145,8 @@ class Admin:
         if body[attr] not in allowed:
             raise ApiError(400, f"{attr} must be one of {', '.join(allowed)}")
         record[field] = body[attr]
+        if collection == "pipes":
+            lifecycle.forget(store.data, record["id"])  # a forced state ends any transition
         store.save()
         result: dict[str, Any] = record
         return result

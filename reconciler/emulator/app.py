@@ -22,7 +22,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import validation
+from reconciler.emulator import create, validation
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.protocol import (
     ApiError,
@@ -138,6 +138,34 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation("GET", _ORG, "get_organization", True, "Get the organization", "organization"),
     Operation("GET", _SVC + "/pipes", "list_pipes", True, "List a service's pipes", "[pipe]"),
+    Operation(
+        "POST",
+        _SVC + "/pipes",
+        "create_pipe",
+        True,
+        "Create a pipe (Provisioning, then Running)",
+        "pipe",
+        create.PIPE_CREATE,
+    ),
+    Operation("DELETE", _SVC + "/pipes/{pipeId}", "delete_pipe", True, "Delete a pipe", "deleted"),
+    Operation(
+        "PATCH",
+        _SVC + "/pipes/{pipeId}/state",
+        "command_pipe",
+        True,
+        "Start, stop or resync a pipe",
+        "pipe",
+        create.STATE_COMMAND,
+    ),
+    Operation(
+        "PATCH",
+        _SVC + "/pipes/{pipeId}/scaling",
+        "scale_pipe",
+        True,
+        "Change a pipe's scaling",
+        "pipe",
+        create.SCALING,
+    ),
     Operation(
         "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"
     ),
@@ -263,14 +291,53 @@ class Api:
 
     def patch_pipe(self, call: Call) -> Response:
         """PATCH one pipe (validated body, merge semantics)."""
-        self._org(call)
-        require_uuid(call.params["serviceId"], "serviceId")
-        pipe_id = require_uuid(call.params["pipeId"], "pipeId")
+        pipe_id = self._pipe_call(call)
         body = validation.validate_pipe_update(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
         updated = self.store.update_pipe(service, pipe, body)
         return management_ok(public_pipe(updated), call.request_id)
+
+    def _pipe_call(self, call: Call) -> str:
+        """The checks before a pipe write's body: organization (403), then the path's ids."""
+        self._org(call)
+        require_uuid(call.params["serviceId"], "serviceId")
+        return require_uuid(call.params["pipeId"], "pipeId")
+
+    def create_pipe(self, call: Call) -> Response:
+        """POST a pipe (extension): validated as the service does, answered Provisioning."""
+        self._org(call)
+        require_uuid(call.params["serviceId"], "serviceId")
+        body = create.validate_pipe_create(self._json(call))
+        service = self._service(call)
+        pipe = self.store.create_pipe(service, body, self.config.transition_ms)
+        return management_ok(public_pipe(pipe), call.request_id)
+
+    def delete_pipe(self, call: Call) -> Response:
+        """DELETE a pipe (extension); answers ``{"id": …}``."""
+        pipe_id = self._pipe_call(call)
+        service = self._service(call)
+        self.store.delete_pipe(service, self.store.pipe(service["id"], pipe_id))
+        return management_ok({"id": pipe_id}, call.request_id)
+
+    def command_pipe(self, call: Call) -> Response:
+        """PATCH a pipe's state with a start, stop or resync command (extension)."""
+        pipe_id = self._pipe_call(call)
+        command = create.validate_state_command(self._json(call))
+        service = self._service(call)
+        pipe = self.store.pipe(service["id"], pipe_id)
+        updated = self.store.command_pipe(service, pipe, command, self.config.transition_ms)
+        return management_ok(public_pipe(updated), call.request_id)
+
+    def scale_pipe(self, call: Call) -> Response:
+        """PATCH a pipe's scaling (extension): only the fields given change."""
+        pipe_id = self._pipe_call(call)
+        body = create.validate_scaling(self._json(call))
+        service = self._service(call)
+        pipe = self.store.pipe(service["id"], pipe_id)
+        return management_ok(
+            public_pipe(self.store.scale_pipe(service, pipe, body)), call.request_id
+        )
 
     def list_pipes(self, call: Call) -> Response:
         """GET every pipe of a service (extension)."""

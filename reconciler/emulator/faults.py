@@ -41,6 +41,8 @@ class EmulatorConfig:
     fault_rate: float = 0.0
     fault_seed: int = 0
     rate_limit: tuple[int, float] | None = None
+    # How long a pipe stays in a transitional state (Provisioning, Stopping, ...).
+    transition_ms: int = 300
 
     def to_json(self) -> dict[str, Any]:
         """The configuration as ``GET /_emulator/config`` shows it."""
@@ -54,13 +56,14 @@ class EmulatorConfig:
             "faultRate": self.fault_rate,
             "faultSeed": self.fault_seed,
             "rateLimit": limit,
+            "transitionMs": self.transition_ms,
         }
 
     def update(self, body: Any) -> None:
         """Apply a ``POST /_emulator/config`` body; raises ValueError naming a bad key."""
         if not isinstance(body, dict):
             raise ValueError("config body must be a JSON object")
-        known = {"specOnly", "latencyMs", "faultRate", "faultSeed", "rateLimit"}
+        known = {"specOnly", "latencyMs", "faultRate", "faultSeed", "rateLimit", "transitionMs"}
         for key in body:
             if key not in known:
                 raise ValueError(f"unknown config key {key!r}; known: {sorted(known)}")
@@ -76,6 +79,8 @@ class EmulatorConfig:
             if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
                 raise ValueError("faultRate must be a number between 0 and 1")
             new.fault_rate = float(rate)
+        if "transitionMs" in body:
+            new.transition_ms = _int(body["transitionMs"], "transitionMs")
         if "faultSeed" in body:
             new.fault_seed = _int(body["faultSeed"], "faultSeed")
         if "rateLimit" in body:

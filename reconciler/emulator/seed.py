@@ -78,6 +78,7 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
         "reversePrivateEndpoints": {},
         "backups": {},
         "dashboards": {},
+        "transitions": {},
     }
     tags_prod = [{"key": "Environment", "value": "Production"}]
     _add_service(data, ANALYTICS, "analytics", "running", [*tags_prod, {"key": "isActive"}])

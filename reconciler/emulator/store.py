@@ -20,11 +20,13 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reconciler.emulator.protocol import ApiError, later_than
+from reconciler.emulator import lifecycle
+from reconciler.emulator.create import new_pipe
+from reconciler.emulator.protocol import ApiError, iso_ms, later_than
 from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
 from reconciler.emulator.validation import (
     check_field_mappings,
@@ -56,6 +58,9 @@ def public_pipe(pipe: dict[str, Any]) -> dict[str, Any]:
     source = {}
     for kind, settings in pipe["source"].items():
         shown = {k: v for k, v in settings.items() if k not in _WRITE_ONLY}
+        registry = shown.get("schemaRegistry")
+        if isinstance(registry, dict) and "credentials" in registry:
+            shown["schemaRegistry"] = {k: v for k, v in registry.items() if k != "credentials"}
         if isinstance(shown.get("connectionString"), str):
             shown["connectionString"] = mask_connection_string(shown["connectionString"])
         source[kind] = shown
@@ -103,6 +108,7 @@ class Store:
             if not isinstance(data, dict) or not isinstance(data.get(key), dict):
                 raise ValueError(f"not an emulator data file (no {key!r} object)")
         data.setdefault("dashboards", {})
+        data.setdefault("transitions", {})
         return cls(data, path)
 
     def save(self) -> None:
@@ -142,16 +148,24 @@ class Store:
         return result
 
     def pipe(self, service_id: str, pipe_id: str) -> dict[str, Any]:
-        """The pipe of that service, or a 404 (also when it belongs to another service)."""
+        """The pipe of that service, its state settled, or a 404 (also for another service's)."""
         pipe = self.data["pipes"].get(pipe_id)
         if pipe is None or pipe["serviceId"] != service_id:
             raise ApiError(404, f"Pipe {pipe_id} not found")
+        if lifecycle.settle(self.data, pipe, self.clock()):
+            self.save()
         result: dict[str, Any] = pipe
         return result
 
     def pipes_of(self, service_id: str) -> list[dict[str, Any]]:
-        """Every pipe of the service."""
-        return [p for p in self.data["pipes"].values() if p["serviceId"] == service_id]
+        """Every pipe of the service, their states settled."""
+        pipes = [p for p in self.data["pipes"].values() if p["serviceId"] == service_id]
+        if self.data.get("transitions"):
+            now = self.clock()
+            moved = [lifecycle.settle(self.data, p, now) for p in pipes]
+            if any(moved):
+                self.save()
+        return pipes
 
     def endpoint(self, service_id: str, endpoint_id: str) -> dict[str, Any]:
         """The reverse private endpoint of that service, or a 404."""
@@ -168,14 +182,64 @@ class Store:
 
     # Updates.
 
-    def update_pipe(
-        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Apply a validated PATCH body to the pipe; returns the stored pipe."""
+    @staticmethod
+    def _require_awake(service: dict[str, Any]) -> None:
         if service.get("state") in ("idle", "stopped"):
             raise ApiError(
                 424, f"Service {service['id']} is {service['state']}; start it to update pipes"
             )
+
+    def create_pipe(
+        self, service: dict[str, Any], body: dict[str, Any], transition_ms: int
+    ) -> dict[str, Any]:
+        """Store a pipe from a validated create body: Provisioning, Running once settled."""
+        self._require_awake(service)
+        now = self.clock()
+        pipe = new_pipe(body, service["id"], "Provisioning", iso_ms(now))
+        route = lifecycle.route(lifecycle.Command.START, pipe_kind(pipe))
+        lifecycle.begin(self.data, pipe, route, now + timedelta(milliseconds=transition_ms))
+        self.data["pipes"][pipe["id"]] = pipe
+        self.save()
+        return pipe
+
+    def delete_pipe(self, service: dict[str, Any], pipe: dict[str, Any]) -> None:
+        """Delete the pipe, whatever its state."""
+        self._require_awake(service)
+        del self.data["pipes"][pipe["id"]]
+        lifecycle.forget(self.data, pipe["id"])
+        self.save()
+
+    def command_pipe(
+        self, service: dict[str, Any], pipe: dict[str, Any], command: str, transition_ms: int
+    ) -> dict[str, Any]:
+        """Apply a state command (``lifecycle`` says which are no-ops); returns the pipe."""
+        self._require_awake(service)
+        now = self.clock()
+        wanted = lifecycle.Command(command)
+        if lifecycle.command(self.data, pipe, pipe_kind(pipe), wanted, now, transition_ms):
+            pipe["updatedAt"] = later_than(pipe["updatedAt"], now)
+            self.save()
+        return pipe
+
+    def scale_pipe(
+        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Apply a validated scaling body (only the fields given; null = default)."""
+        self._require_awake(service)
+        if pipe["state"] == "Completed":
+            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+        scaling = {**pipe.get("scaling", {}), **body}
+        if scaling != pipe.get("scaling"):
+            pipe["scaling"] = scaling
+            pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
+            self.save()
+        return pipe
+
+    def update_pipe(
+        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Apply a validated PATCH body to the pipe; returns the stored pipe."""
+        self._require_awake(service)
         if pipe["state"] == "Completed":
             raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
         new = copy.deepcopy(pipe)
