@@ -165,7 +165,7 @@ def test_the_edit_waits_for_paused_even_with_no_wait(tmp_path: Path) -> None:
     manifests = write_manifest(tmp_path / "m" / "cdc.yaml", "Pipe", "cdc", spec)
     result = apply(app, manifests, tmp_path, wait=WaitOptions(wait=False, first_interval=0.02))
     assert only(result).outcome is Outcome.APPLIED, only(result).messages
-    assert [b for _, _, b in writes(app)][0] == {"command": "stop"}
+    assert writes(app)[0][2] == {"command": "stop"}
     assert len(writes(app)) == 2  # stop, edit: the pipe is to stay stopped
     assert live(app, POSTGRES_RUNNING_PIPE)["state"] == "Paused"
 
