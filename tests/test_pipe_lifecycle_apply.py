@@ -264,3 +264,11 @@ def test_a_command_planned_on_a_moving_pipe_waits_for_it_to_settle_first(
     result = apply(app, manifests, tmp_path)
     assert only(result).outcome is Outcome.APPLIED, only(result).messages
     assert live(app, KAFKA_PIPE)["state"] == "Stopped"
+
+
+def test_the_wait_timeout_flag_defaults_to_the_core_default() -> None:
+    from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
+    from reconciler.cli.apply import apply as command
+
+    (option,) = [p for p in command.params if p.name == "wait_timeout"]
+    assert option.default == DEFAULT_WAIT_TIMEOUT == WaitOptions().timeout

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
 from reconciler.cli.common import Connection, Seconds, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option, note_apply, note_plan
 from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
@@ -60,7 +59,8 @@ def _apply_options(func: Any) -> Any:
 )
 @click.option(
     "--wait-timeout",
-    default=DEFAULT_WAIT_TIMEOUT,
+    # ``waiting.DEFAULT_WAIT_TIMEOUT``, spelled here: --help must not import the core (tested).
+    default=600.0,
     show_default=True,
     envvar="RECONCILE_WAIT_TIMEOUT",
     type=Seconds(),
