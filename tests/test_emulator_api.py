@@ -257,8 +257,8 @@ def test_extensions_should_read_the_organization_and_a_services_pipes(client: Cl
         {
             "id": "pe-0a1b2c3d4e5f",
             "description": "primary VPC",
-            "cloudProvider": "cloud",
-            "region": "eu-west-1",
+            "cloudProvider": "aws",
+            "region": "us-east-1",
         }
     ]
     pipes = ok(client.get(f"{ORG}/services/{ANALYTICS}/pipes"))
@@ -595,8 +595,8 @@ def test_organization_patch_should_rename_and_remove_then_add_private_endpoints(
             {
                 "id": "pe-new",
                 "description": "secondary",
-                "cloudProvider": "cloud",
-                "region": "eu-west-1",
+                "cloudProvider": "aws",
+                "region": "us-east-1",
             }
         ],
     )

@@ -20,7 +20,7 @@ def test_get_shows_the_new_service_backup_pipe_endpoint_and_organization_fields(
 ) -> None:
     services = invoke(emulator, "get", "services")
     assert services.code == 0 and "production" in services.output
-    assert "cloud/eu-west-1" in services.output
+    assert "aws/us-east-1" in services.output and "gcp/europe-west4" in services.output
     as_json = json.loads(invoke(emulator, "get", "services", "-o", "json").output)
     assert as_json[0]["currentScaling"]["numReplicas"] == 3
     backups = invoke(emulator, "get", "backups", "--service", "analytics")
@@ -32,7 +32,7 @@ def test_get_shows_the_new_service_backup_pipe_endpoint_and_organization_fields(
     assert endpoint.code == 0
     assert "Cluster authentication:  -" in endpoint.output
     org = invoke(emulator, "get", "organization")
-    assert org.code == 0 and "pe-0a1b2c3d4e5f (primary VPC) cloud/eu-west-1" in org.output
+    assert org.code == 0 and "pe-0a1b2c3d4e5f (primary VPC) aws/us-east-1" in org.output
 
 
 def test_export_with_expectations_round_trips_auto_scaled_pipes_and_new_fields(

@@ -121,7 +121,7 @@ def test_endpoint_shows_status_and_dns_names(emulator: Emulator) -> None:
     out = invoke(emulator, "get", "endpoint", ENDPOINT_READY, "--service", "analytics")
     assert out.code == 0
     assert re.search(r"^Status:\s+Ready$", out.output, re.M)
-    assert "vpce-0f1e2d3c4b5a69788.vpce-svc.eu-west-1.example.com" in out.output
+    assert "vpce-0f1e2d3c4b5a69788.vpce-svc.us-east-1.example.com" in out.output
     as_json = invoke(
         emulator, "get", "endpoint", ENDPOINT_READY, "--service", ANALYTICS, "-o", "json"
     )

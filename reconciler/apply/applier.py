@@ -53,9 +53,9 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Request
+from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
-from reconciler.plan.lifecycle import (
+from reconciler.plan.runstate import (
     SETTLED_STATES,
     RunState,
     StateCommand,
@@ -183,6 +183,8 @@ class Applier:
         done: list[RequestResult] = []
         last, stopped = await self._send(action, done)
         if stopped is not None:
+            if stopped.outcome is Outcome.FAILED and action.operation is Op.CREATE:
+                await self.recorder.not_created(action)
             return stopped
         await self.recorder.applied(action, last)
         waited = action.key not in self._not_waited
@@ -216,7 +218,23 @@ class Applier:
             done.extend(skipped(r) for r in action.requests[index + 1 :])
             return ActionResult(action.key, action.operation, outcome, (str(exc),), tuple(done))
 
+        created: str | None = None
+
+        def ids() -> PipeIds:
+            # The pipe's ids: the one a create in this action just made, else the target's.
+            target = action.target
+            return PipeIds(
+                target["organizationId"], target["serviceId"], created or target["pipeId"]
+            )
+
         for index, request in enumerate(action.requests):
+            if created is not None and CREATED_ID in request.path:
+                request = dataclasses.replace(
+                    request, path=request.path.replace(CREATED_ID, created)
+                )
+            creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
+            if creates_pipe:
+                await self.recorder.creating(action)
             if request.purpose.body_from_answer:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
@@ -240,7 +258,7 @@ class Applier:
                 continue
             if request.purpose.is_state_command and _planned_in_transition(action):
                 # The plan saw the pipe on its way to another state: let it settle first.
-                waited = await self._wait(action, request, last, settled_only=True)
+                waited = await self._wait(action, request, None, ids(), settled_only=True)
                 if isinstance(waited, str):
                     return last, halt(waited, index)
             try:
@@ -253,21 +271,6 @@ class Applier:
                     idempotent=request.idempotent,
                 )
                 done.append(ok(request, record))
-                if request.purpose.is_state_command:
-                    # A later request (the edit after a stop) needs the state: waited for always.
-                    if index + 1 < len(action.requests) or self.wait.wait:
-                        waited = await self._wait(action, request, last)
-                        if isinstance(waited, str):
-                            return last, halt(waited, index + 1)
-                        last = waited
-                    else:
-                        self._not_waited.add(action.key)
-                        state = last.get("state") if isinstance(last, Mapping) else None
-                        self._note(
-                            action,
-                            f"{command_of(request)}: sent, not waited for (--no-wait)"
-                            + (f"; the pipe is {state}" if state else ""),
-                        )
             except Interrupted as exc:
                 done.extend(skipped(r, str(exc)) for r in action.requests[index:])
                 message = (
@@ -290,6 +293,9 @@ class Applier:
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except (BadRequest, Conflict, NotFound) as exc:
+                if isinstance(exc, NotFound) and request.method == "DELETE":
+                    done.append(already_made(request, exc))  # already gone: what was wanted
+                    continue
                 resolved = await self._after_refusal(action, request, exc, label)
                 if isinstance(resolved, ApiError):
                     lost = isinstance(resolved, OutcomeUnknown)
@@ -300,23 +306,47 @@ class Applier:
                 done.append(resolved[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
+            if creates_pipe and isinstance(last, Mapping) and last.get("id"):
+                created = str(last["id"])
+                await self.recorder.created(action, last)
+            if request.purpose.is_state_command or (creates_pipe and created is not None):
+                # A later request (the edit after a stop, the stop after a create) needs the
+                # state: waited for always; the last one unless --no-wait.
+                if index + 1 < len(action.requests) or self.wait.wait:
+                    waited = await self._wait(action, request, last, ids())
+                    if isinstance(waited, str):
+                        return last, halt(waited, index + 1)
+                    last = waited
+                else:
+                    self._not_waited.add(action.key)
+                    state = last.get("state") if isinstance(last, Mapping) else None
+                    self._note(
+                        action,
+                        f"{_what(request)}: sent, not waited for (--no-wait)"
+                        + (f"; the pipe is {state}" if state else ""),
+                    )
         return last, None
 
     def _note(self, action: Action, message: str) -> None:
         self._wait_notes.setdefault(action.key, []).append(message)
 
     async def _wait(
-        self, action: Action, request: Request, answer: Any, *, settled_only: bool = False
+        self,
+        action: Action,
+        request: Request,
+        answer: Any,
+        ids: PipeIds,
+        *,
+        settled_only: bool = False,
     ) -> Mapping[str, Any] | str:
-        """Wait for the state a state command leads to; return the pipe, or what went wrong."""
-        ids = PipeIds.from_target(action.target)
+        """Wait for the state a state command (or a create) leads to; return the pipe, or what
+        went wrong (an interrupt while waiting is raised as ``Interrupted``)."""
         if settled_only:
             accept: frozenset[str] = SETTLED_STATES
-            answer = None  # the plan's reading is old: read it again
         else:
             accept = _leads_to(request).reached_by
         result = await self.watcher.until(ids, f"pipe {action.name}", accept, first=answer)
-        what = "settle" if settled_only else str(command_of(request) or request.purpose)
+        what = "settle" if settled_only else _what(request)
         if result.status is WaitStatus.REACHED and result.live is not None:
             if not settled_only:
                 self._note(action, f"{what}: {result.state} after {result.seconds:.1f}s")
@@ -410,6 +440,8 @@ class Applier:
                     ):
                         return item
                 return None
+            if action.kind == "Pipe" and request.method == "POST":
+                return await self._find_created_pipe(action, request)
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
@@ -436,6 +468,19 @@ class Applier:
             return None
         return result
 
+    async def _find_created_pipe(self, action: Action, request: Request) -> Any:
+        """After a pipe create whose answer was lost: the one new pipe of that name, if any.
+
+        Never sent again blindly: if the create took effect the pipe is listed (and adopted,
+        as the next run would); if not, the action is uncertain and the next run creates it.
+        """
+        org, service = action.target["organizationId"], action.target["serviceId"]
+        listed = await reads.list_pipes(self.client, org, service)
+        held = {r.id for n, r in self.state.records("Pipe").items() if n != action.name}
+        name = (request.body or {}).get("name")
+        found = [p for p in listed if p.get("name") == name and str(p.get("id")) not in held]
+        return found[0] if len(found) == 1 else None
+
     # -- state ---------------------------------------------------------------------------------
 
     async def _persist(self, *, urgent: bool) -> None:
@@ -448,7 +493,13 @@ class Applier:
 
 
 def _leads_to(request: Request) -> RunState:
+    """Return the run state a state command (or a create: running) leads to."""
     return RunState.after(command_of(request) or StateCommand.START)
+
+
+def _what(request: Request) -> str:
+    """Name what a wait follows: the state command, or ``create``."""
+    return str(command_of(request) or request.purpose)
 
 
 def _planned_in_transition(action: Action) -> bool:

@@ -219,11 +219,16 @@ class _Run:
     async def forget_secrets(self, plan: Plan) -> None:
         # Nothing to send, but a secret the manifests stopped stating is forgotten all the same:
         # stating it again later must send it (someone may have changed it meanwhile).
-        forgetting = [a for a in plan.actions if a.forget_secrets and not a.errors]
+        # An adopted pipe is recorded likewise: from now on its id, not its name, binds it.
+        forgetting = [
+            a
+            for a in plan.actions
+            if not a.errors and (a.forget_secrets or (a.kind == "Pipe" and a.bound == "adopted"))
+        ]
         if forgetting:
             recorder = StateRecorder(self.state)
             for action in forgetting:
-                await recorder.forget_secrets(action)
+                await recorder.unchanged(action)
             await recorder.flush()
 
     async def carry_out(

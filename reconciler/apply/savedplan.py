@@ -33,7 +33,7 @@ from reconciler.model.secrets import fingerprint
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
-from reconciler.plan.lifecycle import settled
+from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
 

@@ -26,7 +26,7 @@ from reconciler.plan.diff import (
     mapping_key,
     same,
 )
-from reconciler.plan.lifecycle import RunState
+from reconciler.plan.runstate import RunState
 
 
 def value_at(obj: Any, path: JsonPath) -> Any:
@@ -45,6 +45,8 @@ def unconverged(action: Action, live: Mapping[str, Any], *, waited: bool = True)
     A run state is checked only when apply ``waited`` for it (``--no-wait`` leaves it moving).
     """
     problems: list[str] = []
+    if action.operation is Op.DELETE:
+        return problems  # the object is gone: nothing to compare
     if action.kind == "Pipe":
         problems += _run_state_problems(action, live, waited=waited)
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
@@ -103,7 +105,7 @@ def unconverged(action: Action, live: Mapping[str, Any], *, waited: bool = True)
                 problems.append(f"private endpoint {ident} is missing after the write")
             elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
                 problems.append(f"private endpoint {ident} is still present after the write")
-    elif action.kind == "Dashboard" and action.operation != Op.DELETE:
+    elif action.kind == "Dashboard":
         for change in action.changes:
             if change.kind is ChangeKind.SET and not same(
                 change.new, live.get(str(change.path[0]), MISSING)

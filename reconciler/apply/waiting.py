@@ -23,7 +23,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
-from reconciler.plan.lifecycle import FAILED_STATES
+from reconciler.plan.runstate import FAILED_STATES
 
 DEFAULT_WAIT_TIMEOUT = 600.0
 
@@ -144,6 +144,16 @@ class PipeWatcher:
         return True
 
     async def _poll(self) -> None:
+        try:
+            await self._rounds()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            for waiter in self._waiters:
+                if not waiter.future.done():
+                    waiter.future.set_exception(exc)
+
+    async def _rounds(self) -> None:
         interval = self.options.first_interval
         while self._waiters:
             self._wake.clear()

@@ -12,17 +12,21 @@ client's budget and concurrency cap, through the one read layer (``reads``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.paths import PipeIds, organization_path
+from reconciler.client.paths import PipeIds, organization_path, pipes_path
 from reconciler.model import collector
 from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
+from reconciler.model.identity import Binding, Bound, Identities, Listed, bind
 from reconciler.model.resources import Resource
+
+NO_IDENTITIES = Identities({}, {})
 
 # A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
 LARGE_LIST = 1000
@@ -59,6 +63,8 @@ class LiveState:
 
     pipes: dict[str, Observed] = field(default_factory=dict)
     pipe_ids: dict[str, PipeIds] = field(default_factory=dict)
+    # How each pipe manifest was bound (``identity.bind``); a NEW one has no pipe id yet.
+    bindings: dict[str, Binding] = field(default_factory=dict)
     organizations: dict[str, Observed] = field(default_factory=dict)
     dashboards: list[dict[str, Any]] | None = None
     dashboards_error: str | None = None
@@ -81,8 +87,10 @@ class Fetcher:
         organization_fallback: Callable[[str], Mapping[str, Any] | None] | None = None,
         progress: Callable[[int], None] | None = None,
         on_pipe: Callable[[Resource], None] | None = None,
+        identities: Identities = NO_IDENTITIES,
     ) -> None:
         self.client = client
+        self.identities = identities
         self.organization_fallback = organization_fallback
         self.progress = progress or (lambda n: None)
         self.on_pipe = on_pipe or (lambda resource: None)
@@ -189,9 +197,7 @@ class Fetcher:
             spec = resource.spec
             org = str(spec.get("organizationId", ""))
             if "serviceId" in spec:
-                self.live.pipe_ids[resource.key] = PipeIds(
-                    org, str(spec["serviceId"]), str(spec["pipeId"])
-                )
+                self.live.pipe_ids[resource.key] = self._ids(resource, org, str(spec["serviceId"]))
             else:
                 need_names.setdefault(org, []).append(resource)
 
@@ -212,9 +218,7 @@ class Fetcher:
                 name = str(resource.spec.get("service"))
                 found = names.get(name, [])
                 if len(found) == 1:
-                    self.live.pipe_ids[resource.key] = PipeIds(
-                        org, found[0], str(resource.spec["pipeId"])
-                    )
+                    self.live.pipe_ids[resource.key] = self._ids(resource, org, found[0])
                 elif not found:
                     known = ", ".join(sorted(names)) or "none"
                     self._observed(
@@ -232,6 +236,56 @@ class Fetcher:
                     )
 
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
+
+    def _ids(self, resource: Resource, org: str, service: str) -> PipeIds:
+        """Return where a pipe is: its pinned or recorded id (none yet: bound by name later)."""
+        pinned = resource.spec.get("pipeId")
+        if pinned:
+            return PipeIds(org, service, str(pinned))
+        record = self.identities.record(resource.name)
+        if record is not None and record.id and _same_service(record.scope, service):
+            return PipeIds(org, service, record.id)
+        return PipeIds(org, service, "")
+
+    def _bind_all(
+        self, service: str, members: list[Resource], by_id: dict[str, dict[str, Any]]
+    ) -> None:
+        """Bind each member to its live pipe by the identity rule, before any is settled.
+
+        Two manifests bound to one live pipe are both errors (nothing is sent for them).
+        """
+        listed = Listed(by_id)
+        held = self.identities.held
+        owners: dict[str, Resource] = {}
+        for resource in members:
+            ids = self.live.pipe_ids[resource.key]
+            pinned = resource.spec.get("pipeId")
+            record = self.identities.record(resource.name)
+            if record is not None and not _same_service(record.scope, service):
+                record = None
+            binding = bind(
+                name=str(resource.spec.get("name", "")),
+                pinned=str(pinned) if pinned else None,
+                record=record,
+                listed=listed,
+                held=held,
+                owner=resource.name,
+                renamed_from=self.identities.renamed.get(resource.name),
+                kind_label="pipe",
+            )
+            self.live.bindings[resource.key] = binding
+            if binding.id:
+                self.live.pipe_ids[resource.key] = PipeIds(
+                    ids.organization_id, ids.service_id, binding.id
+                )
+                first = owners.setdefault(binding.id, resource)
+                if first is not resource:
+                    for one, other in ((first, resource), (resource, first)):
+                        self.live.bindings[one.key] = dataclasses.replace(
+                            self.live.bindings[one.key],
+                            error=f"pipe {binding.id} is bound to two manifests: {one.key} and "
+                            f"{other.key} ({other.locate('metadata', 'name')}); keep one of them",
+                        )
 
     async def _fetch_service_pipes(
         self,
@@ -279,6 +333,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """Hand each member its live pipe from a service's list (each kept until it is planned)."""
+        self._bind_all(key[1], members, by_id)
         for resource in members:
             self._settle_one(key[1], resource, by_id)
 
@@ -286,6 +341,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """``_settle_list``, letting other reads move (the next list's bytes) every few pipes."""
+        self._bind_all(key[1], members, by_id)
         turn = time.perf_counter()
         for resource in members:
             self._settle_one(key[1], resource, by_id)
@@ -297,6 +353,14 @@ class Fetcher:
         self, service: str, resource: Resource, by_id: dict[str, dict[str, Any]]
     ) -> None:
         ids = self.live.pipe_ids[resource.key]
+        binding = self.live.bindings[resource.key]
+        if binding.error is not None:
+            self._observed(resource, Observed(error=binding.error, path=ids.path))
+            return
+        if binding.how is Bound.NEW:
+            path = pipes_path(ids.organization_id, ids.service_id)
+            self._observed(resource, Observed(path=path))
+            return
         pipe = by_id.pop(ids.pipe_id, None)
         if pipe is None:
             error = f"pipe {ids.pipe_id} not found in service {service}"
@@ -306,6 +370,16 @@ class Fetcher:
 
     async def _get_pipe(self, resource: Resource) -> None:
         ids = self.live.pipe_ids[resource.key]
+        if not ids.pipe_id:
+            where = resource.locate("spec")
+            self._observed(resource, Observed(error=f"{where}: {CANNOT_CREATE}"))
+            return
+        self.live.bindings[resource.key] = Binding(
+            Bound.PINNED if resource.spec.get("pipeId") else Bound.RECORDED,
+            ids.pipe_id,
+            record=self.identities.record(resource.name),
+            renamed_from=self.identities.renamed.get(resource.name),
+        )
         try:
             pipe = await reads.get_pipe(self.client, ids, name=resource.name)
         except AuthenticationFailed:  # the run stops: never one resource's error
@@ -419,6 +493,18 @@ class Fetcher:
         self.live.dashboards = listed
 
 
+CANNOT_CREATE = (
+    "this pipe has no spec.pipeId and none is recorded in state, but this server cannot list "
+    "or create pipes (it offers only the documented pipe endpoints): state spec.pipeId of an "
+    "existing pipe, or apply against a server that can create pipes"
+)
+
+
+def _same_service(scope: Mapping[str, str] | None, service: str) -> bool:
+    """Tell whether a record's scope (if it names one) is the service ``service``."""
+    return scope is None or scope.get("serviceId") in (None, service)
+
+
 def _decode(decode: Callable[[], list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """Decode a pipe list and index it by id (the list itself is let go).
 
@@ -439,19 +525,4 @@ def _endpoint_ids(resource: Resource) -> list[Any]:
 
 
 async def _nothing() -> None:
-    return None
-
-
-def find_dashboard(
-    dashboards: Iterable[Mapping[str, Any]], name: str, recorded_id: str | None
-) -> Mapping[str, Any] | None:
-    """Find a live dashboard by the id state recorded, else adopt the one with the same name."""
-    items = list(dashboards)
-    if recorded_id:
-        for item in items:
-            if str(item.get("id")) == recorded_id:
-                return item
-    for item in items:
-        if item.get("name") == name:
-            return item
     return None

@@ -4,8 +4,9 @@ It is a separate implementation of the server side and imports nothing from the 
 ``reconciler`` (only the standard library, starlette and uvicorn), so that a misreading of the
 API on one side is caught by the other instead of being copied into both. ``create_app`` builds
 the ASGI app (usable in-process with an ASGI transport); ``server.serve`` runs it on a socket.
-Module map: ``protocol`` envelopes and auth, ``validation`` request bodies, ``store`` data and
-update semantics, ``seed`` demo and scale data, ``faults`` latency/faults/rate limit, ``app``
+Module map: ``protocol`` envelopes and auth, ``validation`` request bodies, ``pipe_bodies`` and
+``create`` the pipe lifecycle bodies and create rules, ``lifecycle`` pipe states, ``store`` data
+and update semantics, ``seed`` demo and scale data, ``faults`` latency/faults/rate limit, ``app``
 API routes, ``admin`` test-only paths, ``pipeline`` the request pipeline, ``server`` start-up.
 """
 

@@ -22,7 +22,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import create, validation
+from reconciler.emulator import create, pipe_bodies, validation
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.protocol import (
     ApiError,
@@ -145,7 +145,7 @@ OPERATIONS: tuple[Operation, ...] = (
         True,
         "Create a pipe (Provisioning, then Running)",
         "pipe",
-        create.PIPE_CREATE,
+        pipe_bodies.PIPE_CREATE,
     ),
     Operation("DELETE", _SVC + "/pipes/{pipeId}", "delete_pipe", True, "Delete a pipe", "deleted"),
     Operation(
@@ -155,7 +155,7 @@ OPERATIONS: tuple[Operation, ...] = (
         True,
         "Start, stop or resync a pipe",
         "pipe",
-        create.STATE_COMMAND,
+        pipe_bodies.STATE_COMMAND,
     ),
     Operation(
         "PATCH",
@@ -164,7 +164,7 @@ OPERATIONS: tuple[Operation, ...] = (
         True,
         "Change a pipe's scaling",
         "pipe",
-        create.SCALING,
+        pipe_bodies.SCALING,
     ),
     Operation(
         "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"

@@ -38,11 +38,19 @@ ENDPOINT_PROVISIONING = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e52"
 # Fixed namespace so that scale-seed ids are the same in every run and on every machine.
 _NAMESPACE = uuid.UUID("6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f")
 _CREATED = "2024-03-01T09:00:00.000Z"
-# Where the real service names a cloud vendor (service provider, bucket provider, endpoint
-# cloudProvider), a neutral word stands in, as the spec's naming rule asks.
-CLOUD_PROVIDER = "cloud"
-BUCKET_PROVIDER = "CLOUD"
-REGION = "eu-west-1"
+# Cloud providers and regions are the real service's enum values (the naming rule hides only
+# the database vendor's name): the demo services run on each of the three clouds.
+CLOUD_PROVIDER = "aws"
+REGION = "us-east-1"
+PLACEMENTS: tuple[tuple[str, str], ...] = (
+    ("aws", "us-east-1"),
+    ("gcp", "europe-west4"),
+    ("azure", "eastus2"),
+)
+# The backup bucket's provider is spelled in capitals by the service.
+BUCKET_PROVIDERS = {"aws": "AWS", "gcp": "GCP", "azure": "AZURE"}
+# Real service tiers (development services are the small single-replica kind).
+TIERS = ("production", "development")
 _UPDATED = "2024-06-15T12:30:00.000Z"
 KINDS = ("kafka", "objectStorage", "kinesis", "postgres")
 
@@ -81,9 +89,12 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
         "transitions": {},
     }
     tags_prod = [{"key": "Environment", "value": "Production"}]
-    _add_service(data, ANALYTICS, "analytics", "running", [*tags_prod, {"key": "isActive"}])
-    _add_service(data, STAGING, "staging", "running", [{"key": "Environment", "value": "Staging"}])
-    _add_service(data, ARCHIVE, "archive", "idle", tags_prod)
+    aws, gcp, azure = PLACEMENTS
+    tags_analytics = [*tags_prod, {"key": "isActive"}]
+    _add_service(data, ANALYTICS, "analytics", "running", tags_analytics, aws, "production")
+    tags_staging = [{"key": "Environment", "value": "Staging"}]
+    _add_service(data, STAGING, "staging", "running", tags_staging, gcp, "development")
+    _add_service(data, ARCHIVE, "archive", "idle", tags_prod, azure, "production")
     _add_demo_pipes(data)
     _add_endpoints(data)
     _add_backups(data, ANALYTICS, now, [(2, "done"), (26, "done"), (50, "done"), (74, "error")])
@@ -94,8 +105,19 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
     return data
 
 
-def _add_service(data: dict[str, Any], sid: str, name: str, state: str, tags: list[Any]) -> None:
-    host = f"{name}.eu-west-1.db.example.com"
+def _add_service(
+    data: dict[str, Any],
+    sid: str,
+    name: str,
+    state: str,
+    tags: list[Any],
+    placement: tuple[str, str],
+    tier: str,
+) -> None:
+    provider, region = placement
+    host = f"{name}.{region}.{provider}.db.example.com"
+    # Only a service on AWS has an IAM role of its own to show.
+    role = f"arn:aws:iam::123456789012:role/service-{name}" if provider == "aws" else ""
     data["services"][sid] = {
         "id": sid,
         "organizationId": DEMO_ORG_ID,
@@ -119,7 +141,7 @@ def _add_service(data: dict[str, Any], sid: str, name: str, state: str, tags: li
         "createdAt": _CREATED,
         "encryptionKey": "",
         "encryptionAssumedRoleIdentifier": "",
-        "iamRole": f"arn:cloud:iam::123456789012:role/service-{name}",
+        "iamRole": role,
         "privateEndpointIds": [],
         "availablePrivateEndpointIds": ["pe-0a1b2c3d4e5f"],
         "dataWarehouseId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
@@ -129,9 +151,9 @@ def _add_service(data: dict[str, Any], sid: str, name: str, state: str, tags: li
         "hasTransparentDataEncryption": False,
         "transparentDataEncryptionKeyId": "",
         "encryptionRoleId": "",
-        "provider": CLOUD_PROVIDER,
-        "region": REGION,
-        "tier": "production",
+        "provider": provider,
+        "region": region,
+        "tier": tier,
         "autoscalingMode": "vertical",
         "currentScaling": {"numReplicas": 3, "replicaMemoryGb": 8, "totalMemoryGb": 24},
     }
@@ -206,7 +228,7 @@ def _kafka(name: str, topic: str, endpoints: list[str]) -> dict[str, Any]:
             "brokers": "broker-1.example.com:9092,broker-2.example.com:9092",
             "topics": topic,
             "consumerGroup": f"reconcile-{name}",
-            "iamRole": f"arn:cloud:iam::123456789012:role/pipe-{name}",
+            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
             "offset": {"strategy": "from_timestamp", "timestamp": "2024-03-01T00:00"},
             "schemaRegistry": {"url": "https://schema-registry.example.com", "caCertificate": ""},
             "caCertificate": "",
@@ -228,7 +250,7 @@ def _object_storage(name: str) -> dict[str, Any]:
             "compression": "gzip",
             "isContinuous": True,
             "queueUrl": f"https://queue.example.com/123456789012/{name}-notifications",
-            "iamRole": f"arn:cloud:iam::123456789012:role/pipe-{name}",
+            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
         }
     }
 
@@ -243,7 +265,7 @@ def _kinesis(name: str, stream: str, region: str) -> dict[str, Any]:
             "useEnhancedFanOut": False,
             "iteratorType": "TRIM_HORIZON",
             "timestamp": 1709251200,
-            "iamRole": f"arn:cloud:iam::123456789012:role/pipe-{name}",
+            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
         }
     }
 
@@ -265,6 +287,7 @@ def _postgres(name: str, database: str, mappings: list[dict[str, Any]]) -> dict[
     return {
         "postgres": {
             "type": "postgres",
+            "authentication": "basic",
             "host": "db.example.com",
             "tlsHost": None,
             "caCertificate": None,
@@ -362,7 +385,7 @@ def _add_endpoints(data: dict[str, Any]) -> None:
         "mskClusterArn": "",
         "mskAuthentication": None,
         "endpointId": "vpce-0f1e2d3c4b5a69788",
-        "dnsNames": ["vpce-0f1e2d3c4b5a69788.vpce-svc.eu-west-1.example.com"],
+        "dnsNames": ["vpce-0f1e2d3c4b5a69788.vpce-svc.us-east-1.example.com"],
         "status": "Ready",
     }
     data["reversePrivateEndpoints"][ENDPOINT_PROVISIONING] = {
@@ -371,7 +394,7 @@ def _add_endpoints(data: dict[str, Any]) -> None:
         "description": "streaming cluster (new)",
         "type": "MSK_MULTI_VPC",
         "vpcEndpointServiceName": "",
-        "mskClusterArn": "arn:cloud:kafka:eu-west-1:123456789012:cluster/streaming/5f6e7d8c",
+        "mskClusterArn": "arn:aws:kafka:us-east-1:123456789012:cluster/streaming/5f6e7d8c",
         "mskAuthentication": "SASL_IAM",
         "endpointId": "",
         "dnsNames": [],
@@ -379,9 +402,19 @@ def _add_endpoints(data: dict[str, Any]) -> None:
     }
 
 
+_BUCKET_URLS = {
+    "aws": "https://acme-backups.s3.{region}.amazonaws.com",
+    "gcp": "https://storage.googleapis.com/acme-backups-{region}",
+    "azure": "https://acmebackups{region}.blob.core.windows.net/backups",
+}
+
+
 def _add_backups(
     data: dict[str, Any], sid: str, now: datetime, ages: list[tuple[int, str]]
 ) -> None:
+    service = data["services"][sid]
+    provider, region = service["provider"], service["region"]
+    aws = provider == "aws"
     backups = []
     for index, (hours, status) in enumerate(ages):
         started = now - timedelta(hours=hours)
@@ -401,10 +434,11 @@ def _add_backups(
                 "backupName": f"backup-{started:%Y%m%d-%H%M}",
                 "type": "incremental" if index == 0 else "full",
                 "bucket": {
-                    "bucketProvider": BUCKET_PROVIDER,
-                    "bucketPath": f"https://backups.example.com/{sid}/{bid}",
-                    "iamRoleArn": "arn:cloud:iam::123456789012:role/backups",
-                    "iamRoleSessionName": "backup-session",
+                    "bucketProvider": BUCKET_PROVIDERS[provider],
+                    "bucketPath": _BUCKET_URLS[provider].format(region=region) + f"/{sid}/{bid}",
+                    # An IAM role (and its session) exists for a bucket on AWS only.
+                    "iamRoleArn": "arn:aws:iam::123456789012:role/backups" if aws else "",
+                    "iamRoleSessionName": "backup-session" if aws else "",
                 },
             }
         )
@@ -425,9 +459,9 @@ def add_scale_seed(data: dict[str, Any], now: datetime, count: int, services: in
     """Add ``services`` running services and ``count`` pipes spread round-robin over them."""
     sids = [scale_service_id(i) for i in range(1, services + 1)]
     for i, sid in enumerate(sids, 1):
-        _add_service(
-            data, sid, f"bench-{i:02d}", "running", [{"key": "Environment", "value": "Benchmark"}]
-        )
+        tags = [{"key": "Environment", "value": "Benchmark"}]
+        placement = PLACEMENTS[(i - 1) % len(PLACEMENTS)]
+        _add_service(data, sid, f"bench-{i:02d}", "running", tags, placement, "production")
         _add_backups(data, sid, now, [(3, "done"), (27, "done")])
     pipes = data["pipes"]
     for index in range(1, count + 1):

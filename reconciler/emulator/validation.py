@@ -370,8 +370,15 @@ PIPE_UPDATE = obj(
     }
 )
 
+# The real service's cloud provider enum (regions are left open: each cloud has its own list).
+CLOUD_PROVIDERS = ("aws", "gcp", "azure")
 _ENDPOINT = obj(
-    {"id": string(1), "description": string(), "cloudProvider": string(1), "region": string(1)},
+    {
+        "id": string(1),
+        "description": string(),
+        "cloudProvider": string(enum=CLOUD_PROVIDERS),
+        "region": string(1),
+    },
     required=("id",),
 )
 ORGANIZATION_UPDATE = obj(

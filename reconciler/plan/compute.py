@@ -15,16 +15,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
-from reconciler.model.errors import ConfigError, Location, ManifestError, PlanError
+from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.client.paths import PipeIds
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    ConfigError,
+    Location,
+    ManifestError,
+    NotFound,
+    PlanError,
+)
+from reconciler.model.identity import Binding, Bound, Identities, Listed, bind, rename_source
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths
+from reconciler.plan import lifecycle
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
+from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
-from reconciler.state.document import DashboardRecord, State
+from reconciler.state.document import State
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,14 @@ class PlanOptions:
     prune: bool = False
     # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
     new_state: bool = False
+    # The kinds of which the run sees every manifest the project has (a rename of
+    # ``metadata.name`` may then be inferred, and prune may delete pipes); None: the run's paths
+    # are the project (no project file names its manifests).
+    complete_kinds: frozenset[str] | None = None
+
+    def covers(self, kind: str) -> bool:
+        """Tell whether the run sees every manifest of ``kind`` the project has."""
+        return self.complete_kinds is None or kind in self.complete_kinds
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
@@ -109,6 +130,7 @@ async def plan_resources(
     """Fetch live state and plan every selected resource."""
     selected = select_targets(resources, options.targets)
     need_dashboards = options.prune and bool(state.dashboards())
+    identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
     planned: dict[str, Action] = {}
 
     def plan_now(resource: Resource) -> None:
@@ -127,10 +149,17 @@ async def plan_resources(
         organization_fallback=state.organization_values,
         progress=progress,
         on_pipe=plan_now,
+        identities=identities,
     )
     live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
     current = {r.name for r in resources if r.kind == "Dashboard"}
-    bindings = bind_dashboards([r for r in selected if r.kind == "Dashboard"], live, state, current)
+    bindings = bind_dashboards(
+        [r for r in selected if r.kind == "Dashboard"],
+        live,
+        state,
+        current,
+        may_infer=options.covers("Dashboard"),
+    )
     # The plan keeps the manifests' order whatever order the answers came in.
     actions = [
         planned[resource.key]
@@ -138,13 +167,18 @@ async def plan_resources(
         else plan_resource(resource, live, state, options, bindings)
         for resource in selected
     ]
+    notes = list(live.notes)
     if options.prune:
         actions.extend(_prune_actions(current, bindings, live, state, options))
+        if options.covers("Pipe"):
+            actions.extend(await prune_pipes(client, resources, identities, live, state, options))
+        elif any(r.created_by_us for r in state.records("Pipe").values()):
+            notes.append(PRUNE_PARTIAL)
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
         manifest_paths=tuple(manifest_paths),
-        notes=tuple(live.notes),
+        notes=tuple(notes),
         dashboards_listable=live.capabilities.dashboards_list,
     )
     blind = () if options.new_state else new_state_creates(plan, state)
@@ -179,54 +213,59 @@ def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> s
     )
 
 
-@dataclass(frozen=True)
-class DashboardBinding:
-    """The live dashboard a manifest is bound to: by the id state recorded, or adopted by name."""
-
-    record: DashboardRecord | None
-    live: Mapping[str, Any] | None = None
-    renamed_from: str | None = None
-
-    @property
-    def id(self) -> str | None:
-        """Return the bound live id, if any."""
-        if self.live is not None:
-            return str(self.live.get("id"))
-        return self.record.id if self.record is not None else None
-
-
 def bind_dashboards(
-    dashboards: Sequence[Resource], live: LiveState, state: State, current: set[str]
-) -> dict[str, DashboardBinding]:
+    dashboards: Sequence[Resource],
+    live: LiveState,
+    state: State,
+    current: set[str],
+    *,
+    may_infer: bool = True,
+) -> dict[str, Binding]:
     """Bind each dashboard manifest to one live id; raise PlanError when two share one.
 
     A state record whose ``metadata.name`` no manifest uses any more is an orphan; a manifest
-    with no record of its own takes over the orphan that holds the same dashboard (same display
-    name, recorded or live, or same content): that is a rename of ``metadata.name``, never a
-    delete and a create.
+    with no record of its own takes it over (a rename of ``metadata.name``, never a delete and a
+    create) when it says so (``metadata.renamedFrom``), or, when the run sees every dashboard
+    manifest of the project (``may_infer``), when the orphan holds the same dashboard (same
+    display name, recorded or live, or same content).
     """
-    orphans = {n: r for n, r in state.dashboards().items() if n not in current and r.id}
-    listed = live.dashboards if live.capabilities.dashboards_list is True else None
-    live_names = {str(d.get("id")): d.get("name") for d in listed or []}
-    out: dict[str, DashboardBinding] = {}
+    records = state.dashboards()
+    orphans = {n: r for n, r in records.items() if n not in current and r.id}
+    listable = live.capabilities.dashboards_list is True
+    listed = Listed.of(live.dashboards or []) if listable else None
+    renamed: dict[str, str] = {}
+    for resource in dashboards:
+        if resource.name in records:
+            continue
+        display = display_name(resource)
+        wanted = content_hash(dashboard_content(resource.spec))
+        matches = [
+            name
+            for name, orphan in sorted(orphans.items())
+            if display in (orphan.display_name, _live_name(listed, orphan.id))
+            or (orphan.display_name is None and orphan.content_hash == wanted)
+        ]
+        old = rename_source(
+            resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
+        )
+        if old is not None:
+            renamed[resource.name] = old
+            del orphans[old]
+    identities = Identities(records, renamed)
+    out: dict[str, Binding] = {}
     owners: dict[str, Resource] = {}
     conflicts: list[str] = []
     for resource in dashboards:
-        display = display_name(resource)
-        record = state.dashboard(resource.name)
-        renamed_from = None
-        if record is None:
-            wanted = content_hash(dashboard_content(resource.spec))
-            for name, orphan in sorted(orphans.items()):
-                if display in (orphan.display_name, live_names.get(str(orphan.id))) or (
-                    orphan.display_name is None and orphan.content_hash == wanted
-                ):
-                    record, renamed_from = orphans.pop(name), name
-                    break
-        found = None
-        if listed is not None:
-            found = find_dashboard(listed, display, record.id if record else None)
-        binding = DashboardBinding(record, found, renamed_from)
+        binding = bind(
+            name=display_name(resource),
+            pinned=None,
+            record=identities.record(resource.name),
+            listed=listed,
+            held=identities.held,
+            owner=resource.name,
+            renamed_from=renamed.get(resource.name),
+            kind_label="dashboard",
+        )
         out[resource.name] = binding
         if binding.id:
             first = owners.setdefault(binding.id, resource)
@@ -241,6 +280,45 @@ def bind_dashboards(
     return out
 
 
+def _live_name(listed: Listed | None, ident: str | None) -> Any:
+    item = listed.by_id.get(ident) if listed is not None and ident else None
+    return item.get("name") if item is not None else None
+
+
+def pipe_identities(resources: Sequence[Resource], state: State, *, may_infer: bool) -> Identities:
+    """Return what state knows of the pipe manifests, renames of ``metadata.name`` resolved.
+
+    A record whose manifest is gone moves to a manifest with no record of its own when that
+    manifest says so (``metadata.renamedFrom``) or, when the run sees every pipe manifest of the
+    project, when the record holds its pipe (same pinned id, or same recorded display name).
+    """
+    records = state.records("Pipe")
+    if not records:
+        return Identities({}, {})
+    pipes = [r for r in resources if r.kind == "Pipe"]
+    current = {r.name for r in pipes}
+    orphans = {n: r for n, r in records.items() if n not in current and r.id}
+    renamed: dict[str, str] = {}
+    if orphans:
+        for resource in pipes:
+            if resource.name in records:
+                continue
+            pinned = resource.spec.get("pipeId")
+            matches = [
+                name
+                for name, orphan in sorted(orphans.items())
+                if (pinned and orphan.id == pinned)
+                or (not pinned and orphan.display_name == resource.spec.get("name"))
+            ]
+            old = rename_source(
+                resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
+            )
+            if old is not None:
+                renamed[resource.name] = old
+                del orphans[old]
+    return Identities(records, renamed)
+
+
 def display_name(resource: Resource) -> str:
     """Return a dashboard manifest's display name (``spec.name``; ``metadata.name`` is a slug)."""
     return str(resource.spec.get("name") or resource.name)
@@ -251,29 +329,11 @@ def plan_resource(
     live: LiveState,
     state: State,
     options: PlanOptions,
-    bindings: Mapping[str, DashboardBinding] | None = None,
+    bindings: Mapping[str, Binding] | None = None,
 ) -> Action:
     """Plan one resource from what was fetched."""
     if resource.kind == "Pipe":
-        key = resource.key
-        ids = live.pipe_ids.get(key)
-        observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
-        target = ids.as_dict() if ids else {}
-        if ids is None:
-            where = resource.locate("metadata", "name")
-            return error_action(
-                "Pipe", resource.name, where, observed.error or "pipe could not be located", target
-            )
-        try:
-            spec = resolve_pipe_secrets(resource)
-        except ManifestError as exc:
-            where = resource.locate("metadata", "name")
-            return error_action("Pipe", resource.name, where, str(exc), target)
-        check = SecretCheck(state.key, state.fingerprints(key))
-        # The pipe list is one of the real service's extensions: where the server has it, it
-        # has the state and scaling endpoints too (``--spec-only`` has none of them).
-        lifecycle = live.capabilities.pipes_list is True
-        return plan_pipe(resource, spec, observed, check, ids=target, lifecycle=lifecycle)
+        return _plan_pipe(resource, live, state, options)
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
@@ -285,7 +345,9 @@ def plan_resource(
             return error_action("Dashboard", resource.name, where, live.dashboards_error)
         binding = (bindings or {}).get(resource.name) or bind_dashboards(
             [resource], live, state, {resource.name}
-        ).get(resource.name, DashboardBinding(None))
+        ).get(resource.name, Binding(Bound.NEW))
+        if binding.error is not None:
+            return error_action("Dashboard", resource.name, where, binding.error)
         can_read = live.capabilities.dashboards_list is True
         action = plan_dashboard(
             resource,
@@ -295,15 +357,129 @@ def plan_resource(
             can_update=can_read,
             replace=options.replace,
         )
-        if binding.renamed_from is not None:
-            action = dataclasses.replace(action, renamed_from=binding.renamed_from)
-        return action
+        return dataclasses.replace(
+            action,
+            renamed_from=binding.renamed_from,
+            bound=binding.how,
+            warnings=(*action.warnings, *_held_warnings("Dashboard", binding)),
+        )
     return error_action(resource.kind, resource.name, where, f"unknown kind {resource.kind}")
+
+
+def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanOptions) -> Action:
+    """Plan one pipe from what was fetched: by its binding, an update, create or replace."""
+    key = resource.key
+    ids = live.pipe_ids.get(key)
+    observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
+    binding = live.bindings.get(key)
+    target = ids.as_dict() if ids else {}
+    where = resource.locate("metadata", "name")
+    if ids is None or observed.error is not None:
+        message = observed.error or "pipe could not be located"
+        return error_action("Pipe", resource.name, where, message, target)
+    try:
+        spec = resolve_pipe_secrets(resource)
+    except ManifestError as exc:
+        return error_action("Pipe", resource.name, where, str(exc), target)
+    recorded = binding.record if binding is not None else None
+    # A pipe created again (its recorded one is gone, or a replacement) starts afresh: its
+    # secrets are all sent, so none counts as recorded.
+    fresh = binding is not None and binding.how is Bound.NEW
+    check = SecretCheck(state.key, {} if fresh else state.fingerprints(_record_key(binding, key)))
+    renamed = binding.renamed_from if binding is not None else None
+    if binding is not None and binding.how is Bound.NEW:
+        del target["pipeId"]
+        warnings = _held_warnings("Pipe", binding)
+        action = plan_create(
+            resource, spec, check, target=target, warnings=warnings, record=recorded
+        )
+    else:
+        how = binding.how if binding is not None else None
+        # The pipe list is one of the real service's extensions: where the server has it, it
+        # has the state and scaling endpoints too (``--spec-only`` has none of them).
+        lifecycle = live.capabilities.pipes_list is True
+        action = plan_pipe(
+            resource,
+            spec,
+            observed,
+            check,
+            ids=target,
+            replace=options.replace,
+            bound=how,
+            lifecycle=lifecycle,
+        )
+    return dataclasses.replace(action, renamed_from=renamed) if renamed else action
+
+
+def _record_key(binding: Binding | None, key: str) -> str:
+    """Return the state address whose fingerprints a pipe compares with (its old one if renamed)."""
+    if binding is not None and binding.renamed_from is not None:
+        return f"Pipe/{binding.renamed_from}"
+    return key
+
+
+def _held_warnings(kind: str, binding: Binding) -> tuple[str, ...]:
+    """Say why a live object with the manifest's name was not adopted (another manifest's)."""
+    return tuple(
+        f"a {kind.lower()} with this name exists ({ident}) but the state binds it to "
+        f"{kind}/{holder}, so this creates another; if this manifest is {kind}/{holder} "
+        f"renamed, add `metadata.renamedFrom: {holder}` to it"
+        for ident, holder in binding.held_elsewhere
+    )
+
+
+PRUNE_PARTIAL = (
+    "--prune deletes no pipe in this run: its paths do not cover every pipe manifest of the "
+    "project (reconcile.yaml `manifests`), so a pipe whose manifest is only elsewhere could be "
+    "taken for removed; run it over the whole project"
+)
+
+
+async def prune_pipes(
+    client: Client,
+    resources: Sequence[Resource],
+    identities: Identities,
+    live: LiveState,
+    state: State,
+    options: PlanOptions,
+) -> list[Action]:
+    """Plan deleting each pipe this tool created whose manifest is gone (never a pinned or
+    adopted one, nor one a current manifest is bound to); a pipe already gone is skipped."""
+    current = {r.name for r in resources if r.kind == "Pipe"}
+    moved = set(identities.renamed.values())
+    bound = {b.id for b in live.bindings.values() if b.id}
+    bound |= {str(r.spec["pipeId"]) for r in resources if r.kind == "Pipe" and "pipeId" in r.spec}
+    out: list[Action] = []
+    for name, record in sorted(state.records("Pipe").items()):
+        scope = record.scope or {}
+        if (
+            name in current
+            or name in moved
+            or not record.created_by_us
+            or not record.id
+            or record.id in bound
+            or not scope.get("organizationId")
+            or not scope.get("serviceId")
+            or not matches_target(f"Pipe/{name}", options.targets)
+        ):
+            continue
+        ids = PipeIds(scope["organizationId"], scope["serviceId"], record.id)
+        try:
+            pipe = await reads.get_pipe(client, ids, name=name)
+        except NotFound:
+            continue  # already gone
+        except AuthenticationFailed:
+            raise
+        except ApiError as exc:
+            out.append(error_action("Pipe", name, Location(state.location), str(exc)))
+            continue
+        out.append(lifecycle.plan_prune(name, record, pipe, Location(state.location)))
+    return out
 
 
 def _prune_actions(
     current: set[str],
-    bindings: Mapping[str, DashboardBinding],
+    bindings: Mapping[str, Binding],
     live: LiveState,
     state: State,
     options: PlanOptions,

@@ -1,281 +1,325 @@
-"""A pipe's run state and scaling: what the plan asks of the state and scaling endpoints.
+"""Planning a pipe's life beyond updates: create, replace, prune.
 
-Where the server offers the pipe lifecycle endpoints (the real service does; ``--spec-only``
-does not), ``spec.state: Running | Stopped`` is a desired state reached with the state command
-(``PATCH …/state {"command": "start" | "stop"}``) after any update, and ``spec.scaling`` is
-written with one ``PATCH …/scaling`` of the changed fields. A database pipe reports ``Paused``
-when stopped: that satisfies ``Stopped``. Transitional states (Provisioning, Stopping, …) head
-for a settled one: a pipe on its way to the desired state is *converging*, never drift.
+A manifest bound to no live pipe (``identity.Bound.NEW``) becomes a create: one POST of the
+whole pipe (its create-time fields included, ``null`` fields left to the service's defaults),
+shown field by field with secrets as ``(sensitive value)``. A create-time field that differs on
+a live pipe can only change through a replacement: with ``--replace`` (never for a pinned
+``pipeId``) a DELETE of the old pipe then the same POST. Prune deletes a pipe this tool created
+whose manifest is gone. Which fields a pipe cannot be created without is decided here
+(``create_errors``; the service marks none required, so these rules are inferred from what a
+pipe needs to run).
 
-Edits the service takes only while a pipe is paused (postgres table mappings) are planned as
-stop → edit → start when the manifest wants the pipe running (or says nothing), and stop → edit
-when it wants it stopped. Without the lifecycle endpoints all of this stays as it was: state
-and scaling are expectations, and a paused-only edit on a running pipe is an error that says
-to pause the pipe.
-
-This module imports neither httpx nor click.
+Requests that ``run`` state or scaling adds to a create go after the POST with ``CREATED_ID``
+in their path. This module imports neither httpx nor click.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-from reconciler.client.paths import PipeIds
+from reconciler.client.paths import pipe_path, pipes_path
 from reconciler.model.errors import Location
-from reconciler.model.resources import Resource
-from reconciler.plan.actions import Purpose, Request
-from reconciler.plan.diff import ChangeKind, FieldChange
+from reconciler.model.fields import is_secret_path
+from reconciler.model.identity import Bound, Record
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import fingerprint, redact
+from reconciler.plan.actions import Action, Op, Purpose, Request
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    FieldChange,
+    SecretCheck,
+    content_hash,
+    secret_field_name,
+)
 
+# The top-level fields of a pipe's create body (``state`` goes through the state command).
+CREATE_FIELDS: tuple[str, ...] = (
+    "name",
+    "source",
+    "destination",
+    "fieldMappings",
+    "settings",
+    "scaling",
+)
 
-class PipeState(StrEnum):
-    """The states the service reports for a pipe."""
-
-    UNKNOWN = "Unknown"
-    PROVISIONING = "Provisioning"
-    RUNNING = "Running"
-    DEGRADED = "Degraded"
-    STOPPING = "Stopping"
-    STOPPED = "Stopped"
-    FAILED = "Failed"
-    COMPLETED = "Completed"
-    INTERNAL_ERROR = "InternalError"
-    SETUP = "Setup"
-    SNAPSHOT = "Snapshot"
-    PAUSED = "Paused"
-    PAUSING = "Pausing"
-    MODIFYING = "Modifying"
-    RESYNC = "Resync"
-
-
-class StateCommand(StrEnum):
-    """The commands of a pipe's state endpoint."""
-
-    START = "start"
-    STOP = "stop"
-    RESYNC = "resync"
-
-
-def command_of(request: Request) -> StateCommand | None:
-    """Return the state command a request sends (None: not a state command)."""
-    if not request.purpose.is_state_command or not isinstance(request.body, Mapping):
-        return None
-    try:
-        return StateCommand(str(request.body.get("command")))
-    except ValueError:
-        return None
-
-
-class RunState(StrEnum):
-    """The run states a manifest can ask for (every other ``spec.state`` is an expectation)."""
-
-    RUNNING = "Running"
-    STOPPED = "Stopped"
-
-    @property
-    def command(self) -> StateCommand:
-        """Return the state command that reaches this run state."""
-        return StateCommand.START if self is RunState.RUNNING else StateCommand.STOP
-
-    @property
-    def reached_by(self) -> frozenset[str]:
-        """Return the live states that satisfy this run state."""
-        return REACHED[self]
-
-    @classmethod
-    def after(cls, command: StateCommand) -> RunState:
-        """Return the run state a state command leads to (resync: back to running)."""
-        return cls.STOPPED if command is StateCommand.STOP else cls.RUNNING
-
-
-REACHED: dict[RunState, frozenset[str]] = {
-    RunState.RUNNING: frozenset({PipeState.RUNNING}),
-    # A stopped database pipe reports Paused.
-    RunState.STOPPED: frozenset({PipeState.STOPPED, PipeState.PAUSED}),
+# What a replacement loses, per source kind (said in the plan).
+_LOST = {
+    "kafka": "its consumer group offsets restart as `offset` says",
+    "objectStorage": "the record of files already loaded (the initial load runs again)",
+    "kinesis": "its position in the stream restarts as `iteratorType` says",
+    "postgres": "its replication slot (a new initial snapshot is taken)",
 }
-# Each transitional state and the settled state it heads for.
-HEADING: dict[str, str] = {
-    PipeState.PROVISIONING: PipeState.RUNNING,
-    PipeState.SETUP: PipeState.RUNNING,
-    PipeState.SNAPSHOT: PipeState.RUNNING,
-    PipeState.MODIFYING: PipeState.RUNNING,
-    PipeState.RESYNC: PipeState.RUNNING,
-    PipeState.STOPPING: PipeState.STOPPED,
-    PipeState.PAUSING: PipeState.PAUSED,
-}
-# Every state a pipe stays in until something happens.
-SETTLED_STATES: frozenset[str] = frozenset(s for s in PipeState if s not in HEADING)
-# States a wait ends in with an error for that pipe.
-FAILED_STATES: frozenset[str] = frozenset({PipeState.FAILED, PipeState.INTERNAL_ERROR})
-STATE_PATH = ("state",)
-SCALING = "scaling"
 
 
-def desired_run_state(spec: Mapping[str, Any]) -> RunState | None:
-    """Return the run state a pipe spec asks for, or None (absent, or an expectation)."""
-    value = spec.get("state")
-    return RunState(value) if value in (RunState.RUNNING, RunState.STOPPED) else None
+def create_body(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service."""
+    return {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
 
 
-def settled(state: str) -> str:
-    """Return the settled state a live state is (or heads for)."""
-    return HEADING.get(state, state)
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
 
 
-def converging_to(desired: RunState, state: str) -> bool:
-    """Tell whether a pipe in ``state`` has reached ``desired`` or is on its way there."""
-    return settled(state) in desired.reached_by
+def create_changes(resource: Resource, body: Mapping[str, Any]) -> list[FieldChange]:
+    """Return one change per field the create sends (a secret subtree as one sensitive change)."""
+    out: list[FieldChange] = []
+
+    def walk(value: Any, path: JsonPath) -> None:
+        if path and is_secret_path(path):
+            out.append(
+                FieldChange(path, MISSING, value, ChangeKind.SENSITIVE, resource.locate_spec(*path))
+            )
+        elif isinstance(value, Mapping) and value:
+            for key, sub in value.items():
+                walk(sub, (*path, key))
+        else:
+            out.append(
+                FieldChange(path, MISSING, value, ChangeKind.SET, resource.locate_spec(*path))
+            )
+
+    walk(body, ())
+    return out
 
 
-def is_transitional(state: str) -> bool:
-    """Tell whether ``state`` is on its way to another (Provisioning, Stopping, …)."""
-    return state in HEADING
+def _secrets_sent(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[str, str]:
+    if secrets.key is None:
+        return {}
+    return {
+        secret_field_name(c.path): fingerprint(secrets.key, c.new)
+        for c in changes
+        if c.kind is ChangeKind.SENSITIVE
+    }
 
 
-def needs_pause(change: FieldChange) -> bool:
-    """Tell whether the service takes this change only while the pipe is paused."""
-    return change.kind in (ChangeKind.ADD, ChangeKind.REMOVE)
-
-
-@dataclass(frozen=True)
-class LifecyclePlan:
-    """What a pipe's run state and scaling add to its plan."""
-
-    changes: tuple[FieldChange, ...]
-    # Requests sent before the update (a stop, so a paused-only edit is taken) and after it.
-    before: tuple[Request, ...] = ()
-    after: tuple[Request, ...] = ()
-    errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    # Live values the plan relied on beyond the managed fields (the run state): the basis.
-    basis: Mapping[str, Any] = field(default_factory=dict)
-
-
-def plan_lifecycle(
+def plan_create(
     resource: Resource,
     spec: Mapping[str, Any],
-    live: Mapping[str, Any],
-    changes: Sequence[FieldChange],
-    ids: PipeIds | None,
+    secrets: SecretCheck,
     *,
-    offered: bool,
-) -> LifecyclePlan:
-    """Turn a pipe's state and scaling changes into state and scaling requests.
+    target: Mapping[str, str],
+    warnings: Sequence[str] = (),
+    record: Record | None = None,
+) -> Action:
+    """Plan the creation of a pipe bound to no live pipe (``target``: organization, service)."""
+    where = resource.locate("metadata", "name")
+    errors = create_errors(resource, spec)
+    body = create_body(spec)
+    changes = create_changes(resource, body)
+    path = pipes_path(target["organizationId"], target["serviceId"])
+    post = Request("POST", path, body, idempotent=False, purpose=Purpose.CREATE)
+    basis = {"id": None, "name": body.get("name"), "serviceId": target["serviceId"]}
+    gone = (
+        (f"pipe {record.id} recorded in state no longer exists on the server; creating it again",)
+        if record is not None and record.id
+        else ()
+    )
+    return Action(
+        "Pipe",
+        resource.name,
+        Op.ERROR if errors else Op.CREATE,
+        where,
+        changes=tuple(changes),
+        requests=() if errors else (post,),
+        errors=tuple(errors),
+        warnings=(*gone, *warnings),
+        target=dict(target),
+        basis=basis,
+        basis_hash=content_hash(basis),
+        secrets=_secrets_sent(changes, secrets),
+        bound=Bound.NEW,
+    )
 
-    ``changes`` are the diff's; ``offered`` tells whether the server has the lifecycle
-    endpoints. The changes returned replace them.
-    """
-    state = str(live.get("state", "")) or PipeState.UNKNOWN
-    paused_edits = [c for c in changes if needs_pause(c)]
-    if not offered or ids is None:
-        kept = tuple(_as_expectation(c) for c in changes)
-        blocked = paused_edits and state != PipeState.PAUSED
-        errors = (_pause_error(resource, state, paused_edits),) if blocked else ()
-        return LifecyclePlan(kept, errors=errors)
-    desired = desired_run_state(spec)
-    kept_changes: list[FieldChange] = []
-    scaling: dict[str, Any] = {}
-    for change in changes:
-        if change.path == STATE_PATH and desired is not None:
-            continue  # planned below
-        if change.path[:1] == (SCALING,) and len(change.path) == 2:
-            if change.kind is ChangeKind.EXPECTATION:
-                change = FieldChange(
-                    change.path, change.old, change.new, ChangeKind.SET, change.location
-                )
-            scaling[str(change.path[1])] = None if change.kind is ChangeKind.RESET else change.new
-        kept_changes.append(change)
-    after: list[Request] = []
-    if scaling:
-        after.append(
-            Request("PATCH", ids.scaling_path, scaling, idempotent=True, purpose=Purpose.SCALING)
-        )
-    return _run_state(resource, desired, state, ids, kept_changes, after, paused_edits)
 
-
-def _run_state(
+def plan_replace(
     resource: Resource,
-    desired: RunState | None,
-    state: str,
-    ids: PipeIds,
-    changes: list[FieldChange],
-    after: list[Request],
-    paused_edits: Sequence[FieldChange],
-) -> LifecyclePlan:
-    """Plan the state commands: the desired run state, and a pause around paused-only edits."""
-    where = resource.locate_spec("state") if desired is not None else None
-    basis: dict[str, Any] = {"state": state} if desired is not None else {}
-    before: list[Request] = []
-    errors: list[str] = []
-    warnings: list[str] = []
-    if desired is not None and where is not None:
-        if state == PipeState.COMPLETED:
-            errors.append(
-                f"the pipe is Completed: it cannot be started or stopped, and the manifest "
-                f"({where}) wants it {desired}"
-            )
-        elif state in desired.reached_by:
-            pass
-        elif converging_to(desired, state):
-            changes.append(FieldChange(STATE_PATH, state, desired, ChangeKind.CONVERGING, where))
-        else:
-            changes.append(FieldChange(STATE_PATH, state, desired, ChangeKind.COMMAND, where))
-            after.append(_command(ids, desired))
-    if paused_edits and state != PipeState.PAUSED:
-        if state not in (PipeState.RUNNING, PipeState.DEGRADED):
-            errors.append(_pause_error(resource, state, paused_edits, lifecycle=True))
-        else:
-            # Stop first, wait for Paused, edit; start again unless the pipe is to stay stopped.
-            basis["state"] = state
-            before.append(_command(ids, RunState.STOPPED))
-            after[:] = [r for r in after if not r.purpose.is_state_command]
-            if desired is not RunState.STOPPED:
-                after.append(_command(ids, RunState.RUNNING))
-                warnings.append(
-                    "the service edits table mappings only while a pipe is paused: the pipe is "
-                    "stopped, edited, then started again (ingestion pauses meanwhile)"
+    spec: Mapping[str, Any],
+    secrets: SecretCheck,
+    *,
+    live: Mapping[str, Any],
+    target: Mapping[str, str],
+    reasons: Sequence[FieldChange],
+    bound: str | None,
+) -> Action:
+    """Plan the replacement of a live pipe: DELETE it, then create it from the manifest."""
+    created = plan_create(resource, spec, secrets, target=target)
+    if created.errors:
+        return created
+    old = target["pipeId"]
+    delete = Request(
+        "DELETE",
+        pipe_path(target["organizationId"], target["serviceId"], old),
+        None,
+        purpose=Purpose.DELETE_FOR_REPLACE,
+    )
+    kinds = [k for k in (spec.get("source") or {}) if k in _LOST]
+    lost = "; ".join(_LOST[k] for k in kinds) or "its progress"
+    warning = (
+        f"replaces pipe {old}: it is deleted and created again with a new id, so ingestion "
+        f"stops and restarts; lost: {lost}, its run history and metrics. The destination "
+        "table and its rows are kept."
+    )
+    basis = {"id": old, "name": live.get("name"), "serviceId": target["serviceId"]}
+    return Action(
+        "Pipe",
+        resource.name,
+        Op.REPLACE,
+        resource.locate("metadata", "name"),
+        changes=(*reasons, *created.changes),
+        requests=(delete, *created.requests),
+        warnings=(warning,),
+        target=dict(target),
+        basis=basis,
+        basis_hash=content_hash(basis),
+        secrets=created.secrets,
+        bound=bound,
+    )
+
+
+def replacement_errors(
+    reasons: Sequence[FieldChange], *, pinned: Location | None, replace: bool
+) -> list[str]:
+    """Say why a pipe whose create-time fields differ is not replaced (none: it may be)."""
+    if not reasons:
+        return []
+    what = "; ".join(f"{c.dotted}: {_plain(c.old)} → {_plain(c.new)}" for c in reasons)
+    head = f"must be replaced ({what}): create-time field(s) differ"
+    if pinned is not None:
+        return [
+            f"{head}, but the pipe is pinned by spec.pipeId ({pinned}) and a pinned pipe is "
+            "never replaced: change it on the server, or remove spec.pipeId and apply with "
+            "--replace"
+        ]
+    if not replace:
+        return [
+            f"{head} ({reasons[0].location}); pass --replace to delete the pipe and create it "
+            "again (ingestion restarts)"
+        ]
+    return []
+
+
+def plan_prune(
+    name: str, record: Record, live: Mapping[str, Any] | None, location: Location
+) -> Action:
+    """Plan the deletion of a pipe this tool created whose manifest is gone."""
+    scope = record.scope or {}
+    ident = record.id or ""
+    target = {
+        "organizationId": scope.get("organizationId", ""),
+        "serviceId": scope.get("serviceId", ""),
+        "pipeId": ident,
+    }
+    request = Request(
+        "DELETE",
+        pipe_path(target["organizationId"], target["serviceId"], ident),
+        None,
+        purpose=Purpose.DELETE,
+    )
+    shown = f"{ident} ({live.get('name')})" if live else ident
+    basis = {"id": ident, "name": live.get("name") if live else record.display_name}
+    return Action(
+        "Pipe",
+        name,
+        Op.DELETE,
+        location,
+        changes=(FieldChange(("pipe",), shown, MISSING, ChangeKind.REMOVE, location),),
+        requests=(request,),
+        warnings=("manifest removed: deletes the pipe this tool created (ingestion stops)",),
+        target=target,
+        basis=basis,
+        basis_hash=content_hash(basis),
+        bound=Bound.RECORDED,
+    )
+
+
+def _plain(value: Any) -> str:
+    if value is MISSING:
+        return "absent"
+    if isinstance(value, str):
+        return value
+    return json.dumps(redact(value), separators=(", ", ": "))
+
+
+# -- what a pipe cannot be created without ------------------------------------------------------
+
+# Per source kind: fields a create must state (inferred: the service marks none required).
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "kafka": ("format", "brokers", "topics"),
+    "objectStorage": ("type", "format"),
+    "kinesis": ("format", "streamName", "region", "iteratorType"),
+    "postgres": ("host", "port", "database", "credentials", "tableMappings"),
+}
+# Per source kind and authentication: the field that carries the credential.
+_AUTH_NEEDS: dict[str, dict[str, str]] = {
+    "kafka": {
+        "PLAIN": "credentials",
+        "SCRAM-SHA-256": "credentials",
+        "SCRAM-SHA-512": "credentials",
+        "IAM_USER": "credentials",
+        "MUTUAL_TLS": "credentials",
+        "IAM_ROLE": "iamRole",
+    },
+    "objectStorage": {
+        "IAM_USER": "accessKey",
+        "IAM_ROLE": "iamRole",
+        "CONNECTION_STRING": "connectionString",
+        "SERVICE_ACCOUNT": "serviceAccountKey",
+    },
+    "kinesis": {"IAM_USER": "accessKey", "IAM_ROLE": "iamRole"},
+}
+_DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
+
+
+def create_errors(resource: Resource, spec: Mapping[str, Any]) -> list[str]:
+    """List what a pipe lacks to be created, each naming the manifest place (inferred rules)."""
+    source: Mapping[str, Any] = _mapping(spec.get("source"))
+    kinds = [k for k in source if k in _REQUIRED]
+    if not kinds:
+        return [f"{resource.locate_spec()}: spec.source is required to create the pipe"]
+    kind = kinds[0]
+    sub = _mapping(source[kind])
+    missing = [f for f in _REQUIRED[kind] if sub.get(f) in (None, "", [])]
+    if kind == "objectStorage" and sub.get("type") != "azureblobstorage" and not sub.get("url"):
+        missing.append("url")
+    if kind == "objectStorage" and sub.get("type") == "azureblobstorage":
+        missing += [f for f in ("connectionString", "path") if not sub.get(f)]
+    auth = sub.get("authentication") or _DEFAULT_AUTH.get(kind)
+    needs = _AUTH_NEEDS.get(kind, {}).get(str(auth)) if auth else None
+    if needs and sub.get(needs) in (None, "") and needs not in missing:
+        missing.append(needs)
+    if kind == "kinesis" and sub.get("iteratorType") == "AT_TIMESTAMP" and "timestamp" not in sub:
+        missing.append("timestamp")
+    offset = sub.get("offset") if kind == "kafka" else None
+    if (
+        isinstance(offset, Mapping)
+        and offset.get("strategy") == "from_timestamp"
+        and not offset.get("timestamp")
+    ):
+        missing.append("offset.timestamp")
+    errors = [
+        f"{resource.locate_spec('source', kind)}: spec.source.{kind}.{f} is required to create "
+        "the pipe" + (f" (authentication {auth})" if f == needs else "")
+        for f in missing
+    ]
+    if kind != "postgres":
+        destination = _mapping(spec.get("destination"))
+        for f in ("database", "table", "columns"):
+            if not destination.get(f):
+                errors.append(
+                    f"{resource.locate_spec('destination') if destination else resource.locate_spec()}: "
+                    f"spec.destination.{f} is required to create the pipe"
                 )
-    return LifecyclePlan(
-        tuple(changes),
-        tuple(before),
-        tuple(after),
-        tuple(errors),
-        tuple(warnings),
-        basis,
-    )
+        if not spec.get("fieldMappings"):
+            errors.append(
+                f"{resource.locate_spec()}: spec.fieldMappings is required to create the pipe "
+                "(every destination column mapped once)"
+            )
+    return errors
 
 
-def _command(ids: PipeIds, desired: RunState) -> Request:
-    return Request(
-        "PATCH",
-        ids.state_path,
-        {"command": str(desired.command)},
-        idempotent=True,
-        purpose=Purpose.STATE_COMMAND,
-    )
-
-
-def _as_expectation(change: FieldChange) -> FieldChange:
-    """Without the lifecycle endpoints, a scaling reset (``null``) cannot be sent either."""
-    if change.path[:1] == (SCALING,) and change.kind is ChangeKind.RESET:
-        return FieldChange(
-            change.path, change.old, change.new, ChangeKind.EXPECTATION, change.location
-        )
-    return change
-
-
-def _pause_error(
-    resource: Resource, state: str, edits: Sequence[FieldChange], *, lifecycle: bool = False
-) -> str:
-    where: Location = edits[0].location if edits else resource.locate("metadata", "name")
-    if lifecycle:
-        return (
-            f"table mappings ({where}) can only be edited while the pipe is Paused, and it is "
-            f"{state}: {'wait until it settles, then apply again' if is_transitional(state) else 'start or stop it first'}"
-        )
-    return (
-        f"table mappings ({where}) can only be edited while the pipe is Paused (it is "
-        f"{state}): this server has no state command, so pause the pipe, apply, then resume it"
-    )
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

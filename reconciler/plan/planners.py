@@ -41,15 +41,16 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
-from reconciler.plan.lifecycle import SCALING, plan_lifecycle, settled
+from reconciler.plan.lifecycle import plan_replace, replacement_errors
 from reconciler.plan.rules import (
     field_mapping_errors,
     kafka_credential_errors,
     resend_credentials,
 )
+from reconciler.plan.runstate import SCALING, plan_lifecycle, settled
 
 # Change kinds that write nothing through the pipe update.
-_NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING})
+_NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING, ChangeKind.REPLACE})
 # Spec keys written through their own endpoints, never in the update body.
 _NOT_IN_UPDATE = frozenset({"state", SCALING})
 
@@ -79,16 +80,30 @@ def plan_pipe(
     secrets: SecretCheck,
     *,
     ids: Mapping[str, str],
+    replace: bool = False,
+    bound: str | None = None,
     lifecycle: bool = False,
 ) -> Action:
-    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe;
-    ``lifecycle`` tells whether the server has the state and scaling endpoints."""
+    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe.
+
+    A create-time field that differs needs a replacement: with ``replace`` (and no pinned
+    ``pipeId``) the pipe is deleted and created again, else that is the action's error.
+    ``lifecycle`` tells whether the server has the state and scaling endpoints.
+    """
     where = resource.locate("metadata", "name")
     if observed.error is not None or observed.live is None:
         failed = (observed.error or "live pipe not found",)
-        return Action("Pipe", resource.name, Op.ERROR, where, errors=failed, target=dict(ids))
+        return Action(
+            "Pipe", resource.name, Op.ERROR, where, errors=failed, target=dict(ids), bound=bound
+        )
     live = observed.live
     changes = diff_pipe(resource, spec, live, secrets)
+    reasons = [c for c in changes if c.kind is ChangeKind.REPLACE]
+    pinned = resource.locate_spec("pipeId") if "pipeId" in resource.spec else None
+    if reasons and replace and pinned is None:
+        return plan_replace(
+            resource, spec, secrets, live=live, target=ids, reasons=reasons, bound=bound
+        )
     changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
     life = plan_lifecycle(resource, spec, live, changes, _pipe_ids(ids), offered=lifecycle)
@@ -97,7 +112,7 @@ def plan_pipe(
         basis.update(life.basis)
         if "state" in basis:  # a pipe on its way to a state is compared as that state
             basis["state"] = settled(str(basis["state"]))
-    errors: list[str] = []
+    errors: list[str] = replacement_errors(reasons, pinned=pinned, replace=replace)
     for change in changes:
         if change.kind is ChangeKind.EXPECTATION:
             errors.append(
@@ -141,6 +156,7 @@ def plan_pipe(
         basis=basis,
         secrets=recorded,
         forget_secrets=tuple(sorted(k for k in secrets.recorded if k not in stated)),
+        bound=bound,
     )
 
 

@@ -68,10 +68,18 @@ def _reset(default: Any) -> str:
     return f"reset to default ({shown})"
 
 
-def describe_change(change: FieldChange) -> tuple[str, str]:
-    """Return (sign, text) describing one field change for people."""
+def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str, str]:
+    """Return (sign, text) describing one field change for people (``creating``: a field of a
+    create body, whose secret is sent, not changed)."""
     if change.kind is ChangeKind.SENSITIVE:
+        if creating:
+            return "+", f"{change.dotted}: (sensitive value)"
         return "~", f"{change.dotted}: (sensitive value changed)"
+    if change.kind is ChangeKind.REPLACE:
+        return (
+            "-/+",
+            f"{change.dotted}: {_value(change.old)} → {_value(change.new)} (must be replaced)",
+        )
     if change.kind is ChangeKind.ADD:
         return "+", f"{change.dotted}: {_value(change.new)}"
     if change.kind is ChangeKind.REMOVE:
@@ -159,10 +167,18 @@ def render_text(
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
         if action.renamed_from:
-            head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
+            ident = action.target.get("id") or action.target.get("pipeId", "")
+            head += f" (renamed from {action.kind}/{action.renamed_from}; same live {action.kind.lower()} {ident})"
+        elif action.bound == "adopted":
+            head += f" (adopted by name: pipe {action.target.get('pipeId', '')})"
+        if action.operation is Op.CREATE and not action.errors:
+            head += " (create)"
+        elif action.operation is Op.REPLACE:
+            head += " (-/+ replace)"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
+        creating = action.operation in (Op.CREATE, Op.REPLACE)
         for change in action.changes:
-            csign, text = describe_change(change)
+            csign, text = describe_change(change, creating=creating)
             lines.append(
                 f"    {style(csign, fg=_change_colour(csign))} {text}"
                 + style(f"  ({change.location})", dim=True)
@@ -186,7 +202,8 @@ def render_text(
 
 
 def _change_colour(sign: str) -> str:
-    return {"+": "green", "-": "red", "~": "yellow", "!": "red", "…": "cyan"}.get(sign, "white")
+    colours = {"+": "green", "-": "red", "~": "yellow", "!": "red", "-/+": "magenta", "…": "cyan"}
+    return colours.get(sign, "white")
 
 
 # -- markdown -----------------------------------------------------------------------------------
