@@ -28,6 +28,7 @@ from tests.seed_ids import (
     POSTGRES_RUNNING_PIPE,
     STAGING,
 )
+from tests.test_pipe_lifecycle import kafka_spec
 
 FAST = WaitOptions(first_interval=0.02, max_interval=0.05)
 
@@ -272,3 +273,53 @@ def test_the_wait_timeout_flag_defaults_to_the_core_default() -> None:
 
     (option,) = [p for p in command.params if p.name == "wait_timeout"]
     assert option.default == DEFAULT_WAIT_TIMEOUT == WaitOptions().timeout
+
+
+@pytest.fixture(autouse=True)
+def _kafka_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAFKA_USER", "returns-reader")
+    monkeypatch.setenv("KAFKA_PASSWORD", "kafka-pass-SECRETVALUE")
+
+
+def created_manifest(tmp_path: Path, **extra: Any) -> Path:
+    spec = kafka_spec(**extra)
+    return write_manifest(tmp_path / "m" / "returns.yaml", "Pipe", "returns", spec)
+
+
+def by_name(app: EmulatorApp, name: str) -> dict[str, Any]:
+    (pipe,) = [p for p in app.runtime.store.data["pipes"].values() if p["name"] == name]
+    return pipe
+
+
+def test_a_create_waits_until_the_pipe_is_running(tmp_path: Path) -> None:
+    app = app_with()
+    manifests = created_manifest(tmp_path)
+    action = only(apply(app, manifests, tmp_path))
+    assert action.outcome is Outcome.APPLIED, action.messages
+    assert any(m.startswith("create: Running after") for m in action.messages)
+    assert by_name(app, "returns")["state"] == "Running"
+
+
+def test_a_create_of_a_stopped_pipe_stops_it_once_it_runs(tmp_path: Path) -> None:
+    app = app_with()
+    manifests = created_manifest(tmp_path, state="Stopped", scaling={"replicas": 3})
+    planned = plan_again(app, manifests, tmp_path).plan.actions[0]
+    assert [(r.method, r.path.split("/pipes")[-1]) for r in planned.requests] == [
+        ("POST", ""),
+        ("PATCH", "/{created-id}/state"),
+    ]
+    action = only(apply(app, manifests, tmp_path))
+    assert action.outcome is Outcome.APPLIED, action.messages
+    pipe = by_name(app, "returns")
+    assert pipe["state"] == "Stopped" and pipe["scaling"]["replicas"] == 3
+    assert [(m, p, b) for m, p, b in writes(app)][1] == ("PATCH", "state", {"command": "stop"})
+    again = plan_again(app, manifests, tmp_path).plan
+    assert (again.changed, again.failed) == ((), ())
+
+
+def test_a_create_with_no_wait_returns_while_it_provisions(tmp_path: Path) -> None:
+    app = app_with(transition_ms=60_000)
+    manifests = created_manifest(tmp_path)
+    action = only(apply(app, manifests, tmp_path, wait=WaitOptions(wait=False)))
+    assert action.outcome is Outcome.APPLIED, action.messages
+    assert "create: sent, not waited for (--no-wait); the pipe is Provisioning" in action.messages

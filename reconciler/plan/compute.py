@@ -37,6 +37,7 @@ from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
 from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
+from reconciler.plan.runstate import after_create
 from reconciler.state.document import State
 
 
@@ -393,6 +394,7 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
         action = plan_create(
             resource, spec, check, target=target, warnings=warnings, record=recorded
         )
+        action = after_create(resource, spec, action)
     else:
         how = binding.how if binding is not None else None
         # The pipe list is one of the real service's extensions: where the server has it, it

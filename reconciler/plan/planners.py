@@ -47,7 +47,7 @@ from reconciler.plan.rules import (
     kafka_credential_errors,
     resend_credentials,
 )
-from reconciler.plan.runstate import SCALING, plan_lifecycle, settled
+from reconciler.plan.runstate import SCALING, after_create, plan_lifecycle, settled
 
 # Change kinds that write nothing through the pipe update.
 _NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING, ChangeKind.REPLACE})
@@ -101,9 +101,10 @@ def plan_pipe(
     reasons = [c for c in changes if c.kind is ChangeKind.REPLACE]
     pinned = resource.locate_spec("pipeId") if "pipeId" in resource.spec else None
     if reasons and replace and pinned is None:
-        return plan_replace(
+        replaced = plan_replace(
             resource, spec, secrets, live=live, target=ids, reasons=reasons, bound=bound
         )
+        return after_create(resource, spec, replaced)
     changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
     life = plan_lifecycle(resource, spec, live, changes, _pipe_ids(ids), offered=lifecycle)

@@ -18,16 +18,17 @@ This module imports neither httpx nor click.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconciler.client.paths import PipeIds
+from reconciler.client.paths import PipeIds, pipes_path
 from reconciler.model.errors import Location
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import Purpose, Request
-from reconciler.plan.diff import ChangeKind, FieldChange
+from reconciler.plan.actions import CREATED_ID, Action, Purpose, Request
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 
 class PipeState(StrEnum):
@@ -278,4 +279,30 @@ def _pause_error(
     return (
         f"table mappings ({where}) can only be edited while the pipe is Paused (it is "
         f"{state}): this server has no state command, so pause the pipe, apply, then resume it"
+    )
+
+
+def after_create(resource: Resource, spec: Mapping[str, Any], action: Action) -> Action:
+    """Stop a pipe just created when its manifest wants it stopped (a pipe is created running).
+
+    The command goes to the created pipe (``CREATED_ID``) once it is Running: apply waits
+    for that after the create.
+    """
+    creates = any(r.purpose is Purpose.CREATE for r in action.requests)
+    if desired_run_state(spec) is not RunState.STOPPED or action.errors or not creates:
+        return action
+    target = action.target
+    # The placeholder is not an id: it is not made a path segment (apply puts the id there).
+    path = f"{pipes_path(target['organizationId'], target['serviceId'])}/{CREATED_ID}/state"
+    stop = Request(
+        "PATCH",
+        path,
+        {"command": str(StateCommand.STOP)},
+        idempotent=True,
+        purpose=Purpose.STATE_COMMAND,
+    )
+    where = resource.locate_spec("state")
+    change = FieldChange(STATE_PATH, MISSING, str(RunState.STOPPED), ChangeKind.COMMAND, where)
+    return dataclasses.replace(
+        action, requests=(*action.requests, stop), changes=(*action.changes, change)
     )
