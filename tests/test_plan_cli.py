@@ -11,6 +11,7 @@ import pytest
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
+from tests.manifest_helpers import example_manifests
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -246,9 +247,10 @@ def test_plan_should_report_read_only_expectation_mismatch_as_error(
     write_manifest(tmp_path / "p.yaml", "Pipe", "orders", spec)
     result = run_cli(["plan", str(tmp_path)], emulator.env())
     assert result.exit_code == 1
-    assert "source.kafka.topics" in result.stdout
-    assert "cannot be changed through the API" in result.stdout
-    assert "destination.table" in result.stdout
+    # Create-time fields: only a replacement changes them, and a pinned pipe is never replaced.
+    assert "must be replaced (source.kafka.topics: orders → payments" in result.stdout
+    assert "destination.table: orders → elsewhere" in result.stdout
+    assert "pinned by spec.pipeId" in result.stdout
 
 
 def test_plan_should_accept_matching_expectations_silently(
@@ -339,9 +341,11 @@ def test_plan_should_use_list_endpoints_and_few_requests_for_example_manifests(
     assert doc["requestsMade"]["management"] == sum(1 for p in paths if p.startswith("/v1/"))
 
 
-def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(emulator: Emulator) -> None:
+def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(
+    emulator: Emulator, tmp_path: Path
+) -> None:
     emulator.configure(specOnly=True)
-    code, doc = plan_json(emulator, REPO / "manifests")
+    code, doc = plan_json(emulator, example_manifests(tmp_path, can_create=False))
     assert code == 0
     paths = [r["path"] for r in emulator.requests()]
     pipe_gets = [p for p in paths if "/pipes/" in p]

@@ -286,7 +286,7 @@ def create_errors(resource: Resource, spec: Mapping[str, Any]) -> list[str]:
     if kind == "objectStorage" and sub.get("type") != "azureblobstorage" and not sub.get("url"):
         missing.append("url")
     if kind == "objectStorage" and sub.get("type") == "azureblobstorage":
-        missing += [f for f in ("connectionString", "path") if not sub.get(f)]
+        missing += [f for f in ("path", "azureContainerName") if not sub.get(f)]
     auth = sub.get("authentication") or _DEFAULT_AUTH.get(kind)
     needs = _AUTH_NEEDS.get(kind, {}).get(str(auth)) if auth else None
     if needs and sub.get(needs) in (None, "") and needs not in missing:
@@ -305,8 +305,13 @@ def create_errors(resource: Resource, spec: Mapping[str, Any]) -> list[str]:
         "the pipe" + (f" (authentication {auth})" if f == needs else "")
         for f in missing
     ]
+    destination = _mapping(spec.get("destination"))
+    if kind == "postgres" and not destination.get("database"):
+        errors.append(
+            f"{resource.locate_spec()}: spec.destination.database is required to create the pipe "
+            "(the database its tables are replicated into)"
+        )
     if kind != "postgres":
-        destination = _mapping(spec.get("destination"))
         for f in ("database", "table", "columns"):
             if not destination.get(f):
                 errors.append(
