@@ -9,9 +9,11 @@ store's clock, never by sleeping), the no-op commands, scaling bounds and defaul
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -786,3 +788,24 @@ def test_the_transition_ms_flag_should_set_how_long_a_real_server_keeps_a_pipe_p
             assert ok(http.get(f"{PIPES}/{pipe['id']}"))["state"] == "Stopped"
     finally:
         stop_emulator(emulator)
+
+
+def test_a_pending_transition_should_survive_a_restart_on_the_same_data_file(
+    tmp_path: Path, clock: Clock
+) -> None:
+    data = tmp_path / "emulator.json"
+    first = create_app(
+        config=EmulatorConfig(transition_ms=TRANSITION_MS),
+        identities=Identities.from_env({}),
+        data_file=data,
+    )
+    first.runtime.store.clock = clock
+    with Client(first, auth=AUTH) as before:
+        pipe_id = create(before, body_of("postgres"))["id"]
+    again = create_app(identities=Identities.from_env({}), data_file=data)
+    again.runtime.store.clock = clock
+    with Client(again, auth=AUTH) as after:
+        assert state_of(after, pipe_id) == "Provisioning"
+        clock.advance(TRANSITION_MS)
+        assert state_of(after, pipe_id) == "Running"
+    assert json.loads(data.read_text())["pipes"][pipe_id]["state"] == "Running"

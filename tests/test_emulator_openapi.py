@@ -136,6 +136,18 @@ def test_spec_only_should_hide_the_extensions_in_the_document_and_the_server() -
         stop_emulator(emulator)
 
 
+CREATE_BODY = {
+    "name": "new",
+    "source": {
+        "kinesis": {
+            "format": "JSONEachRow",
+            "streamName": "s",
+            "region": "us-east-1",
+            "iamRole": "arn:aws:iam::123456789012:role/r",
+        }
+    },
+    "destination": {"table": "t"},
+}
 # (operation id, body, accepted?): the documented schema and the emulator must agree.
 BODIES: list[tuple[str, Any, bool]] = [
     ("patch_pipe", {"settings": {"engine_max_threads": 64}}, True),
@@ -150,6 +162,13 @@ BODIES: list[tuple[str, Any, bool]] = [
     ("create_dashboard", {"name": "d", "tiles": []}, True),
     ("create_dashboard", {"name": "d", "tiles": [{"name": "t", "x": 24}]}, False),
     ("create_dashboard", {"tiles": []}, False),
+    ("create_pipe", CREATE_BODY, True),
+    ("create_pipe", {k: v for k, v in CREATE_BODY.items() if k != "name"}, False),
+    ("create_pipe", {**CREATE_BODY, "scaling": {"replicas": 41}}, False),
+    ("command_pipe", {"command": "stop"}, True),
+    ("command_pipe", {"command": "pause"}, False),
+    ("scale_pipe", {"replicas": 40, "replicaMemoryGb": None}, True),
+    ("scale_pipe", {"replicaCpuMillicores": 100}, False),
 ]
 
 

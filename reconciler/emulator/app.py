@@ -95,6 +95,7 @@ class Operation:
     summary: str
     result: str
     body: validation.Rule | None = None
+    notes: str = ""
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -146,6 +147,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "Create a pipe (Provisioning, then Running)",
         "pipe",
         pipe_bodies.PIPE_CREATE,
+        "Beyond the schema, the rules a pipe needs to run are refused with 400: a kind's "
+        "required fields, credentials that fit the authentication, every destination column "
+        "mapped once. Names need not be unique within a service.",
     ),
     Operation("DELETE", _SVC + "/pipes/{pipeId}", "delete_pipe", True, "Delete a pipe", "deleted"),
     Operation(
@@ -156,6 +160,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "Start, stop or resync a pipe",
         "pipe",
         pipe_bodies.STATE_COMMAND,
+        "start: Provisioning, then Running; stop: Stopping, then Stopped (postgres: Pausing, "
+        "then Paused); resync (postgres only): Resync, then Running; each transitionMs later. "
+        "A command for the state the pipe is in or heading to changes nothing.",
     ),
     Operation(
         "PATCH",

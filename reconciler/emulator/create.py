@@ -1,4 +1,4 @@
-"""Pipe creation, scaling and state commands: their request bodies and the rules across fields.
+"""Validating the lifecycle bodies, the rules across create-time fields, a new pipe's defaults.
 
 The real service's description marks no create-time field required, yet a pipe cannot run
 without some of them; the emulator refuses their absence with the 400 the service would give

@@ -122,6 +122,8 @@ def _operation(op: Operation) -> dict[str, Any]:
     }
     if op.extension:
         out["description"] = "An extension of the real service (absent with specOnly)."
+    if op.notes:
+        out["description"] = f"{out.get('description', '')} {op.notes}".strip()
     if parameters:
         out["parameters"] = parameters
     if op.body is not None:

@@ -118,6 +118,8 @@ def _add_service(
     host = f"{name}.{region}.{provider}.db.example.com"
     # Only a service on AWS has an IAM role of its own to show.
     role = f"arn:aws:iam::123456789012:role/service-{name}" if provider == "aws" else ""
+    # A development service is the small kind: two replicas of 4 GiB.
+    replicas, replica_gb = (2, 4) if tier == "development" else (3, 8)
     data["services"][sid] = {
         "id": sid,
         "organizationId": DEMO_ORG_ID,
@@ -130,11 +132,11 @@ def _add_service(
             {"protocol": "nativesecure", "host": host, "port": 9440, "username": "default"},
             {"protocol": "mysql", "host": host, "port": 3306, "username": f"default_{name}"},
         ],
-        "minTotalMemoryGb": 24,
-        "maxTotalMemoryGb": 96,
-        "minReplicaMemoryGb": 8,
-        "maxReplicaMemoryGb": 32,
-        "numReplicas": 3,
+        "minTotalMemoryGb": replicas * replica_gb,
+        "maxTotalMemoryGb": replicas * replica_gb * 4,
+        "minReplicaMemoryGb": replica_gb,
+        "maxReplicaMemoryGb": replica_gb * 4,
+        "numReplicas": replicas,
         "idleScaling": state == "idle",
         "idleTimeoutMinutes": 15,
         "ipAccessList": [{"source": "203.0.113.0/24", "description": "office"}],
@@ -155,7 +157,11 @@ def _add_service(
         "region": region,
         "tier": tier,
         "autoscalingMode": "vertical",
-        "currentScaling": {"numReplicas": 3, "replicaMemoryGb": 8, "totalMemoryGb": 24},
+        "currentScaling": {
+            "numReplicas": replicas,
+            "replicaMemoryGb": replica_gb,
+            "totalMemoryGb": replicas * replica_gb,
+        },
     }
 
 

@@ -10,6 +10,9 @@ Pipe PATCH is merge-patch-like: absent fields stay, nested objects merge, arrays
 postgres table mappings are removed then added by key. An update is applied to a copy and
 committed only when every check passed, so a 400 never leaves a half-applied change behind;
 ``updatedAt`` moves only when the stored record really changed.
+
+Pipe lifecycle (create, delete, state commands, scaling) goes through here too; a pipe's
+transitional state is settled by every lookup (``lifecycle.settle``), never by a timer.
 """
 
 from __future__ import annotations
