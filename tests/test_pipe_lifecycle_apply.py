@@ -323,3 +323,18 @@ def test_a_create_with_no_wait_returns_while_it_provisions(tmp_path: Path) -> No
     action = only(apply(app, manifests, tmp_path, wait=WaitOptions(wait=False)))
     assert action.outcome is Outcome.APPLIED, action.messages
     assert "create: sent, not waited for (--no-wait); the pipe is Provisioning" in action.messages
+
+
+def test_a_create_whose_wait_fails_still_records_the_secrets_it_sent(tmp_path: Path) -> None:
+    app = app_with(transition_ms=60_000)
+
+    def fail_it(pending: tuple[Waiting, ...]) -> None:
+        force_state(app, by_name(app, "returns")["id"], "Failed")
+
+    manifests = created_manifest(tmp_path)
+    action = only(apply(app, manifests, tmp_path, waiting=fail_it))
+    assert action.outcome is Outcome.FAILED
+    assert action.messages[0].startswith("pipe returns is Failed after `create`")
+    force_state(app, by_name(app, "returns")["id"], "Running")  # someone repaired it
+    again = plan_again(app, manifests, tmp_path).plan
+    assert (again.changed, again.failed) == ((), ()), [a.changes for a in again.actions]

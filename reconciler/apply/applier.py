@@ -84,6 +84,8 @@ class Applier:
         # Actions whose last state command was sent but not waited for (--no-wait).
         self._not_waited: set[str] = set()
         self._wait_notes: dict[str, list[str]] = {}
+        # Actions whose wait failed after every write (only state commands were left).
+        self._writes_made: set[str] = set()
         self.state = state
         self.recorder = StateRecorder(state)
         self.secrets = secrets or {}
@@ -183,6 +185,8 @@ class Applier:
         done: list[RequestResult] = []
         last, stopped = await self._send(action, done)
         if stopped is not None:
+            if action.key in self._writes_made:
+                await self.recorder.applied(action, last)
             if stopped.outcome is Outcome.FAILED and action.operation is Op.CREATE:
                 await self.recorder.not_created(action)
             return stopped
@@ -205,7 +209,10 @@ class Applier:
         label = f"{action.kind.lower()} {action.name}"
 
         def halt(message: str, index: int) -> ActionResult:
-            # A wait ended badly: the requests from ``index`` on are not sent.
+            # A wait ended badly: the requests from ``index`` on are not sent. If they are only
+            # state commands, every write was made: state records it (the fingerprints sent).
+            if all(r.purpose.is_state_command for r in action.requests[index:]):
+                self._writes_made.add(action.key)
             done.extend(
                 skipped(r, "not sent: the wait before it failed") for r in action.requests[index:]
             )

@@ -155,7 +155,7 @@ class PipeWatcher:
 
     async def _rounds(self) -> None:
         interval = self.options.first_interval
-        while self._waiters:
+        while any(not w.future.done() for w in self._waiters):
             self._wake.clear()
             pending = [w for w in self._waiters if not w.future.done()]
             soonest = min((w.deadline for w in pending), default=self.clock())
