@@ -19,6 +19,7 @@ from reconciler.apply.results import Outcome
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.emulator import EmulatorApp
 from reconciler.emulator import lifecycle as emulated
+from reconciler.model.errors import AuthenticationFailed
 from tests.asgi_helpers import config, emulator_app
 from tests.cli_helpers import pipe_spec, write_manifest
 from tests.seed_ids import (
@@ -338,3 +339,20 @@ def test_a_create_whose_wait_fails_still_records_the_secrets_it_sent(tmp_path: P
     force_state(app, by_name(app, "returns")["id"], "Running")  # someone repaired it
     again = plan_again(app, manifests, tmp_path).plan
     assert (again.changed, again.failed) == ((), ()), [a.changes for a in again.actions]
+
+
+def test_refused_credentials_while_waiting_stop_the_run(tmp_path: Path) -> None:
+    app = app_with(transition_ms=60_000)
+
+    def revoke(pending: tuple[Waiting, ...]) -> None:
+        app.api.identities = revoked_keys()
+
+    manifests = kafka_manifest(tmp_path, state="Stopped")
+    with pytest.raises(AuthenticationFailed):
+        apply(app, manifests, tmp_path, waiting=revoke)
+
+
+def revoked_keys() -> Any:
+    from reconciler.emulator import Identities
+
+    return Identities.from_env({"RECONCILE_KEY_ID": "other", "RECONCILE_KEY_SECRET": "other"})

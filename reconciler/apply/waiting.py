@@ -200,10 +200,8 @@ class PipeWatcher:
                     return
             for waiter in members:
                 self._saw(waiter, await reads.get_pipe(self.client, waiter.ids, name=waiter.name))
-        except AuthenticationFailed as exc:  # the run stops: raised by every wait on it
-            for waiter in members:
-                if not waiter.future.done():
-                    waiter.future.set_exception(exc)
+        except AuthenticationFailed:  # the run stops: ``_poll`` hands it to every wait
+            raise
         except ApiError as exc:
             self._fail(members, exc)
 
