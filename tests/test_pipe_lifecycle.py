@@ -204,3 +204,30 @@ def test_two_manifests_adopting_the_name_a_pinned_manifest_holds_are_both_errors
     assert result.exit_code == 1
     assert f"pipe {KAFKA_PIPE} is bound to two manifests" in result.output
     assert writes(emulator.requests()) == []
+
+
+def test_a_saved_plan_with_a_create_applies_once_and_is_stale_once_the_pipe_exists(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state, elsewhere = tmp_path / "m", tmp_path / "s.json", tmp_path / "elsewhere.json"
+    write_manifest(root / "returns.yaml", "Pipe", "returns", kafka_spec())
+    mine, theirs = tmp_path / "mine.plan", tmp_path / "theirs.plan"
+    for saved, where in ((mine, state), (theirs, elsewhere)):
+        made = _run("plan", root, where, emulator.env(), "--out", str(saved))
+        assert made.exit_code == 0, made.output
+    text = mine.read_text()
+    assert '"operation": "create"' in text and "kafka-pass-SECRETVALUE" not in text
+
+    def apply_saved(saved: Path, where: Path) -> Any:
+        args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(where), *FAST]
+        return run_cli(args, emulator.env())
+
+    applied = apply_saved(mine, state)
+    assert applied.exit_code == 0, applied.output
+    (pipe,) = pipes_named(emulator, "returns")
+    assert "secrets" in json.loads(state.read_text())["resources"]["Pipe/returns"]
+    again = apply_saved(mine, state)
+    assert again.exit_code == 0 and "already applied" in again.output
+    stale = apply_saved(theirs, elsewhere)  # made before the pipe existed, by another state
+    assert stale.exit_code == 1 and "a pipe named 'returns' now exists" in stale.output
+    assert [p["id"] for p in pipes_named(emulator, "returns")] == [pipe["id"]]

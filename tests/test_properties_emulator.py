@@ -160,3 +160,42 @@ def test_apply_then_plan_should_converge_and_send_only_changed_fields(
             # One scaling request, of the fields that differed.
             for key, value in request["body"].items():
                 assert value != pipes[KAFKA_PIPE]["scaling"][key], key
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pipe_settings=settings_subset,
+    topic=st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True),
+    format_=st.sampled_from(["JSONEachRow", "Avro"]),
+    strategy=st.sampled_from(["from_beginning", "from_latest"]),
+    columns=st.lists(st.sampled_from(["id", "amount", "note"]), min_size=1, unique=True),
+)
+def test_apply_then_plan_should_converge_for_pipes_it_creates(
+    emulator: Emulator,
+    tmp_path_factory: pytest.TempPathFactory,
+    pipe_settings: dict[str, Any],
+    topic: str,
+    format_: str,
+    strategy: str,
+    columns: list[str],
+) -> None:
+    from tests.test_pipe_lifecycle import kafka_spec
+
+    emulator.reset()
+    root = tmp_path_factory.mktemp("create")
+    spec = kafka_spec(name=f"p-{topic}", topics=topic, settings=pipe_settings)
+    spec["source"]["kafka"] |= {"format": format_, "offset": {"strategy": strategy}}
+    spec["destination"]["columns"] = [{"name": c, "type": "String"} for c in columns]
+    spec["fieldMappings"] = [{"sourceField": c, "destinationField": c} for c in columns]
+    write_manifest(root / "new.yaml", "Pipe", "new", spec)
+    state = root / "state.json"
+    args = ["--state", str(state), "--rate", "none"]
+    result = run_cli(["apply", str(root), "--auto-approve", *args], emulator.env())
+    assert result.exit_code == 0, result.output
+    again = run_cli(["plan", str(root), "--detailed-exitcode", *args], emulator.env())
+    assert again.exit_code == 0, again.stdout
+    created = [p for p in emulator.data()["pipes"].values() if p["name"] == f"p-{topic}"]
+    assert len(created) == 1

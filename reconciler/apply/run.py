@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -183,7 +184,10 @@ async def apply_plan(
             locked_state(backend, timeout=request.lock_timeout) as state,
         ):
             async with Client(config, transport=transport) as client:
-                run = _Run(client, state, hooks, request.options, request.wait)
+                options = request.options
+                if saved is None:
+                    options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
+                run = _Run(client, state, hooks, options, request.wait)
                 if saved is not None:
                     return await run.saved(saved, resources, partial=request.partial)
                 return await run.fresh(resources, paths)

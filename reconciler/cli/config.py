@@ -206,6 +206,16 @@ def project_of(ctx: click.Context) -> Project:
     return found if isinstance(found, Project) else Project()
 
 
+def project_manifests(ctx: click.Context) -> tuple[str, ...] | None:
+    """Return the manifest paths the project file names (None: no project file names any)."""
+    file = project_of(ctx).file
+    value = file.get(("manifests",)) if file is not None else None
+    if not value:
+        return None
+    listed = value if isinstance(value, list) else [value]
+    return tuple(file.path_value(str(v)) for v in listed)
+
+
 def source_of(ctx: click.Context, param: click.Parameter) -> str:
     """Say where the value of ``param`` came from: flag, env, env file, project file, default."""
     assert param.name is not None

@@ -50,8 +50,16 @@ class ManifestOptions:
             from reconciler.model.errors import ConfigError
 
             raise ConfigError(NO_PATHS)
+        import click
+
+        from reconciler.cli.config import project_manifests
+
         address = self.state_path or str(state_path_for(None, chosen))
-        return Scope(chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization)
+        ctx = click.get_current_context(silent=True)
+        project = project_manifests(ctx) if ctx is not None else None
+        return Scope(
+            chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization, project
+        )
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
@@ -122,12 +130,16 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
             click.option(
                 "--replace",
                 is_flag=True,
-                help="Create a new dashboard when one cannot be updated in place.",
+                help="Replace what cannot be changed in place: delete and re-create a pipe "
+                "whose create-time fields differ (never a pinned pipeId; ingestion restarts), "
+                "create a new dashboard when one cannot be updated.",
             ),
             click.option(
                 "--prune",
                 is_flag=True,
-                help="Delete dashboards this tool created whose manifests were removed.",
+                help="Delete pipes and dashboards this tool created whose manifests were "
+                "removed (never pinned or adopted ones; pipes only when the paths cover every "
+                "pipe manifest of the project).",
             ),
         ]
     ):

@@ -32,7 +32,12 @@ from reconciler.inventory.reads import (
 )
 from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
 from reconciler.model.errors import ConfigError
-from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.fields import (
+    PIPE_IDENTITY,
+    is_create_time_path,
+    is_secret_path,
+    is_writable_pipe_path,
+)
 from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
 
@@ -82,6 +87,9 @@ class ExportOptions:
     organization: bool = False
     dashboards: bool = False
     with_expectations: bool = False
+    # Pipes bound by name, not id: no pipeId nor organizationId, the service by name, and the
+    # create-time fields, so the manifests can create the pipes in another organization.
+    by_name: bool = False
 
 
 @dataclass
@@ -174,23 +182,35 @@ def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any
 
 
 def pipe_document(
-    pipe: Mapping[str, Any], org: str, service_id: str, name: str, *, with_expectations: bool
+    pipe: Mapping[str, Any],
+    org: str,
+    service_id: str,
+    name: str,
+    *,
+    with_expectations: bool,
+    by_name: str | None = None,
 ) -> Document:
-    """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields."""
+    """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields.
+
+    With ``by_name`` (the service's name) the manifest is bound by name: no pipeId nor
+    organizationId, ``service: NAME``, and the create-time fields a create needs.
+    """
     schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
     def keep(path: JsonPath) -> bool:
         if path[:2] == ("source", "validateSamples"):
             return False
+        if by_name is not None and is_create_time_path(path):
+            return True
         return with_expectations or is_writable_pipe_path(path)
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
     fitted = fit(body, schema, KIND_FILES["Pipe"], (), keep)
-    spec: dict[str, Any] = {
-        "organizationId": org,
-        "serviceId": service_id,
-        "pipeId": str(pipe["id"]),
-    }
+    spec: dict[str, Any] = (
+        {"service": by_name, "name": str(pipe.get("name") or name)}
+        if by_name is not None
+        else {"organizationId": org, "serviceId": service_id, "pipeId": str(pipe["id"])}
+    )
     spec.update(fitted if isinstance(fitted, dict) else {})
     kind = source_kind(pipe)
     hints: list[str] = []
@@ -204,7 +224,16 @@ def pipe_document(
             method = ((pipe.get("source") or {}).get("kafka") or {}).get("authentication")
             templates = _KAFKA_HINTS.get(str(method), templates)
         hints = [h.format(p=prefix, f=slugify(prefix)) for h in templates]
-        order = ["organizationId", "serviceId", "pipeId", "name", "state", "scaling", "source"]
+        order = [
+            "organizationId",
+            "service",
+            "serviceId",
+            "pipeId",
+            "name",
+            "state",
+            "scaling",
+            "source",
+        ]
         spec = {k: spec[k] for k in order if k in spec} | {
             k: v for k, v in spec.items() if k not in order
         }
@@ -245,8 +274,11 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
                 )
             pipes = listed
         names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
+        by_name = str(service.get("name")) if options.by_name else None
         documents += [
-            pipe_document(p, org, service_id, n, with_expectations=options.with_expectations)
+            pipe_document(
+                p, org, service_id, n, with_expectations=options.with_expectations, by_name=by_name
+            )
             for p, n in zip(pipes, names, strict=True)
         ]
     if options.organization:
