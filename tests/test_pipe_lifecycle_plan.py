@@ -250,3 +250,10 @@ def test_verify_checks_the_run_state_only_when_apply_waited_for_it() -> None:
         "state is 'Stopping' after the state command, expected Stopped"
     ]
     assert unconverged(action, kafka("Stopping"), waited=False) == []
+
+
+def test_a_degraded_pipe_that_should_run_is_a_warning_not_a_restart() -> None:
+    action = plan({"state": "Running"}, kafka("Degraded"))
+    assert action.operation is Op.NOOP and action.requests == ()
+    assert action.warnings and "Degraded" in action.warnings[0]
+    assert steps(plan({"state": "Stopped"}, kafka("Degraded"))) == [STOP]

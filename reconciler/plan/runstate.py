@@ -219,6 +219,12 @@ def _run_state(
             )
         elif state in desired.reached_by:
             pass
+        elif desired is RunState.RUNNING and state == PipeState.DEGRADED:
+            # Running, with errors: a start would not fix that (and would restart it).
+            warnings.append(
+                "the pipe is Degraded: it runs, with errors the state command cannot fix; "
+                "see its errors on the service"
+            )
         elif converging_to(desired, state):
             changes.append(FieldChange(STATE_PATH, state, desired, ChangeKind.CONVERGING, where))
         else:
