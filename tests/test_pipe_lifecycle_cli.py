@@ -141,3 +141,33 @@ def test_a_pipe_that_goes_failed_while_apply_waits_is_an_error(
     assert process.returncode == 1, stdout + stderr
     assert "Pipe/orders: failed" in stdout
     assert "pipe orders is Failed after `start`" in stdout
+
+
+def test_a_saved_plan_with_a_state_command_applies_once(emulator: Emulator, tmp_path: Path) -> None:
+    write_manifest(tmp_path / "m" / "orders.yaml", "Pipe", "orders", pipe_spec(state="Stopped"))
+    saved = tmp_path / "plan.json"
+    planned = run_cli(_args("plan", tmp_path, "--out", str(saved)), emulator.env())
+    assert planned.exit_code == 0, planned.output
+    state = ["--state", str(tmp_path / "s.json")]
+    applied = run_cli(["apply", "--plan", str(saved), *state, "--auto-approve"], emulator.env())
+    assert applied.exit_code == 0, applied.output
+    assert pipe(emulator, KAFKA_PIPE)["state"] == "Stopped"
+    again = run_cli(["apply", "--plan", str(saved), *state, "--auto-approve"], emulator.env())
+    assert again.exit_code == 0, again.output
+    assert "already applied" in again.stdout
+    assert commands(emulator) == [("state", {"command": "stop"})]
+
+
+def test_a_saved_plan_is_stale_once_someone_else_stopped_the_pipe_it_would_stop_and_edit(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = pipe_spec(POSTGRES_RUNNING_PIPE, STAGING, source={"postgres": {"tableMappings": []}})
+    write_manifest(tmp_path / "m" / "billing.yaml", "Pipe", "billing", spec)
+    saved = tmp_path / "plan.json"
+    assert run_cli(_args("plan", tmp_path, "--out", str(saved)), emulator.env()).exit_code == 0
+    emulator.set_pipe_state(POSTGRES_RUNNING_PIPE, "Paused")  # paused by hand meanwhile
+    state = ["--state", str(tmp_path / "s.json")]
+    applied = run_cli(["apply", "--plan", str(saved), *state, "--auto-approve"], emulator.env())
+    assert applied.exit_code == 1, applied.output
+    assert "state changed from 'Running' to 'Paused'" in applied.output
+    assert commands(emulator) == []
