@@ -26,6 +26,9 @@ from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.plan.runstate import FAILED_STATES
 
 DEFAULT_WAIT_TIMEOUT = 600.0
+# Each round waits this much longer than the one before (up to ``max_interval``): a
+# transition of 2.5 s is seen by ~2.7 s, one of minutes costs a request per 5 s per service.
+GROWTH = 1.4
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ class PipeWatcher:
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
                 interval = self.options.first_interval  # a new wait: look soon
             except TimeoutError:
-                interval = min(interval * 1.6, self.options.max_interval)
+                interval = min(interval * GROWTH, self.options.max_interval)
             await self._round()
             still = tuple(
                 Waiting(w.name, w.state, tuple(sorted(w.accept)), self.clock() - w.started)
