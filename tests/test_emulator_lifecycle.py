@@ -616,7 +616,7 @@ REFUSED_COMMANDS: list[tuple[str, Any, int, str]] = [
     (KAFKA_PIPE, {}, 400, "command is required"),
     (KAFKA_PIPE, {"command": "stop", "force": True}, 400, "force is not an allowed field"),
     (KAFKA_PIPE, {"command": "resync"}, 400, "resync applies to postgres pipes only"),
-    (str(uuid.uuid4()), {"command": "stop"}, 404, "Pipe"),
+    ("00000000-0000-4000-8000-0000000000a4", {"command": "stop"}, 404, "Pipe"),
     ("not-a-uuid", {"command": "stop"}, 400, "pipeId must be a uuid"),
 ]
 

@@ -68,7 +68,7 @@ def test_fmt_leaves_example_manifests_alone_and_skips_yaml_that_is_not_a_manifes
     (tmp_path / "m" / "ci.yaml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     result = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
     assert result.exit_code == 0, result.output
-    assert "9 already formatted, 1 skipped (not reconcile manifests)" in result.stdout
+    assert "10 already formatted, 1 skipped (not reconcile manifests)" in result.stdout
 
 
 def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> None:

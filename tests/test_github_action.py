@@ -123,7 +123,7 @@ def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_n
     applied = run_action(work, env, package="reconcile", apply="true")
     print(applied.log)
     assert applied.outputs["changes"] == "true"
-    assert "Apply complete: 9 applied, 0 failed." in applied.steps[2][2]
+    assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
 
     again = run_action(work, env, package="reconcile", apply="true")
     print(again.log)
@@ -163,8 +163,8 @@ def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
     print(renamed.log)
     assert renamed.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
     markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
-    assert "0 to delete, 1 to rename, 8 unchanged" in markdown
-    assert "Apply complete: 1 applied, 8 unchanged, 0 failed." in renamed.steps[2][2]
+    assert "0 to delete, 1 to rename, 9 unchanged" in markdown
+    assert "Apply complete: 1 applied, 9 unchanged, 0 failed." in renamed.steps[2][2]
     state = json.loads((work / ".reconcile" / "state.json").read_text(encoding="utf-8"))
     assert "Dashboard/overview" in state["resources"]
     assert "Dashboard/pipes-overview" not in state["resources"]

@@ -39,7 +39,8 @@ SPECS: dict[str, dict[str, Any]] = {
                 "exactlyOnce": True,
                 "authentication": "SCRAM-SHA-512",
                 "credentials": {"username": Secret("u"), "password": Secret("p")},
-            }
+            },
+            "validateSamples": True,  # an update flag: not part of a create
         },
         "destination": TABLE,
         "fieldMappings": MAPPINGS,

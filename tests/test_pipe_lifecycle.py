@@ -160,6 +160,7 @@ def test_prune_deletes_a_created_pipe_whose_manifest_is_gone(
     write_manifest(root / "org.yaml", "Organization", "acme", {"organizationId": ORG_ID})
     kept = _run("apply", root, state, emulator.env())
     assert kept.exit_code == 0 and len(pipes_named(emulator, "returns")) == 1
+    assert "manifests are gone (Pipe/returns)" in kept.stdout and "--prune" in kept.stdout
     planned = _run("plan", root, state, emulator.env(), "--prune")
     assert "- pipe returns" in planned.stdout and "DELETE" in planned.stdout
     pruned = _run("apply", root, state, emulator.env(), "--prune")
@@ -231,3 +232,40 @@ def test_a_saved_plan_with_a_create_applies_once_and_is_stale_once_the_pipe_exis
     stale = apply_saved(theirs, elsewhere)  # made before the pipe existed, by another state
     assert stale.exit_code == 1 and "a pipe named 'returns' now exists" in stale.output
     assert [p["id"] for p in pipes_named(emulator, "returns")] == [pipe["id"]]
+
+
+def test_plans_with_a_create_a_replace_and_a_prune_match_the_published_plan_schema(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "plan.schema.json").read_text())
+    validator = Draft202012Validator(schema)
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    write_manifest(root / "returns.yaml", "Pipe", "returns", kafka_spec())
+    documents = [_run("plan", root, state, emulator.env(), "-o", "json").json()]
+    assert _run("apply", root, state, emulator.env()).exit_code == 0
+    write_manifest(root / "returns.yaml", "Pipe", "returns", kafka_spec(topics="v2"))
+    documents.append(_run("plan", root, state, emulator.env(), "-o", "json", "--replace").json())
+    (root / "returns.yaml").unlink()
+    write_manifest(root / "org.yaml", "Organization", "acme", {"organizationId": ORG_ID})
+    documents.append(_run("plan", root, state, emulator.env(), "-o", "json", "--prune").json())
+    operations = [[a["operation"] for a in d["actions"] if a["kind"] == "Pipe"] for d in documents]
+    assert operations == [["create"], ["replace"], ["delete"]]
+    assert documents[0]["actions"][0]["bound"] == "new"
+    for document in documents:
+        assert [e.message for e in validator.iter_errors(document)] == []
+
+
+def test_two_manifests_that_would_create_one_pipe_name_in_one_service_are_both_errors(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    write_manifest(root / "a.yaml", "Pipe", "a", kafka_spec(name="dup"))
+    by_id = {k: v for k, v in kafka_spec(name="dup").items() if k != "service"}
+    write_manifest(root / "b.yaml", "Pipe", "b", {**by_id, "serviceId": ANALYTICS})
+    result = _run("apply", root, state, emulator.env())
+    assert result.exit_code == 1
+    assert "would both create a pipe named 'dup'" in result.output
+    assert "Pipe/a" in result.output and "Pipe/b" in result.output
+    assert writes(emulator.requests()) == []

@@ -257,6 +257,7 @@ class Fetcher:
         listed = Listed(by_id)
         held = self.identities.held
         owners: dict[str, Resource] = {}
+        creates: dict[str, Resource] = {}
         for resource in members:
             ids = self.live.pipe_ids[resource.key]
             pinned = resource.spec.get("pipeId")
@@ -274,18 +275,34 @@ class Fetcher:
                 kind_label="pipe",
             )
             self.live.bindings[resource.key] = binding
+            if binding.how is Bound.NEW and binding.error is None:
+                # Two creates of one name (a service named once by name, once by id).
+                first_new = creates.setdefault(str(resource.spec.get("name")), resource)
+                if first_new is not resource:
+                    self._both_wrong(
+                        first_new,
+                        resource,
+                        "would both create a pipe named "
+                        f"{resource.spec.get('name')!r} in service {service}",
+                    )
             if binding.id:
                 self.live.pipe_ids[resource.key] = PipeIds(
                     ids.organization_id, ids.service_id, binding.id
                 )
                 first = owners.setdefault(binding.id, resource)
                 if first is not resource:
-                    for one, other in ((first, resource), (resource, first)):
-                        self.live.bindings[one.key] = dataclasses.replace(
-                            self.live.bindings[one.key],
-                            error=f"pipe {binding.id} is bound to two manifests: {one.key} and "
-                            f"{other.key} ({other.locate('metadata', 'name')}); keep one of them",
-                        )
+                    self._both_wrong(
+                        first, resource, f"pipe {binding.id} is bound to two manifests"
+                    )
+
+    def _both_wrong(self, first: Resource, second: Resource, what: str) -> None:
+        """Make two manifests that claim one pipe both errors, each naming the other."""
+        for one, other in ((first, second), (second, first)):
+            self.live.bindings[one.key] = dataclasses.replace(
+                self.live.bindings[one.key],
+                error=f"{what}: {one.key} and {other.key} ({other.locate('metadata', 'name')}); "
+                "keep one of them",
+            )
 
     async def _fetch_service_pipes(
         self,

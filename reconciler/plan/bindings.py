@@ -154,6 +154,25 @@ PRUNE_PARTIAL = (
 )
 
 
+def retired_pipes_note(
+    resources: Sequence[Resource], identities: Identities, state: State
+) -> list[str]:
+    """Say which pipes this tool created have no manifest any more (``--prune`` deletes them)."""
+    current = {r.name for r in resources if r.kind == "Pipe"}
+    moved = set(identities.renamed.values())
+    gone = [
+        f"Pipe/{name}"
+        for name, record in sorted(state.records("Pipe").items())
+        if record.created_by_us and record.id and name not in current and name not in moved
+    ]
+    if not gone:
+        return []
+    return [
+        f"the state records pipes this tool created whose manifests are gone ({', '.join(gone)}): "
+        "they are left alone; plan or apply with --prune to delete them"
+    ]
+
+
 async def prune_pipes(
     client: Client,
     resources: Sequence[Resource],

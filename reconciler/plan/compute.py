@@ -31,6 +31,7 @@ from reconciler.plan.bindings import (
     pipe_identities,
     prune_dashboards,
     prune_pipes,
+    retired_pipes_note,
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
@@ -140,6 +141,8 @@ async def plan_resources(
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
             notes.append(PRUNE_PARTIAL)
+    elif options.covers("Pipe"):
+        notes.extend(retired_pipes_note(resources, identities, state))
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),

@@ -55,8 +55,15 @@ _LOST = {
 
 
 def create_body(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service."""
-    return {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
+    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service.
+
+    ``source.validateSamples`` qualifies an update only: the create body's source holds the
+    source kind alone.
+    """
+    body = {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
+    if isinstance(body.get("source"), Mapping):
+        body["source"] = {k: v for k, v in body["source"].items() if k != "validateSamples"}
+    return body
 
 
 def _without_nulls(value: Any) -> Any:

@@ -300,6 +300,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
         f"<details><summary>{sign} <code>{action.key}</code> — {len(action.changes)} change(s)</summary>",
         "",
     ]
+    creating = action.operation in (Op.CREATE, Op.REPLACE)
     if action.changes:
         parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
         for change in action.changes:
@@ -309,14 +310,14 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 else _value(change.old, 60)
             )
             new = (
-                "(sensitive value changed)"
+                ("(sensitive value)" if creating else "(sensitive value changed)")
                 if change.kind is ChangeKind.SENSITIVE
                 else _reset(change.new)
                 if change.kind is ChangeKind.RESET
                 else ("" if change.new is MISSING else _value(change.new, 60))
             )
             parts.append(
-                f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
+                f"| {describe_change(change, creating=creating)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
                 f"`{change.location.file}:{change.location.line}` |"
             )
         parts.append("")
