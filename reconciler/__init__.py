@@ -18,6 +18,8 @@ makes one of these calls and renders the result::
 - ``load_manifests(paths)``: validated resources (raises ``ManifestErrors`` with every problem);
 - ``compute_plan(config, scope, options)``: the plan and the state it was computed against;
 - ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
+  ``ApplyRequest(wait=WaitOptions(...))`` says how it waits for pipes after state commands and
+  creates, ``ApplyHooks(waiting=...)`` receives the pipes still waited for (``Waiting``);
 - ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``.
 
 Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
@@ -52,6 +54,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reconciler.apply.results import ActionResult, Outcome
+    from reconciler.apply.waiting import WaitOptions, Waiting
     from reconciler.apply.run import (
         AUTO_APPROVE,
         ApplyHooks,
@@ -112,6 +115,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ServiceUnreachable": ("reconciler.model.errors", "ServiceUnreachable"),
     "StateError": ("reconciler.model.errors", "StateError"),
     "Unsupported": ("reconciler.model.errors", "Unsupported"),
+    "WaitOptions": ("reconciler.apply.waiting", "WaitOptions"),
+    "Waiting": ("reconciler.apply.waiting", "Waiting"),
     "apply_plan": ("reconciler.apply.run", "apply_plan"),
     "compute_plan": ("reconciler.plan.run", "compute_plan"),
     "load_manifests": ("reconciler.load.manifests", "load_manifests"),
@@ -149,6 +154,8 @@ __all__ = [
     "ServiceUnreachable",
     "StateError",
     "Unsupported",
+    "WaitOptions",
+    "Waiting",
     "__version__",
     "apply_plan",
     "compute_plan",
