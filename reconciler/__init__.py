@@ -54,7 +54,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reconciler.apply.results import ActionResult, Outcome
-    from reconciler.apply.waiting import WaitOptions, Waiting
     from reconciler.apply.run import (
         AUTO_APPROVE,
         ApplyHooks,
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
         ApplyStatus,
         apply_plan,
     )
+    from reconciler.apply.waiting import Waiting, WaitOptions
     from reconciler.client.api import ApiConfig
     from reconciler.load.manifests import load_manifests
     from reconciler.model.errors import (
