@@ -42,6 +42,7 @@ def test_stop_start_and_scale_through_the_cli(emulator: Emulator, tmp_path: Path
     stopped = run_cli(_args("apply", tmp_path), emulator.env())
     assert stopped.exit_code == 0, stopped.output
     assert "stop: Stopped after" in stopped.stdout
+    assert "/state [state command: stop]: applied (200)" in stopped.stdout
     assert pipe(emulator, KAFKA_PIPE)["state"] == "Stopped"
     again = run_cli(_args("plan", tmp_path, "--detailed-exitcode"), emulator.env())
     assert again.exit_code == 0, again.output

@@ -203,7 +203,7 @@ def _results_text(result: ApplyResult, color: bool) -> str:
             rid = f" requestId {request.request_id}" if request.request_id else ""
             error = f" — {request.error}" if request.error else ""
             lines.append(
-                f"    {request.method} {request.path} [{request.purpose}]: {request.outcome} ({status}){rid}{error}"
+                f"    {request.method} {request.path} [{request.purpose_text}]: {request.outcome} ({status}){rid}{error}"
             )
         for message in action.messages:
             lines.append(f"    {message}")
