@@ -6,13 +6,14 @@ organization and only when a pipe names its service; pipes through one list call
 when the server has it (probing once, then falling back to one GET per pipe on 404/405);
 the organization through its GET when available; dashboards through their list; each reverse
 private endpoint once however many pipes name it. All reads run concurrently under the
-client's budget and concurrency cap, through the one read layer (``reads``).
+client's budget and concurrency cap, through the one read layer (``reads``). Which live pipe a
+manifest without ``pipeId`` is (recorded, adopted by name, or new) is decided by
+``binding.PipeBinder`` as each service's list is settled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
+from reconciler.client.binding import CANNOT_CREATE, PipeBinder
 from reconciler.client.paths import PipeIds, organization_path, pipes_path
 from reconciler.model import collector
 from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
-from reconciler.model.identity import Binding, Bound, Identities, Listed, bind
+from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.resources import Resource
 
 NO_IDENTITIES = Identities({}, {})
@@ -95,6 +97,7 @@ class Fetcher:
         self.progress = progress or (lambda n: None)
         self.on_pipe = on_pipe or (lambda resource: None)
         self.live = LiveState()
+        self.binder = PipeBinder(identities, self.live.bindings, self.live.pipe_ids)
 
     def _observed(self, resource: Resource, observed: Observed) -> None:
         """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
@@ -197,7 +200,9 @@ class Fetcher:
             spec = resource.spec
             org = str(spec.get("organizationId", ""))
             if "serviceId" in spec:
-                self.live.pipe_ids[resource.key] = self._ids(resource, org, str(spec["serviceId"]))
+                self.live.pipe_ids[resource.key] = self.binder.ids(
+                    resource, org, str(spec["serviceId"])
+                )
             else:
                 need_names.setdefault(org, []).append(resource)
 
@@ -218,7 +223,7 @@ class Fetcher:
                 name = str(resource.spec.get("service"))
                 found = names.get(name, [])
                 if len(found) == 1:
-                    self.live.pipe_ids[resource.key] = self._ids(resource, org, found[0])
+                    self.live.pipe_ids[resource.key] = self.binder.ids(resource, org, found[0])
                 elif not found:
                     known = ", ".join(sorted(names)) or "none"
                     self._observed(
@@ -236,73 +241,6 @@ class Fetcher:
                     )
 
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
-
-    def _ids(self, resource: Resource, org: str, service: str) -> PipeIds:
-        """Return where a pipe is: its pinned or recorded id (none yet: bound by name later)."""
-        pinned = resource.spec.get("pipeId")
-        if pinned:
-            return PipeIds(org, service, str(pinned))
-        record = self.identities.record(resource.name)
-        if record is not None and record.id and _same_service(record.scope, service):
-            return PipeIds(org, service, record.id)
-        return PipeIds(org, service, "")
-
-    def _bind_all(
-        self, service: str, members: list[Resource], by_id: dict[str, dict[str, Any]]
-    ) -> None:
-        """Bind each member to its live pipe by the identity rule, before any is settled.
-
-        Two manifests bound to one live pipe are both errors (nothing is sent for them).
-        """
-        listed = Listed(by_id)
-        held = self.identities.held
-        owners: dict[str, Resource] = {}
-        creates: dict[str, Resource] = {}
-        for resource in members:
-            ids = self.live.pipe_ids[resource.key]
-            pinned = resource.spec.get("pipeId")
-            record = self.identities.record(resource.name)
-            if record is not None and not _same_service(record.scope, service):
-                record = None
-            binding = bind(
-                name=str(resource.spec.get("name", "")),
-                pinned=str(pinned) if pinned else None,
-                record=record,
-                listed=listed,
-                held=held,
-                owner=resource.name,
-                renamed_from=self.identities.renamed.get(resource.name),
-                kind_label="pipe",
-            )
-            self.live.bindings[resource.key] = binding
-            if binding.how is Bound.NEW and binding.error is None:
-                # Two creates of one name (a service named once by name, once by id).
-                first_new = creates.setdefault(str(resource.spec.get("name")), resource)
-                if first_new is not resource:
-                    self._both_wrong(
-                        first_new,
-                        resource,
-                        "would both create a pipe named "
-                        f"{resource.spec.get('name')!r} in service {service}",
-                    )
-            if binding.id:
-                self.live.pipe_ids[resource.key] = PipeIds(
-                    ids.organization_id, ids.service_id, binding.id
-                )
-                first = owners.setdefault(binding.id, resource)
-                if first is not resource:
-                    self._both_wrong(
-                        first, resource, f"pipe {binding.id} is bound to two manifests"
-                    )
-
-    def _both_wrong(self, first: Resource, second: Resource, what: str) -> None:
-        """Make two manifests that claim one pipe both errors, each naming the other."""
-        for one, other in ((first, second), (second, first)):
-            self.live.bindings[one.key] = dataclasses.replace(
-                self.live.bindings[one.key],
-                error=f"{what}: {one.key} and {other.key} ({other.locate('metadata', 'name')}); "
-                "keep one of them",
-            )
 
     async def _fetch_service_pipes(
         self,
@@ -350,7 +288,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """Hand each member its live pipe from a service's list (each kept until it is planned)."""
-        self._bind_all(key[1], members, by_id)
+        self.binder.bind_all(key[1], members, by_id)
         for resource in members:
             self._settle_one(key[1], resource, by_id)
 
@@ -358,7 +296,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """``_settle_list``, letting other reads move (the next list's bytes) every few pipes."""
-        self._bind_all(key[1], members, by_id)
+        self.binder.bind_all(key[1], members, by_id)
         turn = time.perf_counter()
         for resource in members:
             self._settle_one(key[1], resource, by_id)
@@ -508,18 +446,6 @@ class Fetcher:
         self.progress(1)
         self.live.capabilities.dashboards_list = True
         self.live.dashboards = listed
-
-
-CANNOT_CREATE = (
-    "this pipe has no spec.pipeId and none is recorded in state, but this server cannot list "
-    "or create pipes (it offers only the documented pipe endpoints): state spec.pipeId of an "
-    "existing pipe, or apply against a server that can create pipes"
-)
-
-
-def _same_service(scope: Mapping[str, str] | None, service: str) -> bool:
-    """Tell whether a record's scope (if it names one) is the service ``service``."""
-    return scope is None or scope.get("serviceId") in (None, service)
 
 
 def _decode(decode: Callable[[], list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
