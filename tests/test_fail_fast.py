@@ -14,7 +14,7 @@ import pytest
 
 from reconciler.client.api import Client
 from reconciler.model.errors import ApiError, AuthenticationFailed, ServiceUnreachable
-from tests.asgi_helpers import config, emulator_app
+from tests.asgi_helpers import config, emulator_app, in_process
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 
@@ -43,7 +43,7 @@ def test_connection_refused_on_the_first_request_is_one_error_not_retried(
     assert result.stdout == ""
     assert result.stderr == (
         f"Error: cannot reach the management API at {url}: connection refused (nothing listens "
-        "on that port). Check RECONCILE_BASE_URL (or --base-url); not retried, because no request has reached "
+        "on that port). Check RECONCILE_BASE_URL; not retried, because no request has reached "
         "the server yet\n"
     )
     assert elapsed < 3.0  # the bound; without fail-fast this took 27 s of retries
@@ -138,6 +138,21 @@ def test_a_403_after_a_success_is_an_error_of_that_request_only() -> None:
             return caught.value.status
 
     assert asyncio.run(go()) in (403, 404)
+
+
+def test_a_first_403_naming_the_requested_organization_refuses_that_organization_only() -> None:
+    other_org = "11111111-2222-4333-8444-555555555555"
+
+    async def go() -> Any:
+        async with in_process() as (client, _app):
+            with pytest.raises(ApiError) as caught:
+                await client.get(f"/v1/organizations/{other_org}")
+            assert not isinstance(caught.value, AuthenticationFailed)
+            assert caught.value.status == 403
+            await client.get(f"/v1/organizations/{ORG}")  # the run goes on
+            return client.first_contact.refused_organizations
+
+    assert asyncio.run(go()) == {"11111111-2222-4333-8444-555555555555"}
 
 
 def test_credentials_revoked_after_a_saved_plan_stop_its_apply_with_the_one_message(

@@ -324,7 +324,9 @@ def test_plan_should_name_missing_secret_variable_and_manifest(
     )
     result = run_cli(["plan", str(tmp_path)], emulator.env())
     assert result.exit_code == 1
-    assert "p.yaml:" in result.stdout and "NOPE_USER is not set" in result.stdout
+    # Found before the first request: an error of the run (stderr), not a failed resource.
+    assert "p.yaml:15:" in result.stderr and "NOPE_USER is not set" in result.stderr
+    assert emulator.requests() == []
 
 
 def test_plan_should_use_list_endpoints_and_few_requests_for_example_manifests(

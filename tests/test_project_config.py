@@ -132,7 +132,7 @@ def test_the_example_manifests_plan_with_only_the_project_file_after_copying_env
     assert "demo-password" not in result.output
     (project / ".env").unlink()  # the .env was what supplied the secrets
     without = run_cli(["plan"], {**emulator.env(), **unset})  # type: ignore[dict-item]
-    assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stdout
+    assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stderr
 
 
 def test_plan_without_paths_or_project_manifests_says_where_to_name_them(

@@ -5,6 +5,7 @@ trees, and HMAC fingerprints that never contain the secret."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from reconciler.model.secrets import (
     resolve_tree,
     reveal,
     secret_paths,
+    unresolved,
 )
 
 VALUE = "pA55-w0rd-DISTINCTIVE-7781"
@@ -153,3 +155,59 @@ def test_secret_paths_lists_the_write_only_subtrees_a_pipe_states() -> None:
     dashboard = Resource("Dashboard", "d", {"source": spec["source"]}, "d.yaml")
     assert list(secret_paths(dashboard)) == []
     assert list(secret_paths(resource(spec={"source": "nope"}))) == []
+
+
+@pytest.mark.parametrize(
+    ("reference", "env", "file_text", "problem"),
+    [
+        ({"fromEnv": "EMPTY_VAR"}, "", None, "environment variable EMPTY_VAR is empty"),
+        ({"fromEnv": "EMPTY_VAR", "allowEmpty": True}, "", None, None),
+        ({"fromEnv": "EMPTY_VAR", "allowEmpty": False}, "", None, "is empty"),
+        ({"fromEnv": "EMPTY_VAR"}, "v", None, None),
+        ({"fromFile": "s.txt"}, None, "\n", "secret file .*s.txt is empty"),
+        ({"fromFile": "s.txt", "allowEmpty": True}, None, "", None),
+        ({"fromFile": "absent.txt"}, None, None, "cannot read secret file"),
+    ],
+)
+def test_unresolved_refuses_an_empty_secret_unless_the_reference_allows_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reference: dict[str, Any],
+    env: str | None,
+    file_text: str | None,
+    problem: str | None,
+) -> None:
+    if env is not None:
+        monkeypatch.setenv("EMPTY_VAR", env)
+    if file_text is not None:
+        (tmp_path / "s.txt").write_text(file_text)
+    spec = {
+        "source": {
+            "kafka": {"credentials": {"username": {"fromEnv": "SET_VAR"}, "password": reference}}
+        }
+    }
+    monkeypatch.setenv("SET_VAR", "user")
+    errors = unresolved([resource(str(tmp_path / "p.yaml"), spec)])
+    if problem is None:
+        assert errors == []
+    else:
+        assert len(errors) == 1
+        assert errors[0].path == "spec.source.kafka.credentials.password"
+        assert re.search(problem, errors[0].message)
+
+
+def test_unresolved_lists_every_problem_of_every_resource() -> None:
+    spec = {
+        "source": {
+            "kafka": {
+                "credentials": {
+                    "username": {"fromEnv": "NO_A_9"},
+                    "password": {"fromEnv": "NO_B_9"},
+                }
+            }
+        }
+    }
+    errors = unresolved([resource(spec=spec), resource(spec=spec)])
+    assert [e.message for e in errors] == [
+        f"environment variable {n} is not set" for n in ("NO_A_9", "NO_B_9") * 2
+    ]

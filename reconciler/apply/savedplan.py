@@ -23,13 +23,12 @@ from reconciler.client.paths import PipeIds
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
-    ManifestError,
     ManifestErrors,
     PlanError,
     Unsupported,
 )
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import fingerprint
+from reconciler.model.secrets import fingerprint, unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
@@ -228,14 +227,10 @@ def resolve_saved_secrets(
     Every unresolvable reference is reported at once (``ManifestErrors``); a secret that
     differs from the one the plan was made with is a ``PlanError``.
     """
-    resolved: dict[str, Mapping[str, Any]] = {}
-    errors: list[ManifestError] = []
-    for resource in resources:
-        if resource.kind == "Pipe":
-            try:
-                resolved[resource.key] = resolve_pipe_secrets(resource)
-            except ManifestError as exc:
-                errors.append(exc)
+    errors = unresolved(resources)
     if errors:
         raise ManifestErrors(errors)
+    resolved: dict[str, Mapping[str, Any]] = {
+        r.key: resolve_pipe_secrets(r) for r in resources if r.kind == "Pipe"
+    }
     return secrets_for_saved_plan(plan, resolved, lambda value: fingerprint(key, value))

@@ -75,17 +75,24 @@ class Connection:
         from reconciler.client.limits import RequestLimits, parse_size
         from reconciler.model.errors import ConfigError
 
-        try:
-            rate = Rate.parse(self.rate)
-            dashboards_rate = Rate.parse(self.dashboards_rate)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        origins = {name: origin(name) or f"--{name.replace('_', '-')}" for name in _NAMED}
+
+        def parsed(name: str, value: str, parse: Callable[[str], T]) -> T:
+            try:
+                return parse(value)
+            except (ValueError, ConfigError) as exc:
+                raise ConfigError(f"{origins[name]}: {exc}") from None
+
+        rate = parsed("rate", self.rate, Rate.parse)
+        dashboards_rate = parsed("dashboards_rate", self.dashboards_rate, Rate.parse)
         size = self.max_response_size
         given: dict[str, Any] = {
             "max_wait": self.max_wait,
             "retry_budget": self.retry_budget,
             "deadline": self.request_deadline,
-            "max_response_bytes": None if size is None else parse_size(size),
+            "max_response_bytes": None
+            if size is None
+            else parsed("max_response_size", size, parse_size),
         }
         limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
         attempts = {} if self.max_attempts is None else {"max_attempts": self.max_attempts}
@@ -102,8 +109,55 @@ class Connection:
             parallelism=self.parallelism,
             timeout=self.timeout,
             limits=limits,
+            origins={k: v for k, v in origins.items() if origin(k)},
             **attempts,
         )
+
+
+# The connection settings whose origin messages name (``ApiConfig.origins``).
+_NAMED = (
+    "base_url",
+    "dashboards_url",
+    "rate",
+    "dashboards_rate",
+    "timeout",
+    "max_response_size",
+)
+
+
+def origin(param: str, ctx: click.Context | None = None) -> str | None:
+    """Name where the running command's ``param`` came from: its flag, its variable (and the
+    env file that set it) or its project-file key; None when it is the built-in default."""
+    from click.core import ParameterSource
+
+    from reconciler.cli.config import SETTINGS, project_of, source_of
+
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    found = next((p for p in ctx.command.params if p.name == param), None)
+    source = ctx.get_parameter_source(param)
+    if found is None or source is None or source is ParameterSource.DEFAULT:
+        return None
+    if source is ParameterSource.COMMANDLINE:
+        return found.opts[0] if isinstance(found, click.Option) else param
+    if source is ParameterSource.ENVIRONMENT:
+        names = [found.envvar] if isinstance(found.envvar, str) else list(found.envvar or ())
+        variable = next((n for n in names if os.environ.get(n)), names[0] if names else param)
+        env_file = project_of(ctx).env_file_of(variable)
+        return f"{variable} (set by env file {env_file})" if env_file else variable
+    key = next((s.name for s in SETTINGS if s.param == param), param)
+    return f"{source_of(ctx, found)}: {key}"
+
+
+def name_origin(exc: click.BadParameter) -> None:
+    """Make click's "Invalid value for '--flag'" name the variable or project key it came from."""
+    if exc.ctx is None or exc.param is None or exc.param.name is None:
+        return
+    where = origin(exc.param.name, exc.ctx)
+    flag = exc.param.get_error_hint(exc.ctx)
+    if where and where not in flag:
+        exc.param_hint = f"{flag} (from {where})"
 
 
 _CONNECTION_FLAGS = tuple(f.name for f in fields(Connection))

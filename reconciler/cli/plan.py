@@ -41,32 +41,39 @@ class ManifestOptions:
 
     def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
         """Return the run's scope (``paths`` overrides the given ones, e.g. a saved plan's)."""
-        from reconciler.cli.common import state_path_for
+        from reconciler.cli.common import origin, state_path_for
+        from reconciler.model.errors import ConfigError
         from reconciler.plan.run import Scope
-        from reconciler.state.backend import DEFAULT_WORKSPACE
+        from reconciler.state.backend import DEFAULT_WORKSPACE, check_workspace
 
         chosen = self.paths if paths is None else paths
         if not chosen:
-            from reconciler.model.errors import ConfigError
-
             raise ConfigError(NO_PATHS)
         import click
 
         from reconciler.cli.config import project_manifests
 
+        workspace = self.workspace or DEFAULT_WORKSPACE
+        try:
+            check_workspace(workspace)
+        except ConfigError as exc:  # named here, where it is known which setting gave it
+            raise ConfigError(f"{origin('workspace') or '--workspace'}: {exc}") from None
         address = self.state_path or str(state_path_for(None, chosen))
         ctx = click.get_current_context(silent=True)
         project = project_manifests(ctx) if ctx is not None else None
-        return Scope(
-            chosen, address, self.workspace or DEFAULT_WORKSPACE, self.organization, project
-        )
+        return Scope(chosen, address, workspace, self.organization, project)
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
+        from reconciler.cli.common import origin
         from reconciler.plan.compute import PlanOptions
 
         return PlanOptions(
-            targets=self.targets, replace=self.replace, prune=self.prune, new_state=self.new_state
+            targets=self.targets,
+            replace=self.replace,
+            prune=self.prune,
+            new_state=self.new_state,
+            organization_source=origin("organization") or PlanOptions.organization_source,
         )
 
 

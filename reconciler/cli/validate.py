@@ -21,7 +21,13 @@ from reconciler.cli.common import output_option
     metavar="ID",
     help="Default organizationId for manifests that omit it [env: RECONCILE_ORGANIZATION_ID].",
 )
-def validate(paths: tuple[str, ...], output: str, organization: str | None) -> int:
+@click.option(
+    "--check-env",
+    is_flag=True,
+    help="Also resolve every secret reference ({fromEnv}, {fromFile}) as plan would: a missing "
+    "or empty variable or an unreadable file is an error (values are never printed).",
+)
+def validate(paths: tuple[str, ...], output: str, organization: str | None, check_env: bool) -> int:
     """Validate manifests (files or directories) without contacting any server.
 
     Prints every error as FILE:LINE:COL: PATH: MESSAGE. Exit 0 when all are valid, 1 otherwise.
@@ -29,9 +35,13 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None) -> i
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
     from reconciler.model.errors import ManifestErrors
+    from reconciler.model.secrets import unresolved
 
     try:
         resources = load_resources(paths, default_organization=organization)
+        missing = unresolved(resources) if check_env else []
+        if missing:
+            raise ManifestErrors(missing)
     except ManifestErrors as exc:
         errors = exc.errors
         if output == "json":

@@ -115,7 +115,7 @@ class Client:
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
         self.first_contact = FirstContact(
-            shared_url=config.dashboards_url.rstrip("/") == config.base_url.rstrip("/")
+            {MANAGEMENT: config.origin("base_url"), DASHBOARDS: config.origin("dashboards_url")}
         )
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),
@@ -325,7 +325,7 @@ class Client:
         self.first_contact.answered(interface, status)
         if status in (401, 403):
             refused = parse_error(interface, response, method, path)
-            self.first_contact.refused(interface, status, refused.message, refused.request_id)
+            self.first_contact.refused(interface, status, refused.message, refused.request_id, path)
         if status == 429:
             self.stats.throttled += 1
             self.stats.throttled_by[interface] += 1

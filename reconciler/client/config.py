@@ -1,8 +1,10 @@
 """Where and how to reach the service: its two interfaces, their rates, and the TLS context.
 
-``ApiConfig`` is checked before anything is sent: credentials present, URLs that are http(s),
-and no plain http to a host that is not loopback unless ``insecure`` says so. Both interfaces
-share one TLS context (see ``tls_context``).
+``ApiConfig`` is checked before anything is sent: credentials present, URLs that are http(s)
+and well formed (host, port), and no plain http to a host that is not loopback unless
+``insecure`` says so. Every message names where the bad value came from (``origins``: the
+flag, variable or project-file key a caller resolved it from). Both interfaces share one TLS
+context (see ``tls_context``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -21,6 +24,13 @@ from reconciler.model.errors import ConfigError
 
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
+
+# What names each setting in a message when the caller did not say where it came from.
+DEFAULT_ORIGINS = {
+    "base_url": "RECONCILE_BASE_URL (or --base-url)",
+    "dashboards_url": "RECONCILE_DASHBOARDS_URL (or --dashboards-url)",
+    "timeout": "--timeout",
+}
 
 # The service's own limits per key: 10 management requests per 10 s, 100 dashboards per minute.
 MANAGEMENT_RATE = Rate(10, 10.0)
@@ -44,13 +54,25 @@ class ApiConfig:
     max_attempts: int = 6
     max_backoff: float = 20.0
     limits: RequestLimits = field(default_factory=RequestLimits)
+    # Where settings came from, by field name (``base_url`` → ``--base-url``, a variable, a
+    # project-file key): named by the messages about them. Absent: ``DEFAULT_ORIGINS``.
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def origin(self, setting: str) -> str:
+        """Name where ``setting`` (a field name) came from, for a message."""
+        found = self.origins.get(setting)
+        if found:
+            return found
+        if setting == "dashboards_url" and _same_url(self.dashboards_url, self.base_url):
+            return f"{self.origin('base_url')}; the dashboards URL defaults to it"
+        return DEFAULT_ORIGINS.get(setting, setting)
 
     def check(self) -> None:
         """Refuse missing credentials, a missing URL, or plain http to a host that is not
         loopback (unless insecure), or a timeout that is not a positive finite number."""
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise ConfigError(
-                f"--timeout: expected a positive number of seconds, got {self.timeout}"
+                f"{self.origin('timeout')}: expected a positive number of seconds, got {self.timeout}"
             )
         missing = [
             name
@@ -64,20 +86,45 @@ class ApiConfig:
             raise ConfigError(
                 f"no API credentials: set {' and '.join(missing)} (or pass --key-id/--key-secret)"
             )
-        for name, url in (
-            ("RECONCILE_BASE_URL", self.base_url),
-            ("RECONCILE_DASHBOARDS_URL", self.dashboards_url),
+        for setting, url in (
+            ("base_url", self.base_url),
+            ("dashboards_url", self.dashboards_url),
         ):
             if not url:
-                raise ConfigError(f"no API URL: set {name} or pass --base-url")
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ConfigError(f"{name} {url!r} is not an http(s) URL")
-            if parts.scheme == "http" and not self.insecure and not _is_loopback(parts.hostname):
+                raise ConfigError(f"no API URL: set {self.origin(setting)}")
+            host, scheme = _url_parts(url, self.origin(setting))
+            if scheme == "http" and not self.insecure and not _is_loopback(host):
                 raise ConfigError(
-                    f"refusing plain http:// to {parts.hostname}: credentials would cross the "
-                    "network unencrypted; use https:// or pass --insecure"
+                    f"refusing plain http:// to {host} ({self.origin(setting)}): credentials "
+                    "would cross the network unencrypted; use https:// or pass --insecure"
                 )
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def _url_parts(url: str, origin: str) -> tuple[str, str]:
+    """Return a URL's host and scheme; a URL the client could not use is a ``ConfigError``."""
+
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"{origin}: {url!r} is not a usable URL: {why}")
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for a port that is not a number from 0 to 65535
+        httpx.URL(url)
+    except ValueError as exc:  # httpx.InvalidURL is a ValueError too
+        raise bad(str(exc).rstrip(".")) from None
+    if parts.scheme not in ("http", "https"):
+        raise bad("expected http:// or https://")
+    if not parts.hostname:
+        raise bad("no host")
+    if port == 0:
+        raise bad("port 0")
+    if any(c.isspace() for c in url):
+        raise bad("it contains white space")
+    return parts.hostname, parts.scheme
 
 
 def _is_loopback(host: str) -> bool:

@@ -8,24 +8,23 @@ delays the one useful message. ``FirstContact`` watches each interface: a connec
 401 — or a 403 before any request on that interface succeeded — becomes
 ``AuthenticationFailed``, naming the variables to check. Once either happens, every later
 request of the run fails at once with the same error, so the run stops with one message
-instead of one per resource.
+instead of one per resource. A 403 that names the very organization the request addressed
+(``Key is not allowed to access organization …``) refuses that organization, not the key: it
+stays an error of the resources in it (``refused_organizations`` records it), and resources
+of other organizations are still planned.
 """
 
 from __future__ import annotations
 
 import ssl
+from collections.abc import Mapping
 
 import httpx
 
+from reconciler.client.paths import organization_of
 from reconciler.model.errors import AuthenticationFailed, ReconcileError, ServiceUnreachable
 
-# Per interface: the variable naming its URL, and those holding its credentials.
-URL_VARIABLES = {
-    "management": "RECONCILE_BASE_URL (or --base-url)",
-    "dashboards": "RECONCILE_DASHBOARDS_URL (or --dashboards-url)",
-}
-# When both interfaces share one URL, the dashboards one came from the base URL.
-SHARED_URL_VARIABLE = "RECONCILE_BASE_URL (or --base-url; the dashboards URL defaults to it)"
+# Per interface: the variables holding its credentials.
 CREDENTIAL_VARIABLES = {
     "management": "RECONCILE_KEY_ID and RECONCILE_KEY_SECRET (or --key-id/--key-secret)",
     "dashboards": "RECONCILE_DASHBOARDS_TOKEN (or --dashboards-token)",
@@ -35,11 +34,14 @@ CREDENTIAL_VARIABLES = {
 class FirstContact:
     """Turns first-contact failures into one fatal error for the whole run."""
 
-    def __init__(self, *, shared_url: bool = False) -> None:
-        self._shared_url = shared_url
+    def __init__(self, url_origins: Mapping[str, str]) -> None:
+        # Per interface: what set its URL (a flag, a variable, a project-file key).
+        self._url_origins = url_origins
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
+        # Organizations the key was refused (a 403 naming the organization the path addresses).
+        self.refused_organizations: set[str] = set()
 
     def check(self) -> None:
         """Raise the run's fatal error, if one happened (called before each request)."""
@@ -56,11 +58,7 @@ class FirstContact:
             interface=interface,
             url=url,
             reason=_reason(exc),
-            variable=(
-                SHARED_URL_VARIABLE
-                if self._shared_url
-                else URL_VARIABLES.get(interface, "the base URL")
-            ),
+            variable=self._url_origins.get(interface, "the base URL"),
         )
         raise self.fatal
 
@@ -70,8 +68,18 @@ class FirstContact:
         if status < 400:
             self._succeeded.add(interface)
 
-    def refused(self, interface: str, status: int, detail: str, request_id: str | None) -> None:
-        """Raise ``AuthenticationFailed`` for a 401, or a 403 before any success; else return."""
+    def refused(
+        self, interface: str, status: int, detail: str, request_id: str | None, path: str = ""
+    ) -> None:
+        """Raise ``AuthenticationFailed`` for a 401, or a 403 before any success; else return.
+
+        A 403 whose message names the organization ``path`` addresses is a refusal of that
+        organization only: it is recorded and left to the caller as that request's error.
+        """
+        organization = organization_of(path)
+        if status == 403 and organization and organization in detail:
+            self.refused_organizations.add(organization)
+            return
         if status == 401 or (status == 403 and interface not in self._succeeded):
             self.fatal = AuthenticationFailed(
                 interface=interface,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 DASHBOARDS_PATH = "/api/v2/dashboards"
 
@@ -26,6 +26,14 @@ def segment(value: str) -> str:
 def organization_path(org_id: str) -> str:
     """Return an organization's path: ``/v1/organizations/{id}``."""
     return f"/v1/organizations/{segment(org_id)}"
+
+
+def organization_of(path: str) -> str | None:
+    """Return the organization id a management path addresses (``None`` for other paths)."""
+    parts = path.split("?", 1)[0].split("/")
+    if len(parts) > 3 and parts[1] == "v1" and parts[2] == "organizations" and parts[3]:
+        return unquote(parts[3])
+    return None
 
 
 def services_path(org_id: str, filters: Sequence[str] = ()) -> str:

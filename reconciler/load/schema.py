@@ -172,7 +172,7 @@ def kind_schema(kind: str) -> KindSchema:
 
 def _secret(path: JsonPath) -> bool:
     """Tell whether a value at ``path`` may be a secret (a reference's own fields are not)."""
-    if path and path[-1] in ("fromEnv", "fromFile"):
+    if path and path[-1] in ("fromEnv", "fromFile", "allowEmpty"):
         return False
     return any(part in SECRET_FIELD_NAMES for part in path)
 

@@ -4,6 +4,9 @@ Secrets never appear literally in a manifest: a secret field holds ``{fromEnv: N
 ``{fromFile: PATH}`` (relative to the manifest's directory). They are resolved at plan/apply
 time into ``Secret`` objects whose ``repr``/``str`` never show the value, and compared with the
 state file through an HMAC fingerprint, so neither plans, state nor logs ever hold a secret.
+An empty value (a CI variable that expanded to nothing, an empty file) is refused like a
+missing one unless the reference says ``allowEmpty: true``. ``unresolved`` checks every
+reference of a set of resources at once, before anything is sent.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +50,16 @@ class Secret:
         return hash(("Secret", len(self._value)))
 
 
+# The key of a reference that accepts an empty value.
+ALLOW_EMPTY = "allowEmpty"
+
+
 def is_reference(value: Any) -> bool:
-    """Tell whether ``value`` is a ``{fromEnv}``/``{fromFile}`` reference."""
-    return (
-        isinstance(value, Mapping)
-        and len(value) == 1
-        and ("fromEnv" in value or "fromFile" in value)
-    )
+    """Tell whether ``value`` is a ``{fromEnv}``/``{fromFile}`` reference (``allowEmpty`` aside)."""
+    if not isinstance(value, Mapping):
+        return False
+    keys = set(value) - {ALLOW_EMPTY}
+    return keys in ({"fromEnv"}, {"fromFile"})
 
 
 def holds_secret(value: Any) -> bool:
@@ -82,14 +88,18 @@ def secret_paths(resource: Resource) -> Iterator[JsonPath]:
 
 
 def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> Secret:
-    where = resource.locate_spec(*path)
     field = format_path(("spec", *path))
+    empty_ok = ref.get(ALLOW_EMPTY) is True
     if "fromEnv" in ref:
+        where = resource.locate_spec(*path, "fromEnv")
         name = str(ref["fromEnv"])
         value = os.environ.get(name)
         if value is None:
             raise ManifestError(where, field, f"environment variable {name} is not set")
+        if not value and not empty_ok:
+            raise ManifestError(where, field, f"environment variable {name} is empty{_EMPTY_HINT}")
         return Secret(value)
+    where = resource.locate_spec(*path, "fromFile")
     base = Path(resource.file).parent
     target = base / str(ref["fromFile"])
     try:
@@ -97,7 +107,41 @@ def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> 
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise ManifestError(where, field, f"cannot read secret file {target}: {reason}") from None
-    return Secret(text.rstrip("\r\n"))
+    value = text.rstrip("\r\n")
+    if not value and not empty_ok:
+        raise ManifestError(where, field, f"secret file {target} is empty{_EMPTY_HINT}")
+    return Secret(value)
+
+
+_EMPTY_HINT = " (an empty secret is refused; add allowEmpty: true to the reference if it is meant)"
+
+
+def unresolved(resources: Iterable[Resource]) -> list[ManifestError]:
+    """Return every secret reference of ``resources`` that cannot be resolved, in file order.
+
+    Each missing or empty variable and each unreadable or empty file is one error located at
+    its reference, so a run reports them all at once before sending anything.
+    """
+    errors: list[ManifestError] = []
+    for resource in resources:
+        for path in secret_paths(resource):
+            value = resource.spec["source"][path[1]][path[2]]
+            errors.extend(_tree_errors(resource, path, value))
+    return errors
+
+
+def _tree_errors(resource: Resource, path: JsonPath, value: Any) -> Iterator[ManifestError]:
+    if is_reference(value):
+        try:
+            _resolve_ref(resource, path, value)
+        except ManifestError as exc:
+            yield exc
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _tree_errors(resource, (*path, k), v)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _tree_errors(resource, (*path, i), v)
 
 
 def resolve_tree(resource: Resource, path: JsonPath, value: Any) -> Any:

@@ -2,8 +2,10 @@
 
 This is the one impure step between the pure pieces: it fetches live state through the API
 client, resolves secret references, reads the state file's records and hands everything to
-the pure planner, resource by resource. An error on one resource (an API failure, a missing
-secret) becomes an error action for that resource; the others are still planned.
+the pure planner, resource by resource. Secret references are checked before the first
+request (every unresolvable one is reported at once and nothing is sent); an error on one
+resource (an API failure) becomes an error action for that resource; the others are still
+planned.
 ``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
@@ -18,10 +20,11 @@ from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
 from reconciler.model.errors import (
     ManifestError,
+    ManifestErrors,
 )
 from reconciler.model.identity import Binding, Bound
 from reconciler.model.resources import Resource
-from reconciler.model.secrets import resolve_tree, secret_paths
+from reconciler.model.secrets import resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.bindings import (
     PRUNE_PARTIAL,
@@ -65,6 +68,9 @@ class PlanOptions:
     # ``metadata.name`` may then be inferred, and prune may delete pipes); None: the run's paths
     # are the project (no project file names its manifests).
     complete_kinds: frozenset[str] | None = None
+    # Where the default organization id came from (``--organization``, a variable, the project
+    # file): named when the key is refused an organization a manifest did not state itself.
+    organization_source: str = "--organization / RECONCILE_ORGANIZATION_ID"
 
     def covers(self, kind: str) -> bool:
         """Tell whether the run sees every manifest of ``kind`` the project has."""
@@ -92,8 +98,16 @@ async def plan_resources(
     manifest_paths: Sequence[str] = (),
     progress: Callable[[int], None] | None = None,
 ) -> Plan:
-    """Fetch live state and plan every selected resource."""
+    """Fetch live state and plan every selected resource.
+
+    Every secret reference of the selected resources is resolved first: a missing or empty
+    variable or an unreadable file anywhere stops the run before its first request, with all
+    of them listed (``ManifestErrors``).
+    """
     selected = select_targets(resources, options.targets)
+    missing = unresolved(selected)
+    if missing:
+        raise ManifestErrors(missing)
     need_dashboards = options.prune and bool(state.dashboards())
     identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
     planned: dict[str, Action] = {}
@@ -126,10 +140,16 @@ async def plan_resources(
         may_infer=options.covers("Dashboard"),
     )
     # The plan keeps the manifests' order whatever order the answers came in.
+    refused = client.first_contact.refused_organizations
     actions = [
-        planned[resource.key]
-        if resource.key in planned
-        else plan_resource(resource, live, state, options, bindings)
+        blame_organization(
+            resource,
+            planned[resource.key]
+            if resource.key in planned
+            else plan_resource(resource, live, state, options, bindings),
+            refused,
+            options.organization_source,
+        )
         for resource in selected
     ]
     notes = list(live.notes)
@@ -156,6 +176,30 @@ async def plan_resources(
             plan, notes=(*plan.notes, new_state_message(blind, state, refusing=False))
         )
     return plan
+
+
+def blame_organization(
+    resource: Resource, action: Action, refused: set[str], default_source: str
+) -> Action:
+    """Name what chose the organization of a resource the key was refused access to.
+
+    The key itself was accepted (else the run would have stopped): the organization id is
+    wrong, so the error points at the manifest line that states it, or at the setting that
+    supplied the default.
+    """
+    organization = str(resource.spec.get("organizationId", ""))
+    if action.operation != Op.ERROR or organization not in refused:
+        return action
+    stated = resource.locate_spec("organizationId")
+    if stated != resource.locate("spec"):
+        origin = f"{stated}: spec.organizationId"
+    else:
+        origin = f"{default_source} (the manifest states no spec.organizationId)"
+    note = (
+        f"the key was refused organization {organization}, chosen by {origin}; the key "
+        "itself was accepted: check that id, or that the key belongs to that organization"
+    )
+    return dataclasses.replace(action, errors=(*action.errors, note))
 
 
 def new_state_creates(plan: Plan, state: State) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ omitted (``old`` missing means the field was absent), so ``null`` always means J
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import package_version
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+from reconciler.plan.listdiff import field_changes, list_changes
 
 SENSITIVE_TEXT = "(sensitive value changed)"
 
@@ -42,6 +44,33 @@ def change_to_json(change: FieldChange) -> dict[str, Any]:
         out["old"] = redact(change.old)
     if change.new is not MISSING:
         out["new"] = redact(change.new)
+    elements = _elements(change)
+    if elements:
+        out["elements"] = elements
+    return out
+
+
+def _elements(change: FieldChange) -> list[dict[str, Any]]:
+    """The element changes of a list change (or the changed fields of a re-added item)."""
+    if change.kind is ChangeKind.SET:
+        found = list_changes(change.path, change.old, change.new) or ()
+    elif change.kind is ChangeKind.ADD and change.old is not MISSING:
+        found = tuple(
+            dataclasses.replace(c, element=str(change.path[-1]))
+            for c in field_changes(change.old, change.new)
+        )
+    else:
+        return []
+    out: list[dict[str, Any]] = []
+    for element in found:
+        entry: dict[str, Any] = {"change": element.op.value, "element": element.element}
+        if element.path:
+            entry["path"] = element.path
+        if element.old is not MISSING:
+            entry["old"] = redact(element.old)
+        if element.new is not MISSING:
+            entry["new"] = redact(element.new)
+        out.append(entry)
     return out
 
 

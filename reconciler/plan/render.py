@@ -4,6 +4,8 @@ comments) and JSON (for machines, see ``planfile``).
 Renderers only turn data into strings; commands decide where they go. Colour is applied only
 when the caller asks for it (a TTY without ``NO_COLOR``). Secrets never reach a renderer in
 clear: sensitive changes carry the ``(sensitive value changed)`` text and bodies are redacted.
+A changed list is shown element by element (``listdiff``): the tile, mapping or column that
+changed, with its changed fields, in full; a long value is never cut before its difference.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ from typing import Any
 
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action, Op, Plan, Request
-from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+from reconciler.plan.changetext import (
+    ElementLine,
+    describe_change,
+    element_text,
+    expand_change,
+    full_text,
+    readded_paths,
+    reset_text,
+    value_pair,
+    value_text,
+)
+from reconciler.plan.diff import MISSING, ChangeKind
 
 SYMBOL = {
     Op.CREATE: "+",
@@ -49,62 +62,6 @@ def ansi(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = Fa
     """Return ``text`` in a colour and weight for a terminal (ANSI escape codes)."""
     codes = ([_SGR[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
     return "".join(f"\x1b[{code}m" for code in codes) + text + _RESET
-
-
-_VALUE_WIDTH = 100
-
-
-def _value(value: Any, width: int = _VALUE_WIDTH) -> str:
-    if value is MISSING:
-        return "(absent)"
-    text = json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
-    if len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
-
-
-def _reset(default: Any) -> str:
-    shown = "unset" if default is None else _value(default)
-    return f"reset to default ({shown})"
-
-
-def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str, str]:
-    """Return (sign, text) describing one field change for people (``creating``: a field of a
-    create body, whose secret is sent, not changed)."""
-    if change.kind is ChangeKind.SENSITIVE:
-        if creating:
-            return "+", f"{change.dotted}: (sensitive value)"
-        return "~", f"{change.dotted}: (sensitive value changed)"
-    if change.kind is ChangeKind.REPLACE:
-        return (
-            "-/+",
-            f"{change.dotted}: {_value(change.old)} → {_value(change.new)} (must be replaced)",
-        )
-    if change.kind is ChangeKind.ADD:
-        return "+", f"{change.dotted}: {_value(change.new)}"
-    if change.kind is ChangeKind.REMOVE:
-        return "-", f"{change.dotted}" + (
-            f": {_value(change.old)}" if change.old is not MISSING else ""
-        )
-    if change.kind is ChangeKind.RESET:
-        if change.old is MISSING:  # e.g. a write-only secret: what it was is never known
-            return "~", f"{change.dotted}: {_reset(change.new)}"
-        return "~", f"{change.dotted}: {_value(change.old)} → {_reset(change.new)}"
-    if change.kind is ChangeKind.COMMAND:
-        return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)} (state command)"
-    if change.kind is ChangeKind.CONVERGING:
-        return (
-            "…",
-            f"{change.dotted}: {_value(change.old)}, converging to {_value(change.new)} (nothing to send)",
-        )
-    if change.kind is ChangeKind.EXPECTATION:
-        return (
-            "!",
-            f"{change.dotted}: {_value(change.old)} ≠ expected {_value(change.new)} (read-only)",
-        )
-    if change.old is MISSING:
-        return "+", f"{change.dotted}: {_value(change.new)}"
-    return "~", f"{change.dotted}: {_value(change.old)} → {_value(change.new)}"
 
 
 def purpose_text(request: Request) -> str:
@@ -177,12 +134,24 @@ def render_text(
             head += " (-/+ replace)"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
         creating = action.operation in (Op.CREATE, Op.REPLACE)
+        readded = readded_paths(action)
         for change in action.changes:
-            csign, text = describe_change(change, creating=creating)
+            expanded = expand_change(change, readded)
+            csign, text = (
+                describe_change(change, creating=creating) if expanded is None else expanded[0]
+            )
+            if not text:
+                continue
             lines.append(
                 f"    {style(csign, fg=_change_colour(csign))} {text}"
                 + style(f"  ({change.location})", dim=True)
             )
+            for element in expanded[1] if expanded else []:
+                shown_line = element_text(element)
+                lines.append(
+                    f"        {style(shown_line[0], fg=_change_colour(shown_line[0]))}"
+                    + shown_line[1:]
+                )
         if show_requests:
             for request in action.requests:
                 lines.append(
@@ -303,22 +272,43 @@ def _md_details(action: Action, with_bodies: bool) -> str:
     creating = action.operation in (Op.CREATE, Op.REPLACE)
     if action.changes:
         parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
+        readded = readded_paths(action)
         for change in action.changes:
+            where = f"`{change.location.file}:{change.location.line}`"
+            expanded = expand_change(change, readded)
+            if expanded is not None:
+                (sign, text), elements = expanded
+                if not text:
+                    continue
+                summary = text.partition(": ")[2]
+                parts.append(
+                    f"| {sign} | `{_md_escape(change.dotted)}` | | {_md_escape(summary)} | {where} |"
+                )
+                parts += [_md_element(line) for line in elements]
+                continue
             old = (
                 ""
                 if change.old is MISSING or change.kind is ChangeKind.SENSITIVE
-                else _value(change.old, 60)
+                else value_text(change.old, 60)
             )
             new = (
                 ("(sensitive value)" if creating else "(sensitive value changed)")
                 if change.kind is ChangeKind.SENSITIVE
-                else _reset(change.new)
+                else reset_text(change.new)
                 if change.kind is ChangeKind.RESET
-                else ("" if change.new is MISSING else _value(change.new, 60))
+                else ("" if change.new is MISSING else value_text(change.new, 60))
             )
+            if (
+                change.kind in (ChangeKind.SET, ChangeKind.EXPECTATION)
+                and change.old is not MISSING
+            ):
+                old, new = value_pair(change.old, change.new, 60)
+            elif change.kind in (ChangeKind.ADD, ChangeKind.REMOVE):
+                old = "" if change.old is MISSING else full_text(change.old)
+                new = "" if change.new is MISSING else full_text(change.new)
             parts.append(
                 f"| {describe_change(change, creating=creating)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
-                f"`{change.location.file}:{change.location.line}` |"
+                f"{where} |"
             )
         parts.append("")
     for request in action.requests:
@@ -339,6 +329,16 @@ def _md_details(action: Action, with_bodies: bool) -> str:
         parts.append(f"> ❌ {_md_escape(error)}")
     parts += ["", "</details>", ""]
     return "\n".join(parts)
+
+
+def _md_element(line: ElementLine) -> str:
+    sign, at, old, new = line
+    if old is MISSING or new is MISSING:
+        shown_old = "" if old is MISSING else full_text(old)
+        shown_new = "" if new is MISSING else full_text(new)
+    else:
+        shown_old, shown_new = value_pair(old, new, 60)
+    return f"| {sign} | `{_md_escape(at)}` | {_md_escape(shown_old)} | {_md_escape(shown_new)} | |"
 
 
 def table(
