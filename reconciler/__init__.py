@@ -20,7 +20,14 @@ makes one of these calls and renders the result::
 - ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
   ``ApplyRequest(wait=WaitOptions(...))`` says how it waits for pipes after state commands and
   creates, ``ApplyHooks(waiting=...)`` receives the pipes still waited for (``Waiting``);
-- ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``.
+- ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``;
+- ``resolve_settings(explicit, environment=…)``: the project file, env files and variables as
+  ``Settings`` (each value with its source; ``.api_config()``, ``.scope()``, ``.reload()``),
+  and ``list_environments()``: what ``reconcile config`` shows, for a Python caller;
+- ``load_layered(paths, Layering(overlays, exclude))``: an environment's effective manifests
+  (``Effective``: the merged document, its source files, its ``Resource``), which
+  ``compare_effective`` compares and ``render_effective`` prints; ``compute_plans(targets)``:
+  one plan per environment (``plan --all-envs``), environments on different keys concurrently.
 
 Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
 manifests, each with file, line and field), ``ApiError`` (a request the server refused or that
@@ -41,6 +48,7 @@ import-linter, ``make lint``):
 - ``plan``: pure diff and planners, the immutable plan, the engine, rendering, the plan file;
 - ``apply``: ``apply_plan``: walks a plan's actions and verifies every answer;
 - ``inventory``: read-only views (``get``, ``export``, ``check backups``);
+- ``settings`` and ``metrics``: the resolved settings of a run, and its Prometheus metrics;
 - ``cli``: click only — parse options, call one core function, render.
 
 The ``emulator`` package is a separate implementation of the server and shares no code with
@@ -64,7 +72,10 @@ if TYPE_CHECKING:
     )
     from reconciler.apply.waiting import Waiting, WaitOptions
     from reconciler.client.api import ApiConfig
+    from reconciler.load.effective import compare as compare_effective
+    from reconciler.load.effective import render_yaml as render_effective
     from reconciler.load.manifests import load_manifests
+    from reconciler.load.overlays import Effective, Layering, load_layered
     from reconciler.model.errors import (
         ApiError,
         AuthenticationFailed,
@@ -82,9 +93,13 @@ if TYPE_CHECKING:
     from reconciler.model.resources import Resource
     from reconciler.plan.actions import Action, Op, Plan
     from reconciler.plan.compute import PlanOptions
+    from reconciler.plan.environments import Target as PlanTarget
+    from reconciler.plan.environments import compute_plans
     from reconciler.plan.planfile import load as load_plan
     from reconciler.plan.render import render_markdown, render_text
     from reconciler.plan.run import PlanResult, Scope, compute_plan, save_plan
+    from reconciler.settings import Settings, list_environments
+    from reconciler.settings import resolve as resolve_settings
 
 # name -> (module, attribute): resolved on first use (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -120,10 +135,20 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "apply_plan": ("reconciler.apply.run", "apply_plan"),
     "compute_plan": ("reconciler.plan.run", "compute_plan"),
     "load_manifests": ("reconciler.load.manifests", "load_manifests"),
+    "Layering": ("reconciler.load.overlays", "Layering"),
+    "Effective": ("reconciler.load.overlays", "Effective"),
+    "load_layered": ("reconciler.load.overlays", "load_layered"),
+    "compare_effective": ("reconciler.load.effective", "compare"),
+    "render_effective": ("reconciler.load.effective", "render_yaml"),
+    "PlanTarget": ("reconciler.plan.environments", "Target"),
+    "compute_plans": ("reconciler.plan.environments", "compute_plans"),
     "load_plan": ("reconciler.plan.planfile", "load"),
     "render_markdown": ("reconciler.plan.render", "render_markdown"),
     "render_text": ("reconciler.plan.render", "render_text"),
     "save_plan": ("reconciler.plan.run", "save_plan"),
+    "Settings": ("reconciler.settings", "Settings"),
+    "list_environments": ("reconciler.settings", "list_environments"),
+    "resolve_settings": ("reconciler.settings", "resolve"),
 }
 
 __all__ = [
@@ -139,6 +164,8 @@ __all__ = [
     "AuthError",
     "AuthenticationFailed",
     "ConfigError",
+    "Effective",
+    "Layering",
     "ManifestErrors",
     "NotFound",
     "Op",
@@ -147,22 +174,30 @@ __all__ = [
     "PlanError",
     "PlanOptions",
     "PlanResult",
+    "PlanTarget",
     "RateLimited",
     "ReconcileError",
     "Resource",
     "Scope",
     "ServiceUnreachable",
+    "Settings",
     "StateError",
     "Unsupported",
     "WaitOptions",
     "Waiting",
     "__version__",
     "apply_plan",
+    "compare_effective",
     "compute_plan",
+    "compute_plans",
+    "list_environments",
+    "load_layered",
     "load_manifests",
     "load_plan",
+    "render_effective",
     "render_markdown",
     "render_text",
+    "resolve_settings",
     "save_plan",
 ]
 

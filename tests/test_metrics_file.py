@@ -88,4 +88,5 @@ def test_check_backups_metrics_count_fresh_and_stale_services(
     check = {"command": "check_backups"}
     assert value(found, "reconcile_resources", outcome="stale", **check) == 1
     assert value(found, "reconcile_resources", outcome="fresh", **check) == 2
-    assert value(found, "reconcile_run_success", **check) == 0
+    # A finding is a successful run: the check ran and answered (issue: the alert never fired).
+    assert value(found, "reconcile_run_success", **check) == 1

@@ -147,3 +147,20 @@ def test_plan_without_paths_or_project_manifests_says_where_to_name_them(
             "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
             in result.stderr
         )
+
+
+def test_config_shows_the_real_defaults_of_the_limits_and_the_state_location(
+    project: Path,
+) -> None:
+    found = settings({})
+    assert found["limits.maxWait"] == ("60.0", "default")
+    assert found["limits.retryBudget"] == ("120.0", "default")
+    assert found["limits.maxAttempts"] == ("3", "../reconcile.yaml:9")
+    assert found["limits.requestDeadline"] == ("60.0", "default")
+    assert found["limits.maxResponseSize"] == ("16MiB", "default")
+    assert found["rates.dashboards"] == ("100/60", "default")
+    (project / "reconcile.yaml").write_text("manifests: [manifests]\n", encoding="utf-8")
+    assert settings({})["limits.maxAttempts"] == ("6", "default")
+    assert settings({})["state"] == ("../.reconcile/state.json", "default")
+    url = {"RECONCILE_BASE_URL": "http://127.0.0.1:3"}
+    assert settings(url)["dashboardsUrl"] == ("http://127.0.0.1:3", "default (the base URL)")

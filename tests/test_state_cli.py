@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.state.backend import Holder, locked_state, open_backend
+from reconciler.state.backend import Holder, locked_state
+from reconciler.state.stores import open_backend
 from tests.cli_helpers import run_cli
 from tests.state_servers import Postgres, S3Server
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
-from reconciler.state.backend import Backend, Holder, locked_state, open_backend, read_state
+from reconciler.state.backend import Backend, Holder, locked_state, read_state
+from reconciler.state.stores import open_backend
 from tests.state_servers import Postgres, S3Server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,7 +173,8 @@ def test_workspaces_are_independent(store: Store) -> None:
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from reconciler.state.backend import Holder, open_backend
+    from reconciler.state.backend import Holder
+    from reconciler.state.stores import open_backend
     backend = open_backend(sys.argv[1], sys.argv[2])
     holder = Holder.current("reconcile apply")
     backend.acquire(holder, 0)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.model.errors import StateError
-from reconciler.state.backend import locked_state, open_backend, redact_address
+from reconciler.state.backend import locked_state, redact_address
+from reconciler.state.stores import open_backend
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
 from tests.state_servers import Postgres, free_port

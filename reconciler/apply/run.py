@@ -27,7 +27,7 @@ from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import load_manifests
+from reconciler.load.overlays import load_environment
 from reconciler.model import collector
 from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
@@ -156,6 +156,14 @@ async def apply_plan(
     """Apply the workspace's manifests (or ``request.saved_plan``): the whole of ``reconcile apply``."""
     scope = request.scope
     saved = request.saved_plan
+    if saved is not None and saved.environment != scope.environment:
+        made = f"environment {saved.environment}" if saved.environment else "no environment"
+        runs = f"targets {scope.environment}" if scope.environment else "has no environment"
+        raise ConfigError(
+            f"the saved plan was made for {made}; this run {runs}: apply it with "
+            + (f"--env {saved.environment}" if saved.environment else "no --env")
+            + ", or plan again for this environment"
+        )
     if saved is not None:
         # What a plan contains was decided when it was made; --target narrows what is applied.
         shaping = [
@@ -175,7 +183,11 @@ async def apply_plan(
     paths = scope.paths or (saved.manifest_paths if saved else ())
     # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
     with collector.spared() as loaded:
-        resources = load_manifests(paths, organization=scope.organization) if paths else []
+        resources = (
+            load_environment(paths, organization=scope.organization, layering=scope.layering)
+            if paths
+            else []
+        )
         loaded()
         backend = scope.backend()
         config.check()

@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.common import Connection, Seconds, lock_timeout_option, output_option
-from reconciler.cli.metrics import metrics_option, note_apply, note_plan
-from reconciler.cli.plan import NO_PATHS, ManifestOptions, plan_options
+from reconciler.cli.metrics import metrics_option
+from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.metrics import note_apply, note_plan
+from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
-    from reconciler.apply.results import ActionResult
     from reconciler.apply.run import ApplyResult
     from reconciler.plan.actions import Plan
 
@@ -66,6 +66,12 @@ def _apply_options(func: Any) -> Any:
     type=Seconds(),
     help="Seconds to wait for each pipe's state (env RECONCILE_WAIT_TIMEOUT).",
 )
+@click.option(
+    "--all-envs",
+    is_flag=True,
+    hidden=True,
+    help="Refused: apply takes exactly one environment (--env NAME).",
+)
 @lock_timeout_option()
 @metrics_option("apply")
 def apply(
@@ -77,15 +83,24 @@ def apply(
     output: str,
     wait: bool,
     wait_timeout: float,
+    all_envs: bool,
     lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
     from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
     from reconciler.apply.waiting import WaitOptions
     from reconciler.cli.common import Progress, WaitProgress, run, use_color
+    from reconciler.cli.environments import announce_environment
     from reconciler.model.errors import ConfigError
     from reconciler.plan import planfile
     from reconciler.plan.render import render_text
+
+    if all_envs:
+        raise ConfigError(
+            "apply takes exactly one environment, each with its own approval: run "
+            "`reconcile apply --env NAME` once per environment (plan --all-envs shows them all)"
+        )
+    announce_environment()
 
     if not plan_file and not manifests.paths:
         raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
@@ -128,6 +143,7 @@ def apply(
 
 def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
     """Print what apply did (text, or the one JSON document) and return the exit code."""
+    from reconciler.apply.document import results_document
     from reconciler.apply.run import ApplyStatus
 
     code = result.exit_code
@@ -222,54 +238,3 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     elif undone:
         lines.append("Run apply again to finish the job once the errors above are fixed.")
     return "\n".join(lines)
-
-
-def results_document(
-    results: Sequence[ActionResult],
-    plan: Plan,
-    *,
-    errors: Sequence[Mapping[str, Any]] = (),
-    exit_code: int | None = None,
-    notes: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Return the ``apply -o json`` document (schemas/apply-result.schema.json)."""
-    from reconciler.apply.run import count_outcomes
-    from reconciler.plan.planfile import action_errors
-
-    entries = [*map(dict, errors), *action_errors(plan)]
-    planned_errors = {a.key for a in plan.failed}
-    entries += [
-        {"type": "ApplyFailure", "resource": r.key, "outcome": str(r.outcome), "message": m}
-        for r in results
-        if r.failed and r.key not in planned_errors
-        for m in (r.messages or (str(r.outcome),))
-    ]
-    return {
-        "formatVersion": 1,
-        "exitCode": exit_code if exit_code is not None else (1 if entries else 0),
-        "errors": entries,
-        "notes": list(notes),
-        "summary": count_outcomes(results),
-        "planErrors": [{"resource": a.key, "errors": list(a.errors)} for a in plan.failed],
-        "results": [
-            {
-                "resource": r.key,
-                "operation": r.operation,
-                "outcome": r.outcome,
-                "messages": list(r.messages),
-                "requests": [
-                    {
-                        "method": q.method,
-                        "path": q.path,
-                        "purpose": q.purpose,
-                        "status": q.status,
-                        "requestId": q.request_id,
-                        "outcome": q.outcome,
-                        "error": q.error,
-                    }
-                    for q in r.requests
-                ],
-            }
-            for r in results
-        ],
-    }

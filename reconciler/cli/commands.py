@@ -26,6 +26,8 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
     ("reconciler.cli.explain", "explain"),
     ("reconciler.cli.completion", "completion"),
     ("reconciler.cli.state", "state"),
+    ("reconciler.cli.environments", "render"),
+    ("reconciler.cli.environments", "compare"),
 )
 
 
@@ -41,6 +43,12 @@ def _settings_params() -> list[click.Option]:
             help="Project file [default: reconcile.yaml here or above; env RECONCILE_CONFIG].",
         ),
         click.Option(
+            ["--env", "environment"],
+            metavar="NAME",
+            expose_value=False,
+            help="Environment of the project file to use [env RECONCILE_ENV].",
+        ),
+        click.Option(
             ["--env-file", "env_file"],
             metavar="FILE",
             expose_value=False,
@@ -50,25 +58,21 @@ def _settings_params() -> list[click.Option]:
 
 
 def SETTINGS_OPTIONS(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--config`` and ``--env-file`` to a group or command."""
+    """Add ``--config``, ``--env`` and ``--env-file`` to a group or command."""
     params = getattr(func, "__click_params__", [])
     params.extend(_settings_params())
     func.__click_params__ = params  # type: ignore[attr-defined]
     return func
 
 
-def _leaves(command: click.Command) -> list[click.Command]:
-    if isinstance(command, click.Group):
-        return [leaf for sub in command.commands.values() for leaf in _leaves(sub)]
-    return [command]
-
-
 def register(group: click.Group) -> None:
     """Add every command to ``group``."""
     for module_name, attr in _COMMANDS:
         group.add_command(getattr(importlib.import_module(module_name), attr))
+    from reconciler.cli.config import leaves, with_settings
     from reconciler.cli.project import config_command
 
     group.add_command(config_command(group.commands["apply"]))
-    for leaf in _leaves(group):
+    for leaf in leaves(group):
         leaf.params.extend(_settings_params())
+        with_settings(leaf)

@@ -70,59 +70,11 @@ class Connection:
 
     def api_config(self) -> ApiConfig:
         """Return the client configuration (checked by the core call that uses it)."""
-        from reconciler.client.api import ApiConfig
-        from reconciler.client.budget import Rate
-        from reconciler.client.limits import RequestLimits, parse_size
-        from reconciler.model.errors import ConfigError
+        from reconciler.settings.apiconfig import api_config_of
 
-        origins = {name: origin(name) or f"--{name.replace('_', '-')}" for name in _NAMED}
-
-        def parsed(name: str, value: str, parse: Callable[[str], T]) -> T:
-            try:
-                return parse(value)
-            except (ValueError, ConfigError) as exc:
-                raise ConfigError(f"{origins[name]}: {exc}") from None
-
-        rate = parsed("rate", self.rate, Rate.parse)
-        dashboards_rate = parsed("dashboards_rate", self.dashboards_rate, Rate.parse)
-        size = self.max_response_size
-        given: dict[str, Any] = {
-            "max_wait": self.max_wait,
-            "retry_budget": self.retry_budget,
-            "deadline": self.request_deadline,
-            "max_response_bytes": None
-            if size is None
-            else parsed("max_response_size", size, parse_size),
-        }
-        limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
-        attempts = {} if self.max_attempts is None else {"max_attempts": self.max_attempts}
-        base_url = self.base_url or ""
-        return ApiConfig(
-            base_url=base_url,
-            key_id=self.key_id or "",
-            key_secret=self.key_secret or "",
-            dashboards_url=self.dashboards_url or base_url,
-            dashboards_token=self.dashboards_token or "",
-            insecure=self.insecure,
-            rate=rate,
-            dashboards_rate=dashboards_rate,
-            parallelism=self.parallelism,
-            timeout=self.timeout,
-            limits=limits,
-            origins={k: v for k, v in origins.items() if origin(k)},
-            **attempts,
-        )
-
-
-# The connection settings whose origin messages name (``ApiConfig.origins``).
-_NAMED = (
-    "base_url",
-    "dashboards_url",
-    "rate",
-    "dashboards_rate",
-    "timeout",
-    "max_response_size",
-)
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "insecure"}
+        origins = {name: found for name in values if (found := origin(name))}
+        return api_config_of(values, insecure=self.insecure, origins=origins)
 
 
 def origin(param: str, ctx: click.Context | None = None) -> str | None:
@@ -130,24 +82,26 @@ def origin(param: str, ctx: click.Context | None = None) -> str | None:
     env file that set it) or its project-file key; None when it is the built-in default."""
     from click.core import ParameterSource
 
-    from reconciler.cli.config import SETTINGS, project_of, source_of
+    from reconciler.cli.config import settings_of
+    from reconciler.settings import SETTING_PARAMS
 
     ctx = ctx or click.get_current_context(silent=True)
     if ctx is None:
         return None
     found = next((p for p in ctx.command.params if p.name == param), None)
     source = ctx.get_parameter_source(param)
-    if found is None or source is None or source is ParameterSource.DEFAULT:
+    if found is None or source is None:
         return None
     if source is ParameterSource.COMMANDLINE:
         return found.opts[0] if isinstance(found, click.Option) else param
-    if source is ParameterSource.ENVIRONMENT:
+    settings = settings_of(ctx)
+    if settings is not None and param in SETTING_PARAMS:
+        named: str | None = settings.origin(param)
+        return named
+    if source is ParameterSource.ENVIRONMENT:  # an option that is not a setting
         names = [found.envvar] if isinstance(found.envvar, str) else list(found.envvar or ())
-        variable = next((n for n in names if os.environ.get(n)), names[0] if names else param)
-        env_file = project_of(ctx).env_file_of(variable)
-        return f"{variable} (set by env file {env_file})" if env_file else variable
-    key = next((s.name for s in SETTINGS if s.param == param), param)
-    return f"{source_of(ctx, found)}: {key}"
+        return next((n for n in names if os.environ.get(n)), names[0] if names else param)
+    return None
 
 
 def name_origin(exc: click.BadParameter) -> None:
@@ -352,7 +306,8 @@ class StateWhere:
 
     def backend(self, paths: tuple[str, ...] = ()) -> Backend:
         """Open the backend (the caller closes it); no ``--state``: the project's default file."""
-        from reconciler.state.backend import DEFAULT_WORKSPACE, open_backend
+        from reconciler.state.backend import DEFAULT_WORKSPACE
+        from reconciler.state.stores import open_backend
 
         address = self.state_path or str(state_path_for(None, paths))
         return open_backend(address, self.workspace or DEFAULT_WORKSPACE)

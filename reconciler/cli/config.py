@@ -1,101 +1,38 @@
-"""Where every setting comes from: flag > environment variable > project file > default.
+"""The command line's side of the settings: find the flags, hand them to the core, apply the result.
 
-This is the one configuration layer of the command line. Before a command parses its own
-options, ``prepare`` finds the project file (``--config FILE``, ``RECONCILE_CONFIG``, or the
-nearest ``reconcile.yaml`` from the current directory upwards), reads the env files
-(``--env-file``, then the project's ``envFile``) into the environment without overriding a
-variable that is already set, and hands the project's values to click as each command's
-``default_map``. Click then resolves every option in the documented order — command line,
-environment variable, ``default_map``, built-in default — and records which one it used, so
-``reconcile config`` reports exactly what a run would use, and where it came from.
-
-``SETTINGS`` is the table of project-file keys and the option each one feeds; an option that
-is added to a command later (``--workspace``) picks up its key without further code.
+Settings are resolved by the core (``reconciler.settings``: flag > environment's value >
+variable > project file > default, each with its provenance). This module only finds
+``--config``, ``--env-file`` and ``--env`` on the raw command line before any command parses
+its options (``prepare``), gives click the project's values as each command's ``default_map``
+(so a required argument such as ``validate``'s paths may come from the project file), and,
+when a command runs, hands the values given on its command line to the core and the resolved
+values to the command (``with_settings``). The env files' variables are added to this
+process's environment for the run (manifests' ``fromEnv`` references read them), and removed
+when it ends.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from reconciler.model.resources import JsonPath
+from reconciler.settings.table import SETTING_PARAMS, SETTINGS
 
-META_KEY = "reconcile.project"
+META_KEY = "reconcile.settings"
 CONFIG_FLAGS = ("--config",)
 ENV_FILE_FLAGS = ("--env-file",)
+ENV_FLAGS = ("--env",)
+OUTPUT_FLAGS = ("-o", "--output")
 # Commands that never read settings: a broken project file must not stop them.
 INDEPENDENT = frozenset({"version", "emulator", "explain", "completion"})
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting: its project-file key, the click parameter it feeds, how it is shown."""
-
-    key: JsonPath
-    param: str
-    secret: bool = False
-    path: bool = False
-    in_project: bool = True
-
-    @property
-    def name(self) -> str:
-        """Return the dotted project-file key (``rates.management``)."""
-        return ".".join(str(p) for p in self.key)
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting(("manifests",), "paths", path=True),
-    Setting(("state",), "state_path", path=True),
-    Setting(("workspace",), "workspace"),
-    Setting(("organizationId",), "organization"),
-    Setting(("baseUrl",), "base_url"),
-    Setting(("dashboardsUrl",), "dashboards_url"),
-    Setting(("keyId",), "key_id", in_project=False),
-    Setting(("keySecret",), "key_secret", secret=True, in_project=False),
-    Setting(("dashboardsToken",), "dashboards_token", secret=True, in_project=False),
-    Setting(("rates", "management"), "rate"),
-    Setting(("rates", "dashboards"), "dashboards_rate"),
-    Setting(("parallelism",), "parallelism"),
-    Setting(("timeout",), "timeout"),
-    Setting(("lockTimeout",), "lock_timeout"),
-    Setting(("limits", "maxWait"), "max_wait"),
-    Setting(("limits", "retryBudget"), "retry_budget"),
-    Setting(("limits", "maxAttempts"), "max_attempts"),
-    Setting(("limits", "requestDeadline"), "request_deadline"),
-    Setting(("limits", "maxResponseSize"), "max_response_size"),
-)
-SETTING_PARAMS = frozenset(s.param for s in SETTINGS)
-
-
-@dataclass
-class EnvFile:
-    """One env file read before the run: which variables it set and which it left alone."""
-
-    path: str
-    found: bool
-    loaded: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Project:
-    """What ``prepare`` found: the project file (if any) and the env files read."""
-
-    file: Any = None  # reconciler.load.project.ProjectFile | None (imported lazily)
-    env_files: list[EnvFile] = field(default_factory=list)
-
-    def env_file_of(self, variable: str) -> str | None:
-        """Return the env file that set ``variable``, or None."""
-        for env_file in self.env_files:
-            if variable in env_file.loaded:
-                return env_file.path
-        return None
+# Commands that run without choosing one environment: ``fmt`` reads no settings, ``compare``
+# names its environments as arguments. (A command given ``--all-envs`` chooses none either.)
+NO_ENVIRONMENT = INDEPENDENT | {"fmt", "compare"}
 
 
 def scan(args: Sequence[str], flags: Sequence[str]) -> str | None:
@@ -113,56 +50,39 @@ def scan(args: Sequence[str], flags: Sequence[str]) -> str | None:
     return found
 
 
-def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> Project:
-    """Find the project file, read the env files, and set the commands' ``default_map``."""
-    from reconciler.load.project import find_project_file, load_project_file
-    from reconciler.model.errors import ConfigError, ReconcileError
+def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> Any:
+    """Resolve the settings without flags, load the env files, set the ``default_map``."""
+    from reconciler.model.errors import ReconcileError
+    from reconciler.settings import SettingsRequest, resolve_request
 
-    config = scan(args, CONFIG_FLAGS) or os.environ.get("RECONCILE_CONFIG") or None
-    env_file = scan(args, ENV_FILE_FLAGS)
-    project = Project()
-    ctx.meta[META_KEY] = project
+    request = SettingsRequest(
+        config=scan(args, CONFIG_FLAGS),
+        env_file=scan(args, ENV_FILE_FLAGS),
+        environment=scan(args, ENV_FLAGS),
+        environ=dict(os.environ),
+    )
     try:
-        if config is not None:
-            path = Path(config)
-            if not path.exists():
-                raise ConfigError(f"project file {config} does not exist")
-            project.file = load_project_file(path)
-        else:
-            found = find_project_file()
-            project.file = load_project_file(found) if found else None
+        settings = resolve_request(request)
     except ReconcileError:
         if subcommand in INDEPENDENT:
-            return project
+            return None
+        # The command's options are not parsed yet: its -o is read here, so that automation
+        # asking for JSON gets the one document even for a broken project file or --env.
+        from reconciler.cli.machine import remember_from_args
+
+        remember_from_args(subcommand, scan(args, OUTPUT_FLAGS))
         raise
-    if env_file is not None:
-        if not Path(env_file).is_file():
-            raise ConfigError(f"env file {env_file} does not exist")
-        project.env_files.append(_load_env_file(ctx, env_file))
-    if project.file is not None:
-        named = project.file.get(("envFile",))
-        if named:
-            project.env_files.append(_load_env_file(ctx, project.file.path_value(named)))
-        ctx.default_map = _default_map(ctx.command, project.file)
-    return project
+    ctx.meta[META_KEY] = settings
+    _export_env_files(ctx, settings.env_file_values)
+    if settings.project is not None:
+        ctx.default_map = _default_map(ctx.command, settings)
+    return settings
 
 
-def _load_env_file(ctx: click.Context, path: str) -> EnvFile:
-    """Read ``path`` into the environment, never overriding a variable that is set."""
-    from dotenv import dotenv_values
-
-    record = EnvFile(path=path, found=Path(path).is_file())
-    if not record.found:
-        return record
-    added: dict[str, str] = {}
-    for name, value in dotenv_values(path).items():
-        if value is None:
-            continue
-        if name in os.environ:
-            record.kept.append(name)
-        else:
-            os.environ[name] = added[name] = value
-            record.loaded.append(name)
+def _export_env_files(ctx: click.Context, values: dict[str, str] | Any) -> None:
+    """Add the env files' variables to this process for the run; remove them when it ends."""
+    added = {name: value for name, value in values.items() if name not in os.environ}
+    os.environ.update(added)
 
     def forget() -> None:
         # In-process callers (tests, a library user) get their environment back.
@@ -171,97 +91,78 @@ def _load_env_file(ctx: click.Context, path: str) -> EnvFile:
                 del os.environ[name]
 
     ctx.call_on_close(forget)
-    return record
 
 
-def _default_map(command: click.Command, project: Any) -> dict[str, Any]:
-    """Return click's nested ``default_map`` of ``command`` from the project file's values."""
+def _default_map(command: click.Command, settings: Any) -> dict[str, Any]:
+    """Return click's nested ``default_map``: the project file's values for each command."""
+    from reconciler.settings import Source
+
     out: dict[str, Any] = {}
     if isinstance(command, click.Group):
         for name, sub in command.commands.items():
-            values = _default_map(sub, project)
+            values = _default_map(sub, settings)
             if values:
                 out[name] = values
         return out
     params = {p.name for p in command.params}
     for setting in SETTINGS:
-        if not setting.in_project or setting.param not in params:
-            continue
-        value = project.get(setting.key)
-        if value is None:
-            continue
-        if setting.path:
-            value = (
-                [project.path_value(v) for v in value]
-                if isinstance(value, list)
-                else project.path_value(value)
-            )
-        out[setting.param] = value
+        found = settings.values.get(setting.param)
+        if (
+            setting.param in params
+            and found is not None
+            and found.source in (Source.PROJECT, Source.ENVIRONMENT)
+            and found.value is not None
+        ):
+            out[setting.param] = found.value
     return out
 
 
-def project_of(ctx: click.Context) -> Project:
-    """Return what ``prepare`` found for this run (an empty project when it did not run)."""
-    found = ctx.find_root().meta.get(META_KEY)
-    return found if isinstance(found, Project) else Project()
+def settings_of(ctx: click.Context) -> Any:
+    """Return the run's ``Settings`` (None when a command that needs none ran without them)."""
+    return ctx.find_root().meta.get(META_KEY)
 
 
 def project_manifests(ctx: click.Context) -> tuple[str, ...] | None:
     """Return the manifest paths the project file names (None: no project file names any)."""
-    file = project_of(ctx).file
-    value = file.get(("manifests",)) if file is not None else None
-    if not value:
-        return None
-    listed = value if isinstance(value, list) else [value]
-    return tuple(file.path_value(str(v)) for v in listed)
+    settings = settings_of(ctx)
+    return settings.project_manifests if settings is not None else None
 
 
-def source_of(ctx: click.Context, param: click.Parameter) -> str:
-    """Say where the value of ``param`` came from: flag, env, env file, project file, default."""
-    assert param.name is not None
-    source = ctx.get_parameter_source(param.name)
-    project = project_of(ctx)
-    if source is ParameterSource.COMMANDLINE:
-        return f"flag {param.opts[0]}" if isinstance(param, click.Option) else "argument"
-    if source is ParameterSource.ENVIRONMENT:
-        variable = _envvar_used(param)
-        from_file = project.env_file_of(variable) if variable else None
-        return f"env file {from_file} ({variable})" if from_file else f"env {variable}"
-    if source is ParameterSource.DEFAULT_MAP and project.file is not None:
-        setting = next(s for s in SETTINGS if s.param == param.name)
-        return str(project.file.where(setting.key))
-    return "default"
+def with_settings(command: click.Command) -> None:
+    """Make ``command`` receive its settings from the core, its own flags given as explicit."""
+    callback = command.callback
+    if callback is None or command.name in INDEPENDENT:
+        return
+    params = {p.name for p in command.params if p.name in SETTING_PARAMS}
+    needs_environment = command.name not in NO_ENVIRONMENT
+
+    @functools.wraps(callback)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        settings = settings_of(ctx)
+        if settings is None:
+            return callback(*args, **kwargs)
+        explicit = {
+            name: kwargs[name]
+            for name in params
+            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        }
+        settings = settings.override(explicit)
+        ctx.find_root().meta[META_KEY] = settings
+        # A command that runs every environment itself (``--all-envs``) chooses none here.
+        if needs_environment and not kwargs.get("all_envs"):
+            settings.require_environment()
+        if command.name != "config":  # which shows them; every other command stops here
+            settings.check(params)
+        for name in params:
+            kwargs[name] = settings.get(name)
+        return callback(*args, **kwargs)
+
+    command.callback = wrapper
 
 
-def _envvar_used(param: click.Parameter) -> str | None:
-    names = param.envvar
-    if names is None:
-        return None
-    for name in [names] if isinstance(names, str) else list(names):
-        if os.environ.get(name):
-            return name
-    return None
-
-
-def resolved(ctx: click.Context) -> Iterator[tuple[Setting, click.Parameter, Any, str]]:
-    """Yield every setting the command has: its parameter, value and source."""
-    params = {p.name: p for p in ctx.command.params}
-    for setting in SETTINGS:
-        param = params.get(setting.param)
-        if param is not None:
-            yield setting, param, ctx.params.get(setting.param), source_of(ctx, param)
-
-
-def shown(setting: Setting, value: Any) -> str:
-    """Return a setting's value for display; a secret is never shown."""
-    if value is None or value == () or value == "":
-        return "-"
-    if setting.secret:
-        return "****"
-    if setting.param == "state_path":
-        from reconciler.state.backend import redact_address
-
-        return redact_address(str(value))  # a libpq URL may carry a password
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+def leaves(command: click.Command) -> list[click.Command]:
+    """Return every command under ``command`` that is not a group."""
+    if isinstance(command, click.Group):
+        return [leaf for sub in command.commands.values() for leaf in leaves(sub)]
+    return [command]

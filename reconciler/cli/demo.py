@@ -3,7 +3,10 @@
 Starts the emulator on a free loopback port and takes its printed ``export`` lines as the
 environment, then runs, as a user would, ``config``, ``validate``, ``plan``,
 ``apply --auto-approve`` and ``plan --detailed-exitcode`` with no manifest paths — the
-project file (``reconcile.yaml``) names them — and stops the emulator. The state file lives
+project file (``reconcile.yaml``) names them — and stops the emulator. Then the two
+environments of ``examples/environments`` (staging and production: two organizations of one
+fresh emulator): ``compare``, ``plan --all-envs``, an apply per environment, and a last
+``plan --all-envs`` that must show no changes. The state file lives
 in a temporary directory (``--state``, a flag winning over the project file) so the demo can
 be run again and again from the same seed. Secrets the example manifests reference come from
 ``manifests/.env.example`` (``--env-file``) unless the environment or ``.env`` sets them.
@@ -84,34 +87,76 @@ def main(argv: list[str] | None = None) -> int:
         ["apply", *paths, "--auto-approve", *given],
         ["plan", *paths, "--detailed-exitcode", *given],
     ]
-    code = 1
     try:
-        for step in steps:
-            click.secho(f"\n$ reconcile {shlex.join(step)}", fg="cyan", bold=True)
-            result = subprocess.run(
-                [sys.executable, "-m", "reconciler", *step], env=env, check=False
-            )
-            code = result.returncode
-            if step[0] in ("config", "validate", "apply") and code != 0:
-                click.secho(f"step failed with exit code {code}", fg="red")
-                return 1
-        verdict = (
-            "converged: the second plan shows no changes"
-            if code == 0
-            else f"NOT converged (exit {code})"
-        )
-        click.secho(
-            f"\nDemo done in {time.monotonic() - started:.1f}s — {verdict}.",
-            bold=True,
-            fg="green" if code == 0 else "red",
-        )
-        return 0 if code == 0 else 1
+        code = _run_steps(steps, env)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc)
+    if code == 0 and not args:
+        code = environments_demo(state.parent / "environments-state.json")
+    verdict = "converged: the last plans show no changes" if code == 0 else "NOT converged"
+    click.secho(
+        f"\nDemo done in {time.monotonic() - started:.1f}s — {verdict}.",
+        bold=True,
+        fg="green" if code == 0 else "red",
+    )
+    return 0 if code == 0 else 1
+
+
+def environments_demo(state: Path) -> int:
+    """Two environments (``examples/environments``) on one emulator serving two organizations."""
+    project = Path(__file__).resolve().parents[2] / "examples" / "environments"
+    if not (project / "reconcile.yaml").is_file():
+        return 0  # an installed package without the repository's examples
+    proc, api_env = start_emulator()
+    env = {
+        **os.environ,
+        "RECONCILE_BASE_URL": api_env["RECONCILE_BASE_URL"],
+        "RECONCILE_DASHBOARDS_URL": api_env["RECONCILE_DASHBOARDS_URL"],
+    }
+    for name in _KNOWN - {"RECONCILE_BASE_URL", "RECONCILE_DASHBOARDS_URL"}:
+        env.pop(name, None)  # each environment brings its own organization and credentials
+    click.secho(
+        f"\nEnvironments: examples/environments — staging and production, two organizations "
+        f"of one emulator at {api_env['RECONCILE_BASE_URL']}",
+        bold=True,
+    )
+    given = ["--state", str(state), "--env-file", ".env.example"]
+    steps = [
+        ["compare", "staging", "production", "--env-file", ".env.example"],
+        ["plan", "--all-envs", *given],
+        ["apply", "--env", "staging", "--auto-approve", *given],
+        ["apply", "--env", "production", "--auto-approve", *given],
+        ["plan", "--all-envs", "--detailed-exitcode", *given],
+    ]
+    try:
+        return _run_steps(steps, env, cwd=project)
+    finally:
+        _stop(proc)
+
+
+def _run_steps(steps: list[list[str]], env: dict[str, str], cwd: Path | None = None) -> int:
+    """Run each ``reconcile`` step as a user would; return the last exit code (1 on a failure)."""
+    code = 1
+    for step in steps:
+        click.secho(f"\n$ reconcile {shlex.join(step)}", fg="cyan", bold=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "reconciler", *step], env=env, cwd=cwd, check=False
+        )
+        code = result.returncode
+        if step[0] in ("config", "validate", "apply", "compare") and code != 0:
+            click.secho(f"step failed with exit code {code}", fg="red")
+            return 1
+    if code != 0:
+        click.secho(f"the last plan did not converge (exit {code})", fg="red")
+    return code
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 if __name__ == "__main__":

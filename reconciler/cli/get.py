@@ -133,26 +133,40 @@ def backups(reading: Reading, service: str, since: str | None) -> int:
     )
 
 
-@get.command("endpoint")
-@click.argument("endpoint_id", metavar="ID")
-@_service_option
-@_get_options
-def endpoint(reading: Reading, service: str, endpoint_id: str) -> int:
-    """Show one reverse private endpoint of a service."""
-    from reconciler.inventory import reads, views
+# ``get endpoint ID --service S`` and ``get pipe NAME|ID --service S``: one object of a
+# service shown as details: (argument metavar, the read in ``inventory.reads``, the details
+# in ``inventory.views``, help).
+_ONE_OF_A_SERVICE = {
+    "endpoint": (
+        "ID",
+        "service_endpoint",
+        "endpoint_details",
+        "Show one reverse private endpoint of a service.",
+    ),
+    "pipe": (
+        "NAME|ID",
+        "service_pipe",
+        "pipe_details",
+        "Show one pipe (a NAME is resolved through the service's pipe list).",
+    ),
+}
 
-    return reading.show_one(reads.service_endpoint, service, endpoint_id, views.endpoint_details)
+
+def _one_of_a_service(name: str, metavar: str, read: str, details: str, help: str) -> None:
+    """Add ``get NAME REF --service S`` showing one object of a service as details."""
+
+    @get.command(name, help=help)
+    @click.argument("ref", metavar=metavar)
+    @_service_option
+    @_get_options
+    def command(reading: Reading, service: str, ref: str) -> int:
+        from reconciler.inventory import reads, views
+
+        return reading.show_one(getattr(reads, read), service, ref, getattr(views, details))
 
 
-@get.command("pipe")
-@click.argument("pipe_ref", metavar="NAME|ID")
-@_service_option
-@_get_options
-def pipe(reading: Reading, service: str, pipe_ref: str) -> int:
-    """Show one pipe (a NAME is resolved through the service's pipe list)."""
-    from reconciler.inventory import reads, views
-
-    return reading.show_one(reads.service_pipe, service, pipe_ref, views.pipe_details)
+for _name, _spec in _ONE_OF_A_SERVICE.items():
+    _one_of_a_service(_name, *_spec)
 
 
 @get.command("pipes")

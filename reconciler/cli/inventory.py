@@ -3,7 +3,7 @@
 
 ``export`` turns live objects into manifests that validate and plan to no changes.
 ``check backups`` is a cron-friendly freshness check: exit 0 when every selected service has
-a recent ``done`` backup, 1 (a finding, after the table) when any is stale.
+a recent ``done`` backup, 2 (a finding, after the table) when any is stale.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from reconciler.cli.common import Connection, api_options, output_option, path_option
-from reconciler.cli.metrics import metrics_option, note
+from reconciler.cli.machine import remember_output
+from reconciler.cli.metrics import metrics_option
+from reconciler.metrics import FINDING_EXIT_CODE, note
 
 if TYPE_CHECKING:
     from reconciler.client.api import Client
@@ -103,6 +105,8 @@ def read_live(
     default="text",
     show_default=True,
     metavar="[text|json]",
+    is_eager=True,
+    callback=remember_output,
     help="Output format of the report (`-o DIR` is a deprecated spelling of --dir).",
 )
 @org_option
@@ -150,7 +154,12 @@ def export(
     )
     written = ex.write_documents(documents, directory, force=force)
     if output == "json":
-        body = {"directory": str(directory), "written": [str(p) for p in written]}
+        body = {
+            "formatVersion": 1,
+            "exitCode": 0,
+            "directory": str(directory),
+            "written": [str(p) for p in written],
+        }
         click.echo(json.dumps(body, indent=2))
         return 0
     for path in written:
@@ -202,7 +211,7 @@ def _export_dir(given: str | None, legacy: str | None, output: str) -> tuple[Any
 
 # A finding (stale backups) is not an error: automation must tell it from a check that could not
 # run (exit 1, like every error), as `plan --detailed-exitcode` tells drift (2) from errors.
-STALE_BACKUPS = 2
+STALE_BACKUPS = FINDING_EXIT_CODE
 
 
 @click.group("check")
@@ -256,9 +265,12 @@ def check_backups(
         ),
     )
     stale = [r for r in results if not r.ok]
+    code = STALE_BACKUPS if stale else 0
     note({"fresh": len(results) - len(stale), "stale": len(stale)})
     if output == "json":
         body = {
+            "formatVersion": 1,
+            "exitCode": code,
             "ok": not stale,
             "maxAgeSeconds": int(limit.total_seconds()),
             "services": [r.to_dict() for r in results],
@@ -276,4 +288,4 @@ def check_backups(
             click.echo(
                 f"\nAll {len(results)} services have a done backup newer than {max_age_text}."
             )
-    return STALE_BACKUPS if stale else 0
+    return code

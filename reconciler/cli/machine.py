@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from reconciler.model.errors import ManifestErrors, ReconcileError
+from reconciler.model.errors import ReconcileError
+from reconciler.model.errors import error_entries as error_entries_of
 
 _asked: dict[str, str | None] = {"command": None, "format": None}
 MACHINE_FORMATS = ("json", "markdown")
@@ -27,6 +28,12 @@ def remember_output(ctx: click.Context, _param: click.Parameter, value: str | No
     return value
 
 
+def remember_from_args(command: str | None, output: str | None) -> None:
+    """Remember a format found on the raw command line (an error before options are parsed)."""
+    if output in MACHINE_FORMATS and _asked["format"] is None:
+        _asked.update(command=command, format=output)
+
+
 def reset() -> None:
     """Forget what an earlier run asked for (in-process callers run main several times)."""
     _asked.update(command=None, format=None)
@@ -34,10 +41,8 @@ def reset() -> None:
 
 def error_entries(exc: BaseException) -> list[dict[str, Any]]:
     """Return the ``errors[]`` entries describing ``exc`` (one per manifest problem)."""
-    if isinstance(exc, ManifestErrors):
-        return [{"type": "ManifestError", **e.to_dict()} for e in exc.errors]
     if isinstance(exc, ReconcileError):
-        return [{**exc.to_dict(), "type": type(exc).__name__, "message": str(exc)}]
+        return error_entries_of(exc)
     if isinstance(exc, click.ClickException):
         return [{"type": "UsageError", "message": exc.format_message()}]
     return [{"type": type(exc).__name__, "message": str(exc) or type(exc).__name__}]
@@ -62,12 +67,12 @@ def emit_error(exc: BaseException, exit_code: int) -> None:
             )
         return
     if command == "apply":
-        from reconciler.cli.apply import results_document
+        from reconciler.apply.document import results_document
         from reconciler.plan.actions import Plan
 
         document = results_document([], Plan(actions=()), errors=entries, exit_code=exit_code)
     elif command == "validate":
-        from reconciler.cli.validate import document as validate_document
+        from reconciler.load.validation import document as validate_document
 
         document = validate_document(entries, [], exit_code)
     else:

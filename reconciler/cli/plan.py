@@ -19,7 +19,9 @@ from reconciler.cli.common import (
     path_option,
 )
 from reconciler.cli.completion import complete_targets
-from reconciler.cli.metrics import metrics_option, note_plan
+from reconciler.cli.metrics import metrics_option
+from reconciler.metrics import note_plan
+from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
@@ -52,6 +54,7 @@ class ManifestOptions:
         import click
 
         from reconciler.cli.config import project_manifests
+        from reconciler.cli.environments import layering_of_run
 
         workspace = self.workspace or DEFAULT_WORKSPACE
         try:
@@ -61,7 +64,14 @@ class ManifestOptions:
         address = self.state_path or str(state_path_for(None, chosen))
         ctx = click.get_current_context(silent=True)
         project = project_manifests(ctx) if ctx is not None else None
-        return Scope(chosen, address, workspace, self.organization, project)
+        return Scope(
+            chosen,
+            address,
+            workspace,
+            self.organization,
+            **layering_of_run(),
+            project_paths=project,
+        )
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""
@@ -89,10 +99,6 @@ def _prepare_out(path: Path) -> None:
         ) from None
     if path.is_dir() or not os.access(path.parent, os.W_OK):
         raise ConfigError(f"--out {path}: not a writable file path")
-
-
-# Said when a command has no manifests to work on (the project file may name them).
-NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
 
 
 def plan_options(func: Any, *, paths_required: bool = False) -> Any:
@@ -169,10 +175,16 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan has changes (0 none, 1 error)."
 )
 @click.option("--show-unchanged", is_flag=True, help="List unchanged resources too (text output).")
+@click.option(
+    "--all-envs",
+    is_flag=True,
+    help="Plan every environment of the project file in one run, each against its own API, "
+    "key and state (one section per environment; exit 1 if any failed).",
+)
 @lock_timeout_option(
     "Seconds to wait for the state lock (taken only to create a new state for --out)."
 )
-@metrics_option("plan", success=lambda code: code in (0, 2))
+@metrics_option("plan")
 def plan(
     manifests: ManifestOptions,
     connection: Connection,
@@ -180,14 +192,19 @@ def plan(
     out_file: str | None,
     detailed_exitcode: bool,
     show_unchanged: bool,
+    all_envs: bool,
     lock_timeout: float,
 ) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
+    if all_envs:
+        return _plan_all(manifests, connection, output, out_file, detailed_exitcode)
     from reconciler.cli.common import Progress, run, use_color
+    from reconciler.cli.environments import announce_environment
     from reconciler.plan import planfile
     from reconciler.plan.render import render_markdown, render_text
     from reconciler.plan.run import compute_plan, save_plan
 
+    announce_environment()
     scope = manifests.scope()
     config = connection.api_config()
     if out_file:
@@ -210,4 +227,44 @@ def plan(
             click.echo(
                 f"Saved the plan to {out_file}; apply it with: reconcile apply --plan {out_file}"
             )
+    return code
+
+
+def _plan_all(
+    manifests: ManifestOptions,
+    connection: Connection,
+    output: str,
+    out_file: str | None,
+    detailed_exitcode: bool,
+) -> int:
+    """``plan --all-envs``: every environment in one run, one report."""
+    import json
+
+    from reconciler.cli.common import Progress, run, use_color
+    from reconciler.cli.environments import targets
+    from reconciler.model.errors import ConfigError
+    from reconciler.plan import environments as envs
+
+    if out_file:
+        raise ConfigError(
+            "--out saves the plan of one environment: use --env NAME with --out (a saved plan "
+            "is applied to one environment)"
+        )
+    given = click.get_current_context().find_root().meta.get("reconcile.args", [])
+    if any(a == "--env" or a.startswith("--env=") for a in given):
+        raise ConfigError("--all-envs plans every environment: leave out --env")
+    plans = run(
+        envs.compute_plans(
+            targets(connection.insecure), manifests.plan_options(), progress=Progress
+        )
+    )
+    # The run's metrics count every environment's resources (one record per run).
+    note_plan(envs.combined(plans))
+    code = envs.exit_code(plans, detailed_exitcode)
+    if output == "json":
+        click.echo(json.dumps(envs.to_json(plans, code), indent=2, ensure_ascii=False))
+    elif output == "markdown":
+        click.echo(envs.render_markdown(plans), nl=False)
+    else:
+        click.echo(envs.render_text(plans, color=use_color()), nl=False)
     return code

@@ -2,14 +2,15 @@
 
 ``config`` takes the same settings options as ``apply`` — copied from it when the commands
 are registered, so an option added there (``--workspace``) is reported here too — resolves
-them through the one configuration layer (``reconciler.cli.config``) and prints each value
-with its source. Secrets are shown as ``****``; env files are listed by the names of the
+them through the core (``reconciler.settings``, as every command does) and prints each value
+with its source, real defaults included. Secrets are shown as ``****``; env files are listed by the names of the
 variables they set, never their values.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import click
 
@@ -26,14 +27,19 @@ def version() -> None:
 
 def config_command(source: click.Command) -> click.Command:
     """Build ``reconcile config`` from the settings options of ``source`` (``apply``)."""
-    params: list[click.Parameter] = [p for p in source.params if p.name in cfg.SETTING_PARAMS]
+    from reconciler.cli.machine import remember_output
+    from reconciler.settings import SETTING_PARAMS
+
+    params: list[click.Parameter] = [p for p in source.params if p.name in SETTING_PARAMS]
     params.append(
         click.Option(
             ["--output", "-o", "output"],
             type=click.Choice(["text", "json"]),
             default="text",
             show_default=True,
-            help="Output format.",
+            is_eager=True,
+            callback=remember_output,
+            help="Output format (json: one document, also on errors).",
         )
     )
     return click.Command(
@@ -49,27 +55,51 @@ def config_command(source: click.Command) -> click.Command:
 
 @click.pass_context
 def _config(ctx: click.Context, /, output: str, **_: object) -> int:
-    project = cfg.project_of(ctx)
+    from reconciler.settings import Settings
+
+    settings: Settings | None = cfg.settings_of(ctx)
+    if settings is None:  # only when prepare did not run (a bare in-process call)
+        from reconciler.settings import resolve
+
+        settings = resolve()
+    params = {p.name for p in ctx.command.params}
     rows = [
-        (setting.name, cfg.shown(setting, value), source)
-        for setting, _param, value, source in cfg.resolved(ctx)
+        (r.setting.name, _shown(settings, r), r.where)
+        for r in settings.rows()
+        if r.setting.param in params
     ]
-    file = project.file
+    file = settings.project
+    environment = settings.environment
     if output == "json":
-        body = {
+        body: dict[str, object] = {
+            "formatVersion": 1,
+            "exitCode": 0,
             "projectFile": str(file.path) if file is not None else None,
+            "environment": environment.name if environment else None,
+            "environments": sorted(settings.environments),
             "envFiles": [
-                {"path": e.path, "found": e.found, "loaded": e.loaded, "kept": e.kept}
-                for e in project.env_files
+                {"path": e.path, "found": e.found, "loaded": list(e.loaded), "kept": list(e.kept)}
+                for e in settings.env_files
             ],
             "settings": [{"key": k, "value": v, "source": s} for k, v, s in rows],
         }
+        if environment is not None:
+            body["overlays"] = list(environment.overlays)
+            body["exclude"] = list(environment.exclude)
         click.echo(json.dumps(body, indent=2))
         return 0
     from reconciler.plan.render import table
 
     click.echo(f"Project file: {file.path if file is not None else '(none found)'}")
-    for env_file in project.env_files:
+    if environment is not None:
+        click.echo(
+            f"Environment:  {environment.name} (of {', '.join(sorted(settings.environments))})"
+        )
+        if environment.overlays:
+            click.echo(f"Overlays:     {', '.join(environment.overlays)}")
+        if environment.exclude:
+            click.echo(f"Exclude:      {', '.join(environment.exclude)}")
+    for env_file in settings.env_files:
         if not env_file.found:
             click.echo(f"Env file:     {env_file.path} (not found, skipped)")
             continue
@@ -82,5 +112,20 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
     return 0
 
 
-def _names(names: list[str]) -> str:
+def _shown(settings: object, resolved: object) -> str:
+    """Return a value for display: the state's default location is worked out, never '-'."""
+    from reconciler.settings import Resolved, Settings, Source
+
+    assert isinstance(settings, Settings) and isinstance(resolved, Resolved)
+    if resolved.setting.param == "state_path" and resolved.source is Source.DEFAULT:
+        from pathlib import Path
+
+        from reconciler.load.project import display_path
+
+        address, _warning = settings.state_address()
+        return display_path(Path(address))
+    return resolved.shown()
+
+
+def _names(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "nothing"

@@ -41,11 +41,16 @@ def _where(func: Any) -> Any:
 
 
 _lock_timeout = lock_timeout_option()
-_output = output_option("text", "json")
+_output = output_option("text", "json", machine=True)
 
 
 def _json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+def _document(data: dict[str, Any]) -> None:
+    """Print a command's own JSON document (not a state record): format and exit code first."""
+    _json({"formatVersion": 1, "exitCode": 0, **data})
 
 
 @click.group("state")
@@ -110,7 +115,7 @@ def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, where: Stat
     finally:
         backend.close()
     if output == "json":
-        _json({"removed": removed})
+        _document({"removed": removed})
     else:
         for address in removed:
             click.echo(f"Removed {address} from the state.")
@@ -133,7 +138,7 @@ def mv(old: str, new: str, lock_timeout: float, output: str, where: StateWhere) 
     finally:
         backend.close()
     if output == "json":
-        _json({"moved": {"from": old, "to": new}})
+        _document({"moved": {"from": old, "to": new}})
     else:
         click.echo(f"Moved {old} to {new}.")
     return 0
@@ -207,7 +212,7 @@ def migrate(
     """Copy the state to another backend under both locks, and verify the copy."""
     from reconciler.model.errors import ConfigError
     from reconciler.state import ops
-    from reconciler.state.backend import open_backend
+    from reconciler.state.stores import open_backend
 
     workspace = where.workspace or "default"
     source = where.backend()
@@ -220,7 +225,7 @@ def migrate(
         source.close()
         destination.close()
     if output == "json":
-        _json(dataclasses.asdict(result))
+        _document(dataclasses.asdict(result))
     elif result.copied:
         click.echo(
             f"Copied the state ({result.resources} resources, {result.bytes} bytes, lineage "

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.common import output_option
+
+if TYPE_CHECKING:
+    from reconciler.model.resources import Resource
 
 
 @click.command()
@@ -27,18 +30,39 @@ from reconciler.cli.common import output_option
     help="Also resolve every secret reference ({fromEnv}, {fromFile}) as plan would: a missing "
     "or empty variable or an unreadable file is an error (values are never printed).",
 )
-def validate(paths: tuple[str, ...], output: str, organization: str | None, check_env: bool) -> int:
+@click.option(
+    "--all-envs",
+    is_flag=True,
+    help="Validate the effective manifests of every environment of the project file.",
+)
+def validate(
+    paths: tuple[str, ...], output: str, organization: str | None, check_env: bool, all_envs: bool
+) -> int:
     """Validate manifests (files or directories) without contacting any server.
 
-    Prints every error as FILE:LINE:COL: PATH: MESSAGE. Exit 0 when all are valid, 1 otherwise.
+    With --env NAME, the environment's effective manifests (its overlays applied); with
+    --all-envs, every environment's. Prints every error as FILE:LINE:COL: PATH: MESSAGE.
+    Exit 0 when all are valid, 1 otherwise.
     """
+    from reconciler.cli.environments import current_settings
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
+    from reconciler.load.validation import document
     from reconciler.model.errors import ManifestErrors
     from reconciler.model.secrets import unresolved
 
+    if all_envs:
+        return _validate_all(output, check_env)
+    settings = current_settings()
+    layering = settings.layering() if settings is not None else None
     try:
-        resources = load_resources(paths, default_organization=organization)
+        if layering:
+            from reconciler.load.overlays import load_layered
+
+            effective = load_layered(paths, layering, default_organization=organization)
+            resources = [e.resource for e in effective]
+        else:
+            resources = load_resources(paths, default_organization=organization)
         missing = unresolved(resources) if check_env else []
         if missing:
             raise ManifestErrors(missing)
@@ -59,23 +83,52 @@ def validate(paths: tuple[str, ...], output: str, organization: str | None, chec
         ]
         click.echo(json.dumps(document([], listed, 0), indent=2))
         return 0
+    click.echo(_valid_line(resources))
+    return 0
+
+
+def _valid_line(resources: list[Resource]) -> str:
+    """Return ``N manifests valid (a Pipe, b Dashboard)``."""
     from reconciler.model.resources import KINDS
 
     counts = {kind: sum(1 for r in resources if r.kind == kind) for kind in KINDS}
     detail = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
     noun = "manifest" if len(resources) == 1 else "manifests"
-    click.echo(f"{len(resources)} {noun} valid ({detail})")
-    return 0
+    return f"{len(resources)} {noun} valid ({detail})"
 
 
-def document(
-    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
-) -> dict[str, Any]:
-    """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
-    return {
-        "formatVersion": 1,
-        "exitCode": exit_code,
-        "valid": not errors,
-        "errors": errors,
-        "resources": resources,
-    }
+def _validate_all(output: str, check_env: bool) -> int:
+    """``validate --all-envs``: each environment's effective manifests, one report."""
+    from reconciler.cli.environments import all_environments, effective_of, environment_settings
+    from reconciler.model.errors import ManifestErrors, ReconcileError, error_entries
+    from reconciler.model.secrets import unresolved
+
+    reports: list[dict[str, Any]] = []
+    for name in all_environments():
+        try:
+            settings = environment_settings(name, "--all-envs")
+            effective = effective_of(settings)
+            if check_env:  # with this environment's variables (its env file included)
+                with settings.secret_variables():
+                    missing = unresolved([e.resource for e in effective])
+                if missing:
+                    raise ManifestErrors(missing)
+        except ReconcileError as exc:
+            reports.append({"name": name, "valid": False, "errors": error_entries(exc)})
+            if output == "text":
+                click.echo(f"{name}: invalid")
+                for line in str(exc).splitlines():
+                    click.echo(f"  {line}")
+            continue
+        resources = [e.resource for e in effective]
+        listed = [
+            {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index} for r in resources
+        ]
+        reports.append({"name": name, "valid": True, "errors": [], "resources": listed})
+        if output == "text":
+            click.echo(f"{name}: {_valid_line(resources)}")
+    code = 0 if all(r["valid"] for r in reports) else 1
+    if output == "json":
+        body = {"formatVersion": 1, "exitCode": code, "valid": code == 0, "environments": reports}
+        click.echo(json.dumps(body, indent=2))
+    return code

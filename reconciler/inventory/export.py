@@ -30,6 +30,7 @@ from reconciler.inventory.reads import (
     resolve_service,
     source_kind,
 )
+from reconciler.inventory.secrethints import has_secrets, secret_hints
 from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
@@ -43,39 +44,6 @@ from reconciler.state.local import find_project_root
 
 _MISSING = object()
 _FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
-_USER_PASSWORD = (
-    "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
-)
-# The Kafka credential shape each authentication method takes (IAM_ROLE takes none).
-_KAFKA_HINTS = {
-    "PLAIN": [
-        _USER_PASSWORD,
-        "credentials: {{connectionString: {{fromEnv: {p}_CONNECTION_STRING}}}}   # or this shape",
-    ],
-    "SCRAM-SHA-256": [_USER_PASSWORD],
-    "SCRAM-SHA-512": [_USER_PASSWORD],
-    "IAM_USER": [
-        "credentials: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}"
-    ],
-    "MUTUAL_TLS": [
-        "credentials: {{certificate: {{fromFile: {f}.crt}}, privateKey: {{fromFile: {f}.key}}}}"
-    ],
-    "IAM_ROLE": [],
-}
-_SECRET_HINTS = {
-    "kafka": [_USER_PASSWORD],
-    "postgres": [
-        "credentials: {{username: {{fromEnv: {p}_USERNAME}}, password: {{fromEnv: {p}_PASSWORD}}}}"
-    ],
-    "kinesis": [
-        "accessKey: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}"
-    ],
-    "objectStorage": [
-        "accessKey: {{accessKeyId: {{fromEnv: {p}_ACCESS_KEY_ID}}, secretKey: {{fromEnv: {p}_SECRET_KEY}}}}",
-        "connectionString: {{fromEnv: {p}_CONNECTION_STRING}}   # blob storage instead of accessKey",
-        "serviceAccountKey: {{fromEnv: {p}_SERVICE_ACCOUNT_KEY}}   # SERVICE_ACCOUNT authentication",
-    ],
-}
 
 
 @dataclass(frozen=True)
@@ -214,16 +182,13 @@ def pipe_document(
     spec.update(fitted if isinstance(fitted, dict) else {})
     kind = source_kind(pipe)
     hints: list[str] = []
-    if kind in _SECRET_HINTS:
+    if has_secrets(kind):
         source = dict(spec.get("source") or {})
         source.setdefault(kind, {})
         spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
         prefix = env_prefix(str(pipe.get("name") or name))
-        templates = _SECRET_HINTS[kind]
-        if kind == "kafka":
-            method = ((pipe.get("source") or {}).get("kafka") or {}).get("authentication")
-            templates = _KAFKA_HINTS.get(str(method), templates)
-        hints = [h.format(p=prefix, f=slugify(prefix)) for h in templates]
+        live = (pipe.get("source") or {}).get(kind) or {}
+        hints = secret_hints(kind, live, prefix, slugify(prefix))
         order = [
             "organizationId",
             "service",
@@ -237,7 +202,7 @@ def pipe_document(
         spec = {k: spec[k] for k in order if k in spec} | {
             k: v for k, v in spec.items() if k not in order
         }
-    return Document("Pipe", name, spec, hints, kind if kind in _SECRET_HINTS else None)
+    return Document("Pipe", name, spec, hints, kind if has_secrets(kind) else None)
 
 
 def organization_document(org: Mapping[str, Any], name: str) -> Document:

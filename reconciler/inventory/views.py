@@ -6,7 +6,7 @@ strings and rows for ``render.table``; the commands only echo what these return.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -111,85 +111,91 @@ def _secs(delta: timedelta | None) -> float | None:
 
 # -- views: rows for ``render.table`` ---------------------------------------------------------
 
-SERVICE_HEADERS = (
-    "NAME",
-    "ID",
-    "STATE",
-    "TAGS",
-    "VERSION",
-    "REPLICAS",
-    "MEMORY",
-    "REGION",
-    "TIER",
-    "CREATED",
+# A column: its header and how it shows one object. Each table is one list of columns, so a
+# header and its value never drift apart.
+Column = tuple[str, Callable[[Mapping[str, Any]], str]]
+
+
+def _field(name: str, missing: str | None = None) -> Callable[[Mapping[str, Any]], str]:
+    """Show one field of an object (``missing`` when it is absent)."""
+    return lambda item: str(item.get(name, missing))
+
+
+def _set(name: str) -> Callable[[Mapping[str, Any]], str]:
+    """Show one field of an object, ``-`` when it is absent or empty."""
+    return lambda item: str(item.get(name) or "-")
+
+
+def _time(name: str) -> Callable[[Mapping[str, Any]], str]:
+    """Show a timestamp field in UTC ISO form."""
+    return lambda item: utc_iso(item.get(name))
+
+
+SERVICE_COLUMNS: tuple[Column, ...] = (
+    ("NAME", _field("name")),
+    ("ID", _field("id")),
+    ("STATE", _field("state", "-")),
+    ("TAGS", tags_text),
+    ("VERSION", _field("engineVersion", "-")),
+    ("REPLICAS", _field("numReplicas", "-")),
+    ("MEMORY", lambda s: f"{s.get('minTotalMemoryGb', '?')}-{s.get('maxTotalMemoryGb', '?')} GB"),
+    ("REGION", placement),
+    ("TIER", _set("tier")),
+    ("CREATED", _time("createdAt")),
 )
-BACKUP_HEADERS = ("STARTED", "STATUS", "TYPE", "SIZE", "DURATION", "NAME", "ID")
-PIPE_HEADERS = ("NAME", "ID", "STATE", "SOURCE", "DESTINATION", "UPDATED")
-DASHBOARD_HEADERS = ("NAME", "ID", "TILES", "TAGS")
+BACKUP_COLUMNS: tuple[Column, ...] = (
+    ("STARTED", _time("startedAt")),
+    ("STATUS", _field("status", "-")),
+    ("TYPE", _set("type")),
+    ("SIZE", lambda b: human_size(b.get("sizeInBytes"))),
+    ("DURATION", lambda b: human_duration(b.get("durationInSeconds"))),
+    ("NAME", _field("backupName", "-")),
+    ("ID", _field("id")),
+)
+PIPE_COLUMNS: tuple[Column, ...] = (
+    ("NAME", _field("name")),
+    ("ID", _field("id")),
+    ("STATE", _field("state", "-")),
+    ("SOURCE", source_summary),
+    ("DESTINATION", destination_summary),
+    ("UPDATED", _time("updatedAt")),
+)
+DASHBOARD_COLUMNS: tuple[Column, ...] = (
+    ("NAME", _field("name")),
+    ("ID", _field("id")),
+    ("TILES", lambda d: str(len(d.get("tiles") or []))),
+    ("TAGS", lambda d: ",".join(str(t) for t in d.get("tags") or []) or "-"),
+)
+SERVICE_HEADERS = tuple(header for header, _ in SERVICE_COLUMNS)
+BACKUP_HEADERS = tuple(header for header, _ in BACKUP_COLUMNS)
+PIPE_HEADERS = tuple(header for header, _ in PIPE_COLUMNS)
+DASHBOARD_HEADERS = tuple(header for header, _ in DASHBOARD_COLUMNS)
 FRESHNESS_HEADERS = ("SERVICE", "STATUS", "LAST GOOD BACKUP", "AGE", "LAST ERROR")
+
+
+def rows(items: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> list[list[str]]:
+    """Return one row per object, one cell per column."""
+    return [[show(item) for _, show in columns] for item in items]
 
 
 def service_rows(services: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """Return one row per service."""
-    return [
-        [
-            str(s.get("name")),
-            str(s.get("id")),
-            str(s.get("state", "-")),
-            tags_text(s),
-            str(s.get("engineVersion", "-")),
-            str(s.get("numReplicas", "-")),
-            f"{s.get('minTotalMemoryGb', '?')}-{s.get('maxTotalMemoryGb', '?')} GB",
-            placement(s),
-            str(s.get("tier") or "-"),
-            utc_iso(s.get("createdAt")),
-        ]
-        for s in services
-    ]
+    return rows(services, SERVICE_COLUMNS)
 
 
 def backup_rows(backups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """Return one row per backup."""
-    return [
-        [
-            utc_iso(b.get("startedAt")),
-            str(b.get("status", "-")),
-            str(b.get("type") or "-"),
-            human_size(b.get("sizeInBytes")),
-            human_duration(b.get("durationInSeconds")),
-            str(b.get("backupName", "-")),
-            str(b.get("id")),
-        ]
-        for b in backups
-    ]
+    return rows(backups, BACKUP_COLUMNS)
 
 
 def pipe_rows(pipes: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """Return one row per pipe."""
-    return [
-        [
-            str(p.get("name")),
-            str(p.get("id")),
-            str(p.get("state", "-")),
-            source_summary(p),
-            destination_summary(p),
-            utc_iso(p.get("updatedAt")),
-        ]
-        for p in pipes
-    ]
+    return rows(pipes, PIPE_COLUMNS)
 
 
 def dashboard_rows(dashboards: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """Return one row per dashboard."""
-    return [
-        [
-            str(d.get("name")),
-            str(d.get("id")),
-            str(len(d.get("tiles") or [])),
-            ",".join(str(t) for t in d.get("tags") or []) or "-",
-        ]
-        for d in dashboards
-    ]
+    return rows(dashboards, DASHBOARD_COLUMNS)
 
 
 def freshness_rows(items: Sequence[BackupFreshness]) -> list[list[str]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reconciler.load.positions import MergedLocator
 from reconciler.load.workers import plan_processes, read_in_parts
 from reconciler.load.yamlsource import (
     DocumentLocator,
@@ -162,7 +163,7 @@ class _Named:
     still claimed, but it yields no resource.
     """
 
-    locator: DocumentLocator
+    locator: DocumentLocator | MergedLocator
     kind: str
     name: str
     spec: dict[str, Any]
@@ -205,19 +206,29 @@ class _Reader:
         records, self.records = self.records, []
         return records
 
-    def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
+    def error(self, locator: DocumentLocator | MergedLocator, path: JsonPath, message: str) -> None:
         self.records.append(ManifestError(locator.locate(path), format_path(path), message))
 
     def load_file(self, path: str) -> None:
+        read = self.read_source(path)
+        if read is not None:
+            source, docs = read
+            for index, doc in enumerate(docs):
+                if doc is not None:
+                    self.load_document(source, index, doc)
+
+    def read_source(self, path: str) -> tuple[SourceFile, list[Any]] | None:
+        """Parse one file into its source and documents (None, with the error recorded, if it
+        cannot be read, is not YAML or holds no manifest)."""
         name = _display(path)
         try:
             data = _read_bounded(path, self.limits.max_bytes)
         except OSError as exc:
             self.records.append(ManifestError(Location(name), "", f"cannot read: {exc.strerror}"))
-            return
+            return None
         except _TooLarge as exc:
             self.records.append(ManifestError(Location(name), "", str(exc)))
-            return
+            return None
         source = SourceFile(name, data)
         try:
             if self.positions and self.full_positions:
@@ -238,18 +249,19 @@ class _Reader:
             self.records.append(
                 ManifestError(Location(name, exc.line, exc.col), path_text, message)
             )
-            return
+            return None
         if all(doc is None for doc in docs):
             self.records.append(
                 ManifestError(Location(name, 1, 1), "", "file is empty: it holds no manifest")
             )
-            return
-        for index, doc in enumerate(docs):
-            if doc is not None:
-                self.load_document(source, index, doc)
+            return None
+        return source, docs
 
     def load_document(self, source: SourceFile, index: int, doc: Any) -> None:
-        locator = DocumentLocator(source, index)
+        self.load_located(DocumentLocator(source, index), doc)
+
+    def load_located(self, locator: DocumentLocator | MergedLocator, doc: Any) -> None:
+        """Check one document (located by ``locator``) and record it or its errors."""
         if not isinstance(doc, dict):
             from reconciler.load.schema import describe
 
@@ -294,7 +306,9 @@ class _Reader:
         renamed = metadata.get("renamedFrom")
         self.records.append(_Named(locator, kind, metadata["name"], spec, clean, renamed))
 
-    def check_spec(self, locator: DocumentLocator, kind: str, spec: dict[str, Any]) -> None:
+    def check_spec(
+        self, locator: DocumentLocator | MergedLocator, kind: str, spec: dict[str, Any]
+    ) -> None:
         if kind in ("Pipe", "Organization") and "organizationId" not in spec:
             if self.default_organization:
                 spec["organizationId"] = self.default_organization
@@ -334,7 +348,9 @@ class _Reader:
                     )
                 ids.setdefault(endpoint["id"], i)
 
-    def check_field_mappings(self, locator: DocumentLocator, spec: dict[str, Any]) -> None:
+    def check_field_mappings(
+        self, locator: DocumentLocator | MergedLocator, spec: dict[str, Any]
+    ) -> None:
         """When a manifest states both the columns and the mappings, hold them to the
         service's rule here (the plan also checks them against the live columns)."""
         columns = spec.get("destination", {}).get("columns")
@@ -354,10 +370,12 @@ class _Loader:
     def __init__(self) -> None:
         self.resources: list[Resource] = []
         self.errors: list[ManifestError] = []
-        self.names: dict[tuple[str, str], DocumentLocator] = {}
-        self.identities: dict[tuple[str, str, str], tuple[DocumentLocator, str]] = {}
+        self.names: dict[tuple[str, str], DocumentLocator | MergedLocator] = {}
+        self.identities: dict[
+            tuple[str, str, str], tuple[DocumentLocator | MergedLocator, str]
+        ] = {}
 
-    def error(self, locator: DocumentLocator, path: JsonPath, message: str) -> None:
+    def error(self, locator: DocumentLocator | MergedLocator, path: JsonPath, message: str) -> None:
         self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
 
     def take(self, records: list[_Record]) -> None:
@@ -389,7 +407,7 @@ class _Loader:
             )
 
     def check_identity(
-        self, locator: DocumentLocator, kind: str, name: str, spec: dict[str, Any]
+        self, locator: DocumentLocator | MergedLocator, kind: str, name: str, spec: dict[str, Any]
     ) -> bool:
         """Refuse a second manifest addressing a live object another manifest already addresses."""
         for label, path in IDENTITY_FIELDS.get(kind, ()):

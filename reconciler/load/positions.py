@@ -142,3 +142,54 @@ class DocumentLocator:
     def release(self) -> None:
         """Let the file drop its full position index: no more locations will be asked for."""
         self.source.release()
+
+
+@dataclass(frozen=True)
+class MergedLocator:
+    """The ``Locator`` of a document merged from several (a base manifest and its overlays).
+
+    ``layers`` are the documents merged, base first; ``origins`` maps each path where a layer
+    set a value (a key it added or a value it replaced) to that layer's index. A path is
+    located in the layer that wrote its nearest recorded ancestor, so a message names the
+    overlay's line for a value the overlay set and the base's for one it left alone.
+    """
+
+    layers: tuple[DocumentLocator, ...]
+    origins: dict[JsonPath, int]
+
+    @property
+    def source(self) -> SourceFile:
+        """Return the first layer's source (the file a patched resource is filed under)."""
+        return self.layers[0].source
+
+    @property
+    def document(self) -> int:
+        """Return the first layer's document index."""
+        return self.layers[0].document
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Return the names of the files merged, in order, each once."""
+        return tuple(dict.fromkeys(layer.source.name for layer in self.layers))
+
+    def origin(self, path: Sequence[PathPart]) -> DocumentLocator:
+        """Return the layer that wrote the value at ``path`` (or its nearest written parent)."""
+        key = tuple(path)
+        for end in range(len(key), -1, -1):
+            found = self.origins.get(key[:end])
+            if found is not None:
+                return self.layers[found]
+        return self.layers[0]
+
+    def file_of(self, path: Sequence[PathPart]) -> str:
+        """Return the name of the file that wrote the value at ``path``."""
+        return self.origin(path).source.name
+
+    def locate(self, path: Sequence[PathPart]) -> Location:
+        """Return the location of ``path`` in the file that wrote it."""
+        return self.origin(path).locate(path)
+
+    def release(self) -> None:
+        """Let every layer's file drop its full position index."""
+        for layer in self.layers:
+            layer.release()

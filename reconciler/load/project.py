@@ -4,7 +4,9 @@ The project file holds what every run in a repository shares (manifest paths, th
 location and workspace, the organization, base URLs, rates, parallelism, an env file). It is
 validated against ``schemas/project.schema.json`` like a manifest: every problem at once, as
 ``FILE:LINE:COL: PATH: MESSAGE``. Credentials are refused with a message saying where they
-go instead, and their values are never echoed. Relative paths in the file are relative to
+go instead, and their values are never echoed; under ``environments:`` they may only be
+secret references (``{fromEnv: NAME}``, ``{fromFile: PATH}``), and ``defaultEnvironment``
+must name one of them. Resolving the values (``reconciler.settings``) is not this module's. Relative paths in the file are relative to
 the file's own directory; ``ProjectFile.path_value`` turns them into paths usable from the
 current directory.
 """
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reconciler.load.schema import explain, schema_dir
+from reconciler.load.schema import explain, schema_dir, suggest
 from reconciler.load.schemacompile import Compiler, Unsupported
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
@@ -34,12 +37,15 @@ CREDENTIALS = {
     "dashboardsToken": "RECONCILE_DASHBOARDS_TOKEN",
 }
 
+_ENVIRONMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
 # What a value that fails a pattern should look like, said plainly.
 _PATTERN_HINTS: dict[str, str] = {
     "rates": "is not a request budget: write N/SECONDS (e.g. 10/10) or none",
     "baseUrl": "is not an http:// or https:// URL",
     "dashboardsUrl": "is not an http:// or https:// URL",
     "workspace": "is not a workspace name: letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit",
+    "exclude": "is not a KIND/NAME glob (e.g. Dashboard/staging-*)",
 }
 
 
@@ -152,6 +158,8 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
                     )
                 )
         doc = {k: v for k, v in doc.items() if k not in CREDENTIALS}
+        doc, found = _environment_errors(doc)
+        out.extend(found)
     schema = project_schema()
     if _fast_check(schema)(doc):
         return out
@@ -161,11 +169,71 @@ def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
 
     validator = Draft202012Validator(schema)
     for key, message in explain(validator.iter_errors(doc)):
-        hint = _PATTERN_HINTS.get(str(key[0])) if key else None
+        # A top-level key's hint (``rates``), else the field's own, inside an environment too.
+        names = [str(k) for k in key if isinstance(k, str)]
+        hint = (_PATTERN_HINTS.get(names[0]) or _PATTERN_HINTS.get(names[-1])) if names else None
         if hint and "does not match the pattern" in message:
             message = message.split(" does not match", 1)[0] + " " + hint
         out.append((key, message))
     return out
+
+
+def _environment_errors(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[JsonPath, str]]]:
+    """Refuse literal credentials in ``environments:`` and an unknown ``defaultEnvironment``.
+
+    Return the document without the refused values (so the schema does not report them a
+    second time) and the problems found; a value is never echoed.
+    """
+    out: list[tuple[JsonPath, str]] = []
+    environments = doc.get("environments")
+    if isinstance(environments, dict):
+        cleaned: dict[str, Any] = {}
+        for name, entry in environments.items():
+            if not _ENVIRONMENT_NAME.match(str(name)):
+                out.append(
+                    (
+                        ("environments", name),
+                        f"{str(name)!r} is not an environment name: letters, digits, '.', '_' "
+                        "and '-', at most 64, starting with a letter or digit (it is also the "
+                        "environment's default workspace)",
+                    )
+                )
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                for key, variable in CREDENTIALS.items():
+                    if key in entry and not _is_reference(entry[key]):
+                        out.append(
+                            (
+                                ("environments", name, key),
+                                "a secret reference takes exactly one of fromEnv or fromFile"
+                                if isinstance(entry[key], dict)
+                                else "credentials are never written in the project file (it is "
+                                "kept in git): write {fromEnv: NAME} or {fromFile: PATH}, or set "
+                                f"{variable} in this environment's envFile",
+                            )
+                        )
+                        del entry[key]
+            cleaned[name] = entry
+        doc = {**doc, "environments": cleaned}
+    default = doc.get("defaultEnvironment")
+    if isinstance(default, str) and isinstance(environments, dict) and default not in environments:
+        hint = suggest(default, environments)
+        out.append(
+            (
+                ("defaultEnvironment",),
+                f"{default!r} is not one of the environments{hint}; defined: "
+                f"{', '.join(sorted(map(str, environments))) or 'none'}",
+            )
+        )
+    elif isinstance(default, str) and not isinstance(environments, dict):
+        out.append((("defaultEnvironment",), "names an environment, but `environments:` is absent"))
+    return doc, out
+
+
+def _is_reference(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and len(value) == 1 and ("fromEnv" in value or "fromFile" in value)
+    )
 
 
 def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool]:

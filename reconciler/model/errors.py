@@ -351,3 +351,10 @@ class AuthenticationFailed(AuthError):
         """Return the API error's fields (no request's method or path) and the interface."""
         fields = {k: v for k, v in super().to_dict().items() if k not in ("method", "path")}
         return {**fields, "type": "AuthenticationFailed", "interface": self.interface}
+
+
+def error_entries(exc: ReconcileError) -> list[dict[str, object]]:
+    """Return the ``errors[]`` entries of a machine document for ``exc`` (one per manifest problem)."""
+    if isinstance(exc, ManifestErrors):
+        return [{"type": "ManifestError", **e.to_dict()} for e in exc.errors]
+    return [{**exc.to_dict(), "type": type(exc).__name__, "message": str(exc)}]

@@ -72,25 +72,30 @@ SECRET_FIELDS: dict[str, tuple[str, ...]] = {
 # Every secret subtree's key, whatever the source kind (a value under one of these keys is
 # never echoed in a message).
 SECRET_FIELD_NAMES: frozenset[str] = frozenset(n for names in SECRET_FIELDS.values() for n in names)
-# Members of a secret object (``credentials {username, password}``, ``accessKey {accessKeyId,
-# secretKey}``) that hold key material: redacted wherever they appear in what a server sends.
-SECRET_MEMBERS: frozenset[str] = frozenset(
-    {"password", "secretKey", "accessKeyId", "connectionString", "certificate", "privateKey"}
-)
-# What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
-REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
-
+# The shapes a secret object takes (the members of ``credentials`` or ``accessKey``).
+USER_PASSWORD = frozenset({"username", "password"})
+ACCESS_KEY = frozenset({"accessKeyId", "secretKey"})
+CONNECTION_STRING = frozenset({"connectionString"})
+CERTIFICATE_AND_KEY = frozenset({"certificate", "privateKey"})
 # The credential shapes each Kafka authentication method takes (IAM_ROLE takes none: the
 # pipe's ``iamRole`` is used). The service refuses credentials of another shape, and a switch
 # of method without credentials that fit it.
 KAFKA_CREDENTIAL_SHAPES: dict[str, tuple[frozenset[str], ...]] = {
-    "PLAIN": (frozenset({"username", "password"}), frozenset({"connectionString"})),
-    "SCRAM-SHA-256": (frozenset({"username", "password"}),),
-    "SCRAM-SHA-512": (frozenset({"username", "password"}),),
-    "IAM_USER": (frozenset({"accessKeyId", "secretKey"}),),
-    "MUTUAL_TLS": (frozenset({"certificate", "privateKey"}),),
+    "PLAIN": (USER_PASSWORD, CONNECTION_STRING),
+    "SCRAM-SHA-256": (USER_PASSWORD,),
+    "SCRAM-SHA-512": (USER_PASSWORD,),
+    "IAM_USER": (ACCESS_KEY,),
+    "MUTUAL_TLS": (CERTIFICATE_AND_KEY,),
     "IAM_ROLE": (),
 }
+# Members of a secret object that hold key material — every member of every shape but the user
+# name: redacted wherever they appear in what a server sends.
+SECRET_MEMBERS: frozenset[str] = (
+    USER_PASSWORD | ACCESS_KEY | CONNECTION_STRING | CERTIFICATE_AND_KEY
+) - {"username"}
+# What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
+REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
+
 KAFKA_DEFAULT_AUTHENTICATION = "PLAIN"
 
 # Arrays replaced whole when they differ (every other array is also replaced whole, except

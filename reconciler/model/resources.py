@@ -27,14 +27,21 @@ JsonPath = tuple[PathPart, ...]
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
+def check_form(value: str, form: re.Pattern[str], subject: str, problem: str) -> str:
+    """Return ``value`` if ``form`` matches all of it; else raise ``ConfigError`` saying so."""
+    if not form.fullmatch(value):
+        raise ConfigError(f"{subject}{value!r} {problem}")
+    return value
+
+
 def check_default_organization(value: str) -> str:
     """Return ``value`` if it is a UUID; else raise ConfigError naming the flag and variable."""
-    if not _UUID.fullmatch(value):
-        raise ConfigError(
-            f"--organization / RECONCILE_ORGANIZATION_ID: {value!r} is not a valid UUID "
-            "(expected the form 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61)"
-        )
-    return value
+    return check_form(
+        value,
+        _UUID,
+        "--organization / RECONCILE_ORGANIZATION_ID: ",
+        "is not a valid UUID (expected the form 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61)",
+    )
 
 
 class Locator(Protocol):

@@ -11,11 +11,13 @@ reference of a set of resources at once, before anything is sent.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,21 @@ from reconciler.model.fields import SECRET_FIELDS
 from reconciler.model.resources import JsonPath, Resource, format_path
 
 REDACTED = "(sensitive)"
+# The variables ``{fromEnv}`` references read: the process environment, unless the run says
+# otherwise (``variables``) — a run over several environments gives each its own env file's
+# variables without writing any of them into ``os.environ``. A context variable, so that each
+# asyncio task (one environment's plan) sees the mapping it was started with.
+_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("secret_variables", default=None)
+
+
+@contextlib.contextmanager
+def variables(environ: Mapping[str, str]) -> Iterator[None]:
+    """Make ``{fromEnv}`` references resolved inside the block read ``environ``."""
+    token = _VARIABLES.set(environ)
+    try:
+        yield
+    finally:
+        _VARIABLES.reset(token)
 
 
 class Secret:
@@ -93,15 +110,19 @@ def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> 
     if "fromEnv" in ref:
         where = resource.locate_spec(*path, "fromEnv")
         name = str(ref["fromEnv"])
-        value = os.environ.get(name)
+        chosen = _VARIABLES.get()
+        value = (os.environ if chosen is None else chosen).get(name)
         if value is None:
             raise ManifestError(where, field, f"environment variable {name} is not set")
         if not value and not empty_ok:
             raise ManifestError(where, field, f"environment variable {name} is empty{_EMPTY_HINT}")
         return Secret(value)
     where = resource.locate_spec(*path, "fromFile")
-    base = Path(resource.file).parent
-    target = base / str(ref["fromFile"])
+    # Relative to the file that wrote the reference: an environment's overlay, when it set it
+    # (a merged document's locator knows which file wrote each value).
+    file_of = getattr(resource.locator, "file_of", None)
+    written_in = file_of(("spec", *path)) if callable(file_of) else resource.file
+    target = Path(str(written_in)).parent / str(ref["fromFile"])
     try:
         text = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

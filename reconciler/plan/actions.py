@@ -184,6 +184,8 @@ class Plan:
     notes: tuple[str, ...] = ()
     # Whether the server could list dashboards when the plan was computed (None: not asked).
     dashboards_listable: bool | None = None
+    # The project environment the plan was made for (``--env``); None outside environments.
+    environment: str | None = None
 
     def __repr__(self) -> str:
         # Counts, not every action: a plan of 10,000 pipes rendered field by field is megabytes.

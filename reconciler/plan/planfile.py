@@ -150,6 +150,7 @@ def plan_to_json(
         "notes": list(plan.notes),
         "dashboardsListable": plan.dashboards_listable,
         "actions": [action_to_json(a) for a in plan.actions],
+        **({"environment": plan.environment} if plan.environment else {}),
     }
 
 
@@ -237,4 +238,5 @@ def load(path: Path) -> Plan:
         dashboards_listable=raw.get("dashboardsListable")
         if isinstance(raw.get("dashboardsListable"), bool)
         else None,
+        environment=str(raw["environment"]) if raw.get("environment") else None,
     )

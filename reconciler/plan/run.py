@@ -10,15 +10,15 @@ nothing.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import find_manifest_files, load_manifests, load_resources
+from reconciler.load.manifests import find_manifest_files, load_resources
+from reconciler.load.overlays import Layering, load_environment
 from reconciler.model import collector
 from reconciler.model.errors import ReconcileError, StateError
 from reconciler.model.resources import KINDS
@@ -34,10 +34,10 @@ from reconciler.state.backend import (
     DEFAULT_WORKSPACE,
     Backend,
     create_state,
-    open_backend,
     read_state,
 )
 from reconciler.state.document import State
+from reconciler.state.stores import open_backend
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Scope:
     state: str  # a file path, postgresql://… or s3://… (``--state``)
     workspace: str = DEFAULT_WORKSPACE
     organization: str | None = None
+    # An environment's overlays and excludes (``reconciler.load.overlays``); None: the base.
+    layering: Layering | None = None
+    environment: str | None = None  # the environment's name, for messages and reports
     # The manifest paths the project file names (None: the run's paths are the whole project).
     project_paths: tuple[str, ...] | None = None
 
@@ -130,7 +133,9 @@ async def compute_plan(
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
     with collector.spared() as loaded:
-        resources = load_manifests(scope.paths, organization=scope.organization)
+        resources = load_environment(
+            scope.paths, organization=scope.organization, layering=scope.layering
+        )
         loaded()
         with contextlib.closing(scope.backend()) as backend:
             state = read_state(backend)
@@ -142,14 +147,14 @@ async def compute_plan(
                     client,
                     resources,
                     state,
-                    dataclasses.replace(
-                        options or PlanOptions(), complete_kinds=scope.complete_kinds()
-                    ),
+                    replace(options or PlanOptions(), complete_kinds=scope.complete_kinds()),
                     manifest_paths=scope.paths,
                     progress=bar,
                 )
         finally:
             bar.close()
+    if scope.environment:
+        plan = replace(plan, environment=scope.environment)
     return PlanResult(plan, state, scope)
 
 

@@ -7,9 +7,9 @@ read, so a writer that lost its lock can never overwrite a newer state), ``acqui
 (a lock for the whole run holding a ``Holder`` record, waited for up to ``--lock-timeout``)
 and ``unlock`` (force-removal of a lock left by a dead run, named by its lock ID).
 
-``open_backend`` picks the implementation from the ``--state`` address: a path (local file),
-``postgresql://…`` or ``s3://BUCKET/KEY``. ``locked_state`` is the one way a run holds a state:
-lock, read, decode, and bind writes to compare-and-set on the version read.
+``reconciler.state.stores.open_backend`` picks the implementation from the ``--state`` address
+(the backends import this module, never the other way round). ``locked_state`` is the one way
+a run holds a state: lock, read, decode, and bind writes to compare-and-set on the version read.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from reconciler.model.errors import ConfigError, StateConflictError
+from reconciler.model.errors import StateConflictError
+from reconciler.model.resources import check_form
 from reconciler.state.document import State, decode, new_state
 
 DEFAULT_WORKSPACE = "default"
@@ -128,12 +129,13 @@ class Backend(Protocol):
 
 def check_workspace(name: str) -> str:
     """Return ``name`` if it is a valid workspace name, else raise ``ConfigError``."""
-    if not _WORKSPACE.match(name):
-        raise ConfigError(
-            f"workspace {name!r} is not valid: use letters, digits, '.', '_' or '-' (at most 64, "
-            "starting with a letter or digit)"
-        )
-    return name
+    return check_form(
+        name,
+        _WORKSPACE,
+        "workspace ",
+        "is not valid: use letters, digits, '.', '_' or '-' (at most 64, starting with a "
+        "letter or digit)",
+    )
 
 
 def workspace_name(name: str, workspace: str) -> str:
@@ -163,27 +165,6 @@ def redact_address(url: str) -> str:
         netloc = f"{user}@{hostport}" if user else hostport
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def open_backend(address: str, workspace: str = DEFAULT_WORKSPACE) -> Backend:
-    """Return the backend for a ``--state`` address and workspace."""
-    check_workspace(workspace)
-    if address.startswith(("postgresql://", "postgres://")):
-        from reconciler.state.postgres import PostgresBackend
-
-        return PostgresBackend(address, workspace)
-    if address.startswith("s3://"):
-        from reconciler.state.s3 import S3Backend
-
-        return S3Backend(address, workspace)
-    if re.match(r"^[a-z][a-z0-9+.-]*://", address):
-        raise ConfigError(
-            f"--state {address.split('://')[0]}://… is not a known backend: use a path, "
-            "postgresql://USER@HOST:PORT/DB or s3://BUCKET/KEY"
-        )
-    from reconciler.state.local import LocalBackend
-
-    return LocalBackend(Path(workspace_name(address, workspace)))
 
 
 def read_state(backend: Backend) -> State:
@@ -224,7 +205,6 @@ __all__ = [
     "holder_age",
     "is_remote",
     "locked_state",
-    "open_backend",
     "read_state",
     "redact_address",
     "workspace_name",

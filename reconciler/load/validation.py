@@ -1,0 +1,22 @@
+"""The ``validate -o json`` document: ``exitCode`` and typed ``errors[]`` as every command's.
+
+Built here, below the command line, so that the CLI's error handler and ``validate`` itself
+print the same shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def document(
+    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
+) -> dict[str, Any]:
+    """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
+    return {
+        "formatVersion": 1,
+        "exitCode": exit_code,
+        "valid": not errors,
+        "errors": errors,
+        "resources": resources,
+    }

@@ -1,0 +1,452 @@
+"""Settings and their resolution: explicit > environment's value > variable > project > default.
+
+``Settings`` is immutable: the values of one resolution, each with its source, the project file
+and environment they came from, the env files read, and the variables as the run sees them
+(``environ``: the process environment with the env files' variables added). From it a caller
+builds the client's ``ApiConfig`` and the plan's ``Scope``; ``reload`` resolves the same
+request again (a long-running command on SIGHUP), ``override`` puts explicit values on top.
+
+``resolve`` finds the project file (``config``, else ``RECONCILE_CONFIG``, else the nearest
+``reconcile.yaml`` from ``cwd`` upwards), reads the env files (``env_file``, then the project's
+``envFile``, then the chosen environment's ``envFile``; none overrides a variable already set),
+chooses the environment (``environment``, else ``RECONCILE_ENV``, else ``defaultEnvironment``)
+and resolves every setting of ``reconciler.settings.table`` with its provenance. Nothing is
+written to ``os.environ``: the variables a run sees are ``Settings.environ``.
+
+Without environments the order is the documented flag > variable > project file > default. A
+value an environment writes for itself (its state, organization, URLs, credentials, workspace)
+sits just below an explicit value: it is more specific than a variable exported for every
+environment, so one shell or CI job can run several environments without sending one
+environment's key to another.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reconciler.model.errors import ConfigError
+from reconciler.settings.environments import (
+    DEFAULT_ENVIRONMENT,
+    ENV_VARIABLE,
+    Environment,
+    choose,
+    parse_environments,
+)
+from reconciler.settings.model import (
+    LAZY_DEFAULT,
+    NO_PATHS,
+    EnvFile,
+    Resolved,
+    SettingsRequest,
+    Source,
+    where_in_project,
+)
+from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+
+if TYPE_CHECKING:
+    from reconciler.client.config import ApiConfig
+    from reconciler.load.overlays import Layering
+    from reconciler.load.project import ProjectFile
+    from reconciler.plan.run import Scope
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of one run (or one environment of a run), each with its provenance."""
+
+    request: SettingsRequest
+    values: Mapping[str, Resolved]  # by parameter name (``state_path``)
+    project: ProjectFile | None = None
+    environment: Environment | None = None
+    environments: Mapping[str, Environment] = field(default_factory=dict)
+    env_files: tuple[EnvFile, ...] = ()
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+    env_file_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def get(self, name: str) -> Any:
+        """Return the value of a setting named by parameter (``state_path``) or key."""
+        return self.values[setting_named(name).param].value
+
+    def resolved(self, name: str) -> Resolved:
+        """Return a setting's value with its source."""
+        return self.values[setting_named(name).param]
+
+    def rows(self) -> list[Resolved]:
+        """Return every resolved setting in the table's order."""
+        return [self.values[s.param] for s in SETTINGS if s.param in self.values]
+
+    @property
+    def manifests(self) -> tuple[str, ...]:
+        """Return the manifest paths (explicit, else the project file's)."""
+        return tuple(self.values["paths"].value or ())
+
+    @property
+    def project_manifests(self) -> tuple[str, ...] | None:
+        """Return the manifest paths the project file names (None: it names none)."""
+        file = self.project
+        value = file.get(("manifests",)) if file is not None else None
+        if file is None or not value:
+            return None
+        listed = value if isinstance(value, list) else [value]
+        return tuple(file.path_value(str(v)) for v in listed)
+
+    @property
+    def workspace(self) -> str:
+        """Return the state workspace."""
+        return str(self.values["workspace"].value)
+
+    @property
+    def organization(self) -> str | None:
+        """Return the default organization id for manifests that omit it."""
+        value = self.values["organization"].value
+        return str(value) if value else None
+
+    @property
+    def overlays(self) -> tuple[str, ...]:
+        """Return the environment's overlay directories (none without an environment)."""
+        return self.environment.overlays if self.environment else ()
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        """Return the environment's ``Kind/name`` globs to leave out."""
+        return self.environment.exclude if self.environment else ()
+
+    @property
+    def environment_name(self) -> str | None:
+        """Return the name of the chosen environment, if any."""
+        return self.environment.name if self.environment else None
+
+    def env_file_of(self, variable: str) -> str | None:
+        """Return the env file that set ``variable``, or None."""
+        for env_file in self.env_files:
+            if variable in env_file.loaded:
+                return env_file.path
+        return None
+
+    # -- building ---------------------------------------------------------------------------
+
+    def require_environment(self) -> None:
+        """Raise ``ConfigError`` when the project has environments and none was chosen."""
+        from reconciler.load.project import display_path
+        from reconciler.settings.environments import needs_one
+
+        if self.environments and self.environment is None:
+            assert self.project is not None
+            raise needs_one(self.environments, display_path(self.project.path))
+
+    def state_address(self, paths: tuple[str, ...] | None = None) -> tuple[str, str | None]:
+        """Return the state location and a deprecation warning (a legacy default file) or None."""
+        given = self.values["state_path"].value
+        if given:
+            return str(given), None
+        from reconciler.state.local import resolve_state_path
+
+        path, warning = resolve_state_path(self.manifests if paths is None else paths)
+        return str(path), warning
+
+    def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
+        """Return the plan's ``Scope`` (``paths`` overrides the manifests, e.g. a saved plan's)."""
+        from reconciler.plan.run import Scope
+
+        chosen = self.manifests if paths is None else paths
+        if not chosen:
+            raise ConfigError(NO_PATHS)
+        address, _warning = self.state_address(chosen)
+        return Scope(
+            chosen,
+            address,
+            self.workspace,
+            self.organization,
+            self.layering(),
+            self.environment_name,
+            self.project_manifests,
+        )
+
+    def layering(self) -> Layering | None:
+        """Return the chosen environment's overlays and excludes (None without either)."""
+        from reconciler.load.overlays import Layering
+
+        env = self.environment
+        if env is None or not (env.overlays or env.exclude):
+            return None
+        if self.project is None:
+            return Layering(env.overlays, env.exclude)
+        at = self.project.where
+        return Layering(
+            env.overlays, env.exclude, at((*env.key, "exclude")), at((*env.key, "overlays"))
+        )
+
+    def origin(self, name: str) -> str | None:
+        """Name where a setting's value came from, for messages: its flag, its variable (and
+        the env file that set it) or its project-file key; None for a built-in default."""
+        found = self.resolved(name)
+        setting = found.setting
+        if found.source is Source.FLAG:
+            return setting.flag or setting.param
+        if found.source is Source.ENV:
+            return setting.variable
+        if found.source is Source.ENV_FILE:
+            variable = str(setting.variable)
+            return f"{variable} (set by env file {self.env_file_of(variable)})"
+        if found.source is Source.PROJECT:
+            return f"{found.where}: {setting.name}"
+        if found.source is Source.ENVIRONMENT:
+            return found.where
+        return None
+
+    def api_config(self, *, insecure: bool = False) -> ApiConfig:
+        """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""
+        from reconciler.settings.apiconfig import api_config_of
+
+        self.check(("key_id", "key_secret", "dashboards_token"))
+        origins = {p: found for p in self.values if (found := self.origin(p))}
+        values = {p: r.value for p, r in self.values.items()}
+        return api_config_of(values, insecure=insecure, origins=origins)
+
+    def check(self, params: Collection[str] | None = None) -> None:
+        """Raise ``ConfigError`` for a setting (of ``params``) whose value could not be read:
+        an environment's credential whose variable is unset or empty, or whose file is empty."""
+        problems = [
+            r.problem
+            for r in self.rows()
+            if r.problem and (params is None or r.setting.param in params)
+        ]
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def override(self, explicit: Mapping[str, Any]) -> Settings:
+        """Return these settings with more explicit values (flags) on top; no file is read."""
+        return apply_explicit(self, explicit)
+
+    def secret_variables(self) -> AbstractContextManager[None]:
+        """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
+        (the env files' variables included) instead of ``os.environ``."""
+        from reconciler.model.secrets import variables
+
+        return variables(self.environ)
+
+    def for_environment(self, name: str) -> Settings:
+        """Resolve the same request (explicit values, files) for environment ``name``."""
+        return resolve_request(replace(self.request, environment=name, environment_from="--env"))
+
+    def reload(self) -> Settings:
+        """Resolve the same request again: re-read the project file, env files and variables."""
+        return resolve_request(self.request)
+
+
+def resolve(
+    explicit: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    env_file: str | None = None,
+    environment: str | None = None,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve every setting; ``explicit`` maps parameter names or keys to given values."""
+    given = {setting_named(k).param: v for k, v in (explicit or {}).items()}
+    request = SettingsRequest(given, config, env_file, environment, "--env", cwd, environ)
+    return resolve_request(request)
+
+
+def resolve_request(request: SettingsRequest) -> Settings:
+    """Resolve ``request`` (``Settings.reload`` calls this again)."""
+    base = dict(os.environ if request.environ is None else request.environ)
+    project = _project_file(request, base)
+    environ = dict(base)
+    file_values: dict[str, str] = {}
+    env_files: list[EnvFile] = []
+    if request.env_file is not None:
+        if not Path(request.env_file).is_file():
+            raise ConfigError(f"env file {request.env_file} does not exist")
+        env_files.append(_read_env_file(request.env_file, environ, file_values))
+    if project is not None and project.get(("envFile",)):
+        named = project.path_value(str(project.get(("envFile",))))
+        env_files.append(_read_env_file(named, environ, file_values))
+    environments = parse_environments(project) if project is not None else {}
+    chosen: Environment | None = None
+    if project is not None:
+        asked, asked_from = request.environment, request.environment_from
+        if asked is None and environ.get(ENV_VARIABLE):
+            asked, asked_from = environ[ENV_VARIABLE], ENV_VARIABLE
+        default = project.get((DEFAULT_ENVIRONMENT,))
+        chosen = choose(environments, asked, asked_from, default, _name(project))
+    elif request.environment is not None:
+        raise ConfigError(f"{request.environment_from} {request.environment}: no project file")
+    if chosen is not None and chosen.env_file is not None:
+        env_files.append(_read_env_file(chosen.env_file, environ, file_values))
+    settings = Settings(
+        request=request,
+        values={},
+        project=project,
+        environment=chosen,
+        environments=environments,
+        env_files=tuple(env_files),
+        environ=environ,
+        env_file_values=file_values,
+    )
+    return apply_explicit(settings, request.explicit)
+
+
+def list_environments(
+    *, config: str | None = None, cwd: str | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, Environment]:
+    """Return the project file's environments by name (empty without a project file)."""
+    request = SettingsRequest(config=config, cwd=cwd, environ=environ)
+    project = _project_file(request, dict(os.environ if environ is None else environ))
+    return parse_environments(project) if project is not None else {}
+
+
+def resolve_environments(
+    names: Collection[str] | None = None,
+    explicit: Mapping[str, Any] | None = None,
+    *,
+    config: str | None = None,
+    env_file: str | None = None,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Settings]:
+    """Resolve the settings of several environments (default: all), each on its own."""
+    chosen = (
+        names if names is not None else list_environments(config=config, cwd=cwd, environ=environ)
+    )
+    return {
+        name: resolve(
+            explicit, config=config, env_file=env_file, environment=name, cwd=cwd, environ=environ
+        )
+        for name in chosen
+    }
+
+
+def apply_explicit(settings: Settings, explicit: Mapping[str, Any]) -> Settings:
+    """Return ``settings`` re-resolved with ``explicit`` values on top (no file is read)."""
+    given = {
+        **settings.request.explicit,
+        **{setting_named(k).param: v for k, v in explicit.items()},
+    }
+    values: dict[str, Resolved] = {}
+    for setting in SETTINGS:  # in order: the dashboards URL defaults to the base URL
+        values[setting.param] = _resolve_one(setting, given.get(setting.param), settings, values)
+    return replace(settings, request=replace(settings.request, explicit=given), values=values)
+
+
+def _project_file(request: SettingsRequest, environ: Mapping[str, str]) -> Any:
+    """Return the loaded ``ProjectFile`` the request names or finds, or None."""
+    from reconciler.load.project import find_project_file, load_project_file
+
+    config = request.config or environ.get("RECONCILE_CONFIG") or None
+    if config is not None:
+        path = Path(config)
+        if not path.exists():
+            raise ConfigError(f"project file {config} does not exist")
+        return load_project_file(path)
+    found = find_project_file(Path(request.cwd) if request.cwd else None)
+    return load_project_file(found) if found else None
+
+
+def _name(project: Any) -> str:
+    """Return the project file's path as shown in messages."""
+    from reconciler.load.project import display_path
+
+    return display_path(project.path)
+
+
+def _read_env_file(path: str, environ: dict[str, str], added: dict[str, str]) -> EnvFile:
+    """Add ``path``'s variables to ``environ`` (never overriding one that is set)."""
+    from dotenv import dotenv_values
+
+    if not Path(path).is_file():
+        return EnvFile(path=path, found=False)
+    loaded: list[str] = []
+    kept: list[str] = []
+    for name, value in dotenv_values(path).items():
+        if value is None:
+            continue
+        if name in environ:
+            kept.append(name)
+        else:
+            environ[name] = added[name] = value
+            loaded.append(name)
+    return EnvFile(path, True, tuple(loaded), tuple(kept))
+
+
+def _resolve_one(
+    setting: Setting, given: Any, settings: Settings, done: Mapping[str, Resolved]
+) -> Resolved:
+    """Return one setting's value and source (see the module docstring for the order)."""
+    if given is not None and given != ():
+        if setting.kind is Kind.PATHS and isinstance(given, str | Path):
+            given = (str(given),)
+        elif setting.kind is Kind.PATHS:
+            given = tuple(str(g) for g in given)
+        where = f"flag {setting.flag}" if setting.flag else "argument"
+        return Resolved(setting, given, Source.FLAG, where)
+    env, project = settings.environment, settings.project
+    if env is not None and setting.in_environment:
+        found = _from_environment(setting, env, settings)
+        if found is not None:
+            return found
+    if setting.variable and settings.environ.get(setting.variable):
+        variable = setting.variable
+        text = settings.environ[variable]
+        file = settings.env_file_of(variable)
+        where = f"env file {file} ({variable})" if file else f"env {variable}"
+        return Resolved(
+            setting,
+            setting.convert(text, variable),
+            Source.ENV_FILE if file else Source.ENV,
+            where,
+        )
+    if project is not None and setting.in_project:
+        value = project.get(setting.key)
+        if value is not None:
+            if setting.kind is Kind.PATHS:
+                value = tuple(project.path_value(str(v)) for v in value)
+            elif setting.kind is Kind.PATH:
+                value = project.path_value(str(value))
+            return Resolved(setting, value, Source.PROJECT, project.where(setting.key))
+    if setting.param == "dashboards_url":
+        base = done.get("base_url")
+        if base is not None and base.value:
+            return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
+    return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
+
+
+def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
+    """Return the value ``env`` writes for ``setting``, or None when it writes none."""
+    project = settings.project
+    assert project is not None
+    name = str(setting.key[0])
+    key = (*env.key, name)
+    ref = env.credentials.get(name)
+    if ref is not None:
+        line = where_in_project(project, key)
+        try:
+            value = ref.read(settings.environ)
+            problem = (
+                f"{line}: the environment variable {ref.variable} is not set (or empty)"
+                if ref.variable
+                else f"{line}: the secret file {ref.file} is empty"
+            )
+        except ConfigError as exc:  # an unreadable file: only a run that needs it stops
+            value, problem = None, f"{line}: {exc}"
+        if value is None:
+            shown = f"{line} ({ref.describe()}: {'not set' if ref.variable else 'unreadable'})"
+            return Resolved(setting, None, Source.ENVIRONMENT, shown, problem)
+        return Resolved(setting, value, Source.ENVIRONMENT, f"{line} ({ref.describe()})")
+    if name in env.values:
+        return Resolved(
+            setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
+        )
+    if setting.param == "workspace":
+        return Resolved(
+            setting, env.workspace, Source.ENVIRONMENT, f"environment {env.name} (its name)"
+        )
+    return None

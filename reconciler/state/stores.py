@@ -1,0 +1,35 @@
+"""Which store a ``--state`` address names: a path (local file), ``postgresql://…`` or ``s3://…``.
+
+``open_backend`` is the one place that chooses a backend. It lives apart from the backend
+protocol (``reconciler.state.backend``) so that the backends, which build on that protocol's
+helpers, and the chooser, which imports the backends, form no import circle.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reconciler.model.errors import ConfigError
+from reconciler.state.backend import DEFAULT_WORKSPACE, Backend, check_workspace, workspace_name
+
+
+def open_backend(address: str, workspace: str = DEFAULT_WORKSPACE) -> Backend:
+    """Return the backend for a ``--state`` address and workspace."""
+    check_workspace(workspace)
+    if address.startswith(("postgresql://", "postgres://")):
+        from reconciler.state.postgres import PostgresBackend
+
+        return PostgresBackend(address, workspace)
+    if address.startswith("s3://"):
+        from reconciler.state.s3 import S3Backend
+
+        return S3Backend(address, workspace)
+    if re.match(r"^[a-z][a-z0-9+.-]*://", address):
+        raise ConfigError(
+            f"--state {address.split('://')[0]}://… is not a known backend: use a path, "
+            "postgresql://USER@HOST:PORT/DB or s3://BUCKET/KEY"
+        )
+    from reconciler.state.local import LocalBackend
+
+    return LocalBackend(Path(workspace_name(address, workspace)))
