@@ -278,7 +278,6 @@ def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key
     with settings.secret_variables():
         plan = asyncio.run(compute_plan(settings.api_config(), settings.scope())).plan
     assert not plan.failed, [a.errors for a in plan.failed]
-    # Every example manifest changes on a fresh emulator (ten: one is a pipe to create).
     assert len(plan.changed) == 10 and dict(os.environ) == before
 
 

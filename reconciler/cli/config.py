@@ -122,12 +122,6 @@ def settings_of(ctx: click.Context) -> Any:
     return ctx.find_root().meta.get(META_KEY)
 
 
-def project_manifests(ctx: click.Context) -> tuple[str, ...] | None:
-    """Return the manifest paths the project file names (None: no project file names any)."""
-    settings = settings_of(ctx)
-    return settings.project_manifests if settings is not None else None
-
-
 def with_settings(command: click.Command) -> None:
     """Make ``command`` receive its settings from the core, its own flags given as explicit."""
     callback = command.callback

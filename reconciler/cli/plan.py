@@ -51,9 +51,6 @@ class ManifestOptions:
         chosen = self.paths if paths is None else paths
         if not chosen:
             raise ConfigError(NO_PATHS)
-        import click
-
-        from reconciler.cli.config import project_manifests
         from reconciler.cli.environments import layering_of_run
 
         workspace = self.workspace or DEFAULT_WORKSPACE
@@ -62,16 +59,7 @@ class ManifestOptions:
         except ConfigError as exc:  # named here, where it is known which setting gave it
             raise ConfigError(f"{origin('workspace') or '--workspace'}: {exc}") from None
         address = self.state_path or str(state_path_for(None, chosen))
-        ctx = click.get_current_context(silent=True)
-        project = project_manifests(ctx) if ctx is not None else None
-        return Scope(
-            chosen,
-            address,
-            workspace,
-            self.organization,
-            **layering_of_run(),
-            project_paths=project,
-        )
+        return Scope(chosen, address, workspace, self.organization, **layering_of_run())
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""

@@ -18,10 +18,7 @@ from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
-from reconciler.model.errors import (
-    ManifestError,
-    ManifestErrors,
-)
+from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.identity import Binding, Bound
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths, unresolved
@@ -64,13 +61,13 @@ class PlanOptions:
     prune: bool = False
     # The user confirmed that an empty state is expected (first run): see ``new_state_creates``.
     new_state: bool = False
+    # Where the default organization id came from (``--organization``, a variable, the project
+    # file): named when the key is refused an organization a manifest did not state itself.
+    organization_source: str = "--organization / RECONCILE_ORGANIZATION_ID"
     # The kinds of which the run sees every manifest the project has (a rename of
     # ``metadata.name`` may then be inferred, and prune may delete pipes); None: the run's paths
     # are the project (no project file names its manifests).
     complete_kinds: frozenset[str] | None = None
-    # Where the default organization id came from (``--organization``, a variable, the project
-    # file): named when the key is refused an organization a manifest did not state itself.
-    organization_source: str = "--organization / RECONCILE_ORGANIZATION_ID"
 
     def covers(self, kind: str) -> bool:
         """Tell whether the run sees every manifest of ``kind`` the project has."""

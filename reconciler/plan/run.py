@@ -10,6 +10,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -147,7 +148,9 @@ async def compute_plan(
                     client,
                     resources,
                     state,
-                    replace(options or PlanOptions(), complete_kinds=scope.complete_kinds()),
+                    dataclasses.replace(
+                        options or PlanOptions(), complete_kinds=scope.complete_kinds()
+                    ),
                     manifest_paths=scope.paths,
                     progress=bar,
                 )

@@ -89,13 +89,16 @@ class Settings:
 
     @property
     def project_manifests(self) -> tuple[str, ...] | None:
-        """Return the manifest paths the project file names (None: it names none)."""
-        file = self.project
-        value = file.get(("manifests",)) if file is not None else None
-        if file is None or not value:
+        """Return the manifest paths the project file names (None: it names none).
+
+        A run over fewer paths does not see the whole project: renames of ``metadata.name``
+        are then not inferred, and ``--prune`` deletes no pipe (``Scope.complete_kinds``).
+        """
+        value = self.project.get(("manifests",)) if self.project is not None else None
+        if not value or self.project is None:
             return None
         listed = value if isinstance(value, list) else [value]
-        return tuple(file.path_value(str(v)) for v in listed)
+        return tuple(self.project.path_value(str(v)) for v in listed)
 
     @property
     def workspace(self) -> str:
