@@ -23,6 +23,10 @@ computed in the same run:
    none`` (raw speed), 5b under a 100/1 limit on both sides (wall ÷ (requests ÷ rate),
    target ≤ 1.05× with zero 429s) and its projection to the real 10/10 limit (≤ 1.02×);
    the projected wall at the real 10/10 limit is printed beneath;
+R. recovery after a 429 (issue 26 item 2): the 5b apply (1,000 changed pipes at 100/1) again,
+   and once more with another client's 5 requests on the same key in its first second: wall ÷
+   (the apply's requests ÷ rate), targets ≤ 1.05× with no 429 alone and ≤ 1.15× with at most
+   one 429 shared (the learned rate must climb back after the cut).
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
 
@@ -811,6 +815,92 @@ def scenario_http(quick: bool, work: Path) -> list[Row]:
     return rows
 
 
+FOREIGN = "foreign=1"  # the query that marks the other client's requests in the log
+
+
+def _foreign_client(emulator: Emulator, count: int) -> threading.Thread:
+    """Start a thread that sends ``count`` GETs with the same key once the apply's first
+    write is in the log (another client sharing the key, in the first second of its writes)."""
+    env = emulator.env
+    path = f"/v1/organizations/{env['RECONCILE_ORGANIZATION_ID']}?{FOREIGN}"
+
+    def run() -> None:
+        auth = (env["RECONCILE_KEY_ID"], env["RECONCILE_KEY_SECRET"])
+        with httpx.Client(base_url=emulator.url, auth=auth, timeout=30) as http:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                log = http.get("/_emulator/requests").json()["result"]
+                if any(e["method"] == "PATCH" for e in log):
+                    break
+                time.sleep(0.002)
+            for _ in range(count):
+                http.get(path)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def scenario_recovery(quick: bool, work: Path) -> list[Row]:
+    """The 100/1 apply alone and with 5 foreign requests in its first second."""
+    n = 100 if quick else 1000
+    rows: list[Row] = []
+    for label, foreign, target in (
+        ("R apply 100/1", 0, 1.05),
+        ("R apply 100/1 + 5 foreign", 5, 1.15),
+    ):
+        emulator = Emulator("--seed-pipes", str(n), "--services", "3", "--rate-limit", "100/1")
+        try:
+            path = manifests(work, n, 3, changed=n)
+            emulator.reset()
+            helper = _foreign_client(emulator, foreign) if foreign else None
+            run = reconcile(
+                emulator,
+                work,
+                "apply",
+                path,
+                "--auto-approve",
+                "--state",
+                str(work / f"sR{foreign}.json"),
+                "--rate",
+                "100/1",
+            )
+            if helper is not None:
+                helper.join(timeout=10)
+        finally:
+            emulator.stop()
+        own = [e for e in run.log if FOREIGN not in (e.get("query") or "")]
+        others = len(run.log) - len(own)
+        refused = sum(1 for e in own if e["status"] == 429)
+        ideal = len(own) / 100
+        ratio = run.wall / ideal
+        allowed = 1 if foreign else 0
+        writes = sum(1 for e in own if e["method"] == "PATCH" and e["status"] == 200)
+        times = sorted(e["time"] for e in own)
+        notes = [
+            f"request phase {times[-1] - times[0]:.2f} s of {run.wall:.2f} s wall; "
+            f"own requests {len(own):,} ({writes:,} writes applied), foreign {others} "
+            f"({sum(1 for e in run.log if FOREIGN in (e.get('query') or '') and e['status'] == 429)}"
+            " of them refused 429)"
+        ]
+        rows.append(
+            Row(
+                label,
+                n,
+                len(own),
+                run.wall,
+                f"{ideal:.2f} s",
+                ratio,
+                f"≤ {target}×, ≤ {allowed}×429",
+                ratio <= target and refused <= allowed and writes == n,
+                refused,
+                run.rss_mb,
+                notes,
+            )
+        )
+    return rows
+
+
 SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "F": scenario_fixed,
     "1": scenario_1,
@@ -820,6 +910,7 @@ SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "5": scenario_5,
     "S": scenario_storm,
     "H": scenario_http,
+    "R": scenario_recovery,
 }
 
 

@@ -32,9 +32,11 @@ makes one of these calls and renders the result::
 Every error is a ``ReconcileError``. Its branches: ``ManifestErrors`` (every problem of the
 manifests, each with file, line and field), ``ApiError`` (a request the server refused or that
 could not complete: ``BadRequest``, ``NotFound``, ``AuthError``, ``RateLimited``,
-``ServerError``, ``Unsupported``, …), ``ServiceUnreachable`` (the first request never reached
-a server), ``Interrupted``, ``PlanError``, ``StateError`` and ``ConfigError``. ``AuthError`` is the one auth
-branch: a refused credential that stops the whole run is its subclass
+``ServerError``, ``Unsupported``, ``NotSent``, …), ``ServiceUnreachable`` (the first request
+never reached a server), ``InterfaceDown`` (an interface given up mid-run: its retry budget
+spent, or its connections refused after it had answered), ``Interrupted``, ``PlanError``,
+``StateError`` and ``ConfigError``. ``AuthError`` is the one auth branch: a refused
+credential that stops the whole run is its subclass
 ``AuthenticationFailed``, so ``except AuthError`` sees every refusal. Names are imported
 lazily, so ``import reconciler`` stays cheap for the command line.
 
@@ -81,8 +83,10 @@ if TYPE_CHECKING:
         AuthenticationFailed,
         AuthError,
         ConfigError,
+        InterfaceDown,
         ManifestErrors,
         NotFound,
+        NotSent,
         PlanError,
         RateLimited,
         ReconcileError,
@@ -128,6 +132,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Resource": ("reconciler.model.resources", "Resource"),
     "Scope": ("reconciler.plan.run", "Scope"),
     "ServiceUnreachable": ("reconciler.model.errors", "ServiceUnreachable"),
+    "InterfaceDown": ("reconciler.model.errors", "InterfaceDown"),
+    "NotSent": ("reconciler.model.errors", "NotSent"),
     "StateError": ("reconciler.model.errors", "StateError"),
     "Unsupported": ("reconciler.model.errors", "Unsupported"),
     "WaitOptions": ("reconciler.apply.waiting", "WaitOptions"),
@@ -165,9 +171,11 @@ __all__ = [
     "AuthenticationFailed",
     "ConfigError",
     "Effective",
+    "InterfaceDown",
     "Layering",
     "ManifestErrors",
     "NotFound",
+    "NotSent",
     "Op",
     "Outcome",
     "Plan",

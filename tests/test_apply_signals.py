@@ -236,3 +236,40 @@ def _wait_until_reading_stdin(pid: int) -> None:
                 return
         time.sleep(0.01)
     raise AssertionError("the prompt never waited for an answer")
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_sigint_while_apply_is_still_reading_says_nothing_was_sent(
+    emulator: Emulator, tmp_path: Path, output: str
+) -> None:
+    # It used to say only "Interrupted by SIGINT.": the user could not tell whether anything
+    # had been sent.
+    emulator.reset(seedPipes=PIPES, services=1)
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    _manifests(root)
+    emulator.configure(latencyMs=1_500)  # the first reads are still in flight at the signal
+    args = ["apply", str(root), "--auto-approve", "-o", output, "--state", str(state)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *args, "--rate", "none"],
+        env={**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not emulator.requests():
+        time.sleep(0.02)
+    assert emulator.requests(), "apply never started reading"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "Interrupted by SIGINT before anything was sent." in err.splitlines(), err
+    assert "Traceback" not in err
+    if output == "json":
+        document = json.loads(out)
+        assert document["exitCode"] == 130
+        assert [e["type"] for e in document["errors"]] == ["Interrupted"]
+        assert document["errors"][0]["message"] == "Interrupted by SIGINT before anything was sent."
+        assert document["results"] == []
+    assert not writes(emulator.requests())
+    settle(emulator)

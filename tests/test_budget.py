@@ -283,3 +283,143 @@ def test_slot_never_lets_a_sliding_window_server_see_more_than_n_whatever_the_ji
     for s_j, _ in spans:
         possibly_counted = [1 for s_i, r_i in spans if s_i <= s_j and r_i > s_j - rate.seconds]
         assert len(possibly_counted) <= rate.count
+
+
+def test_a_lowered_rate_climbs_back_by_a_quarter_per_window_without_429(
+    clock: FakeClock,
+) -> None:
+    # Issue 26 item 2: one 429 used to lower the rate for the rest of the run.
+    budget = RequestBudget(Rate(100, 1.0))
+    budget.penalize(0.5, started=clock.now)
+    assert budget.current_count == 75
+    counts = []
+    for _ in range(4):
+        for _ in range(10):  # answers without a 429 all through the next window
+            clock.now += 0.1
+            budget.admitted(clock.now - 0.01)
+        counts.append(budget.current_count)
+    assert counts == [100, 100, 100, 100]
+    assert budget.raises == 1
+
+
+def test_a_rate_is_not_raised_before_a_whole_window_without_429(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(10, 10.0))
+    budget.penalize(1.0, started=clock.now)
+    clock.now += 9.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 7
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 9  # 7 + a quarter of 10 (2)
+    clock.now += 10.0
+    budget.admitted(clock.now - 0.1)
+    assert budget.current_count == 10  # never above the configured rate
+
+
+def test_a_raise_refused_again_makes_the_next_raise_wait_eight_windows(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(100, 1.0))
+    budget.penalize(0.0, started=clock.now)  # 75
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 100
+    clock.now += 0.1
+    # The other client is still there (and the server let one through: down to half).
+    budget.penalize(0.0, started=clock.now - 0.05)
+    assert budget.current_count == 50
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 50  # one clean window is no longer enough
+    clock.now += 6.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 50  # nor seven: the limit looks real, probe rarely
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)
+    assert budget.current_count == 75
+
+
+def test_answers_from_before_the_cut_do_not_raise_it(clock: FakeClock) -> None:
+    budget = RequestBudget(Rate(100, 1.0))
+    before = clock.now
+    clock.now += 0.1
+    budget.penalize(0.0, started=clock.now)
+    clock.now += 2.0
+    budget.admitted(before)  # a slow answer to a request sent before the 429
+    assert budget.current_count == 75
+
+
+def test_the_last_tenth_of_a_burst_goes_one_request_at_a_time(clock: FakeClock) -> None:
+    # Another client's burst just before the run makes the server refuse the run's last
+    # requests of its first window: sent together, each would be one more 429.
+    budget = RequestBudget(Rate(20, 10.0))
+    starts: list[float] = []
+    answers = [asyncio.Event() for _ in range(22)]
+
+    async def request(index: int) -> None:
+        async with budget.slot() as started:
+            starts.append(round(started - 1000.0, 6))
+            await answers[index].wait()
+
+    async def settle() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(request(i)) for i in range(22)]
+        await settle()
+        assert starts == [0.0] * 18  # the opening burst, less its tail of two
+        clock.now += 0.1
+        for event in answers[:18]:
+            event.set()
+        await settle()
+        assert starts[18:] == [0.1]  # the tail: one request, alone on the wire
+        clock.now += 0.1
+        answers[18].set()
+        await settle()
+        assert starts[19] == 0.2  # (the fake clock then jumps to the next window)
+        clock.now += 0.1
+        for event in answers[19:]:
+            event.set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+    # Later windows are not held back: places come free as the first answers age.
+    assert starts[20:] == pytest.approx([10.1 + budget.ANSWER_MARGIN] * 2)
+
+
+def test_places_a_raise_adds_go_one_at_a_time_until_a_window_confirms_them(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(8, 1.0))
+    budget.penalize(0.0, started=clock.now)
+    assert budget.current_count == 6
+    clock.now += 1.0
+    budget.admitted(clock.now - 0.01)  # a clean window: raised back, on probation
+    assert budget.current_count == 8
+    clock.now += 1.1  # the window is empty again
+    starts: list[float] = []
+    answers = [asyncio.Event() for _ in range(8)]
+
+    async def request(index: int) -> None:
+        async with budget.slot() as started:
+            starts.append(round(started - clock.now, 6))
+            await answers[index].wait()
+
+    async def settle() -> None:
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(request(i)) for i in range(8)]
+        await settle()
+        assert len(starts) == 6  # the level known to be admitted, at once
+        for event in answers[:6]:
+            event.set()
+        await settle()
+        assert len(starts) == 7  # the raise's places: one, alone on the wire
+        answers[6].set()
+        await settle()
+        assert len(starts) == 8
+        answers[7].set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())

@@ -54,8 +54,17 @@ def test_random_sigkills_under_faults_should_converge_with_exact_dashboards_and_
         # A random moment measured in progress rather than seconds (start-up time varies with
         # the machine's load): after 0 to 12 more writes reached the server, or after a random
         # 0.3 to 3 s when no writes come (a run that only reads is killed mid-read).
-        target = len(writes(emulator.requests())) + rng.randint(0, 12)
+        log = emulator.requests()
+        target = len(writes(log)) + rng.randint(0, 12)
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The random delay counts from the run's first request, not from its start: on a
+        # loaded machine start-up alone can outlast 3 s, and every kill then lands before a
+        # single write (seen under a parallel test run).
+        first_by = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < first_by:
+            if len(emulator.requests()) > len(log):
+                break
+            time.sleep(0.02)
         until = time.monotonic() + rng.uniform(0.3, 3.0)
         while proc.poll() is None and time.monotonic() < until:
             if len(writes(emulator.requests())) >= target:

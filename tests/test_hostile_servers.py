@@ -31,10 +31,11 @@ from reconciler.client.limits import RequestLimits, parse_wait
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
+    InterfaceDown,
     RedirectRefused,
     ResponseTooLarge,
 )
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 
 SECRET = "hostile-test-SECRET-1"
 TOKEN = "hostile-test-TOKEN-2"
@@ -282,10 +283,11 @@ def test_trickle_should_be_cut_by_the_retry_budget_too(
     serve: Callable[[Behaviour], HostileServer], trap: HostileServer
 ) -> None:
     limits = RequestLimits(max_wait=1.0, retry_budget=1.5, deadline=1.0)
-    error, elapsed = timed_error(serve(trickle), limits=limits, attempts=100)
-    assert isinstance(error, DeadlineExceeded)
-    assert "(the retry budget of 1.5 s (--retry-budget / RECONCILE_RETRY_BUDGET))" in str(error)
-    assert elapsed < 10 * limits.retry_budget
+    with pytest.raises(InterfaceDown) as caught:  # no success at all: the run's budget too
+        fetch(serve(trickle), limits=limits, attempts=100)
+    text = str(caught.value)
+    assert "the run's retry budget of 1.5 s (--retry-budget / RECONCILE_RETRY_BUDGET)" in text
+    assert "its last answer: HTTP 200, then no complete answer within" in text
 
 
 # -- items 3 and 4: 429 wait headers ----------------------------------------------------------
@@ -334,14 +336,17 @@ def test_epoch_reset_far_away_should_be_capped_and_then_give_up_within_the_budge
 ) -> None:
     reset = {"X-RateLimit-Reset": str(int(time.time()) + 3600)}
     server = serve(lambda h: h.answer(429, b"{}", "application/json", **reset))
-    error, elapsed = timed_error(server)
-    assert error.status == 429
-    text = str(error)
+    start = time.monotonic()
+    with pytest.raises(InterfaceDown) as caught:
+        fetch(server)
+    text = str(caught.value)
     assert re.search(
-        r"X-RateLimit-Reset asked 3\d\d\d s, capped at 1 s: --max-wait / RECONCILE_MAX_WAIT", text
+        r"its last answer: HTTP 429: Too Many Requests \[X-RateLimit-Reset asked 3\d\d\d s, "
+        r"capped at 1 s: --max-wait / RECONCILE_MAX_WAIT\]",
+        text,
     )
-    assert "gave up after" in text and "retry budget of 3 s" in text
-    assert elapsed < GENEROUS
+    assert "the run's retry budget of 3 s" in text
+    assert time.monotonic() - start < GENEROUS
 
 
 def test_negative_retry_after_and_garbage_reset_should_be_ignored_and_bounded(
@@ -349,14 +354,14 @@ def test_negative_retry_after_and_garbage_reset_should_be_ignored_and_bounded(
 ) -> None:
     bad = {"Retry-After": "-5", "X-RateLimit-Reset": "soon"}
     server = serve(lambda h: h.answer(429, b"{}", "application/json", **bad))
-    error, elapsed = timed_error(server, attempts=3)
+    error, elapsed = timed_error(server, attempts=2)
     assert str(error).startswith(
-        "organization acme: HTTP 429: Too Many Requests; gave up after 3 attempts in"
+        "organization acme: HTTP 429: Too Many Requests; gave up after 2 attempts in"
     )
     assert "tried: HTTP 429 (no usable wait header; backing off 1 s), HTTP 429 (no usable" in str(
         error
     )
-    assert len(server.seen) == 3
+    assert len(server.seen) == 2
     assert elapsed < GENEROUS
 
 
@@ -408,6 +413,108 @@ def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
     result = run_cli(["plan", str(manifest), "--state", str(tmp_path / "s.json")], env)
     assert time.monotonic() - start < 20
     assert result.exit_code == 1
-    assert "no complete answer within 1 s" in result.output
+    assert "no complete answer within" in result.output and "stopped answering" in result.output
     assert "Traceback" not in result.output
     assert SECRET not in result.output and TOKEN not in result.output
+
+
+# -- issue 26 item 1: the run-level retry budget ----------------------------------------------
+
+
+def _always_429(reset: Callable[[], dict[str, str]]) -> Behaviour:
+    def behave(h: Handler) -> None:
+        body = json.dumps({"status": 429, "error": "Rate limit exceeded"}).encode()
+        h.answer(429, body, "application/json", **reset())
+
+    return behave
+
+
+NEVER_SUCCEEDS = {
+    "429-reset": (
+        _always_429(lambda: {"X-RateLimit-Reset": f"{time.time() + 3:.0f}"}),
+        "its last answer: HTTP 429: Rate limit exceeded",
+    ),
+    "429-garbage": (
+        _always_429(lambda: {"Retry-After": "-5", "X-RateLimit-Reset": "soon"}),
+        "its last answer: HTTP 429: Rate limit exceeded [no usable wait header",
+    ),
+    "trickle": (trickle, "its last answer: HTTP 200, then no complete answer within"),
+}
+
+
+def test_many_requests_to_a_server_that_never_succeeds_end_within_the_run_budget(
+    serve: Callable[[Behaviour], HostileServer], trap: HostileServer
+) -> None:
+    # Thirty reads that each respect their own budget used to add up; the run's budget ends
+    # them all, and those that come after it fail at once without reaching the server.
+    server = serve(_always_429(lambda: {"X-RateLimit-Reset": "0.4"}))
+    limits = RequestLimits(max_wait=1.0, retry_budget=2.0, deadline=1.0)
+    config = ApiConfig(
+        base_url=server.url,
+        key_id="key",
+        key_secret=SECRET,
+        dashboards_url=server.url,
+        dashboards_token=TOKEN,
+        rate=Rate(2, 1.0),
+        max_attempts=100,
+        max_backoff=0.2,
+        limits=limits,
+    )
+
+    async def go() -> tuple[list[BaseException], int]:
+        async with Client(config) as client:
+            outcomes = await asyncio.gather(
+                *(client.get(f"/v1/organizations/o{i}") for i in range(30)),
+                return_exceptions=True,
+            )
+            seen = len(server.seen)
+            with pytest.raises(InterfaceDown):
+                await client.get("/v1/organizations/late")
+            assert len(server.seen) == seen  # nothing more reached the server
+            return [o for o in outcomes if isinstance(o, BaseException)], seen
+
+    start = time.monotonic()
+    errors, _ = asyncio.run(go())
+    elapsed = time.monotonic() - start
+    assert len(errors) == 30 and all(isinstance(e, InterfaceDown) for e in errors)
+    message = str(errors[0])
+    assert message.startswith(f"the management API at {server.url} stopped answering: ")
+    assert "without a single success" in message and "the run's retry budget of 2 s" in message
+    assert "(--retry-budget / RECONCILE_RETRY_BUDGET)" in message
+    assert "its last answer: HTTP 429: Rate limit exceeded [X-RateLimit-Reset 0.4 s]" in message
+    assert elapsed < GENEROUS
+
+
+@pytest.mark.parametrize("misbehaviour", sorted(NEVER_SUCCEEDS))
+def test_plan_against_a_server_that_never_succeeds_ends_with_one_message_naming_its_answer(
+    serve: Callable[[Behaviour], HostileServer],
+    trap: HostileServer,
+    tmp_path: Path,
+    misbehaviour: str,
+) -> None:
+    behaviour, expected = NEVER_SUCCEEDS[misbehaviour]
+    server = serve(behaviour)
+    for index in range(12):
+        pipe = f"0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c{index:02d}"
+        spec = pipe_spec(pipe, settings={"engine_max_threads": 4})
+        write_manifest(tmp_path / "m" / f"p{index}.yaml", "Pipe", f"p{index}", spec)
+    env = {
+        "RECONCILE_BASE_URL": server.url,
+        "RECONCILE_KEY_ID": "key",
+        "RECONCILE_KEY_SECRET": SECRET,
+        "RECONCILE_DASHBOARDS_TOKEN": TOKEN,
+        "RECONCILE_REQUEST_DEADLINE": "1",
+        "RECONCILE_RETRY_BUDGET": "2",
+        "RECONCILE_MAX_WAIT": "1",
+    }
+    start = time.monotonic()
+    result = run_cli(["plan", str(tmp_path / "m"), "--state", str(tmp_path / "s.json")], env)
+    elapsed = time.monotonic() - start
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.stderr  # one message for the run, not one per pipe
+    assert "management API" in errors[0] and "stopped answering" in errors[0]
+    assert expected in errors[0]
+    assert "Nothing more is sent to it in this run" in errors[0]
+    assert SECRET not in result.output and TOKEN not in result.output
+    assert elapsed < 10 * (2 + 1)  # budget + one deadline, with a generous multiple

@@ -300,3 +300,13 @@ def test_every_mistake_in_environments_is_reported_at_its_line_at_once(tmp_path:
         "default workspace)",
         "7:5: environments.bad name.baseUrl: 'ftp://x' is not an http:// or https:// URL",
     ]
+
+
+def test_the_client_names_where_each_connection_value_came_from(project: Path) -> None:
+    prod = at(project, {"RECONCILE_MAX_WAIT": "5"}, environment="prod")
+    config = prod.api_config()
+    assert config.origin("base_url").endswith("reconcile.yaml:14: environments.prod.baseUrl")
+    assert prod.origin("max_wait") == "RECONCILE_MAX_WAIT" and prod.origin("timeout") is None
+    assert prod.override({"rate": "5/1"}).origin("rate") == "--rate"
+    with pytest.raises(ConfigError, match=r"^RECONCILE_MAX_RESPONSE_SIZE: "):
+        at(project, {"RECONCILE_MAX_RESPONSE_SIZE": "lots"}, environment="prod").api_config()

@@ -8,6 +8,12 @@ desired values; a mismatch is "not converged". State is recorded and saved as ac
 dashboard it created and at most a moment of fingerprints, and running apply again finishes
 the job.
 
+When an interface stops answering (``InterfaceDown``: the run's retry budget spent, or
+connections refused after it had answered), nothing more is sent to it: each action it cut
+off ends once, ``skipped`` with its requests "not sent" (or "not applied" when the server
+turned them away) or ``uncertain`` when a request may have reached the server, and the
+actions on the other interface carry on.
+
 Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
 repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
 was lost is resolved by re-reading the live object, never by a blind resend.
@@ -31,6 +37,7 @@ from reconciler.apply.results import (
     failed,
     ok,
     skipped,
+    without_answer,
 )
 from reconciler.apply.verify import (
     deferred_endpoint_bodies,
@@ -48,6 +55,8 @@ from reconciler.model.errors import (
     AuthenticationFailed,
     BadRequest,
     Conflict,
+    Delivery,
+    InterfaceDown,
     Interrupted,
     NotFound,
     Unsupported,
@@ -204,7 +213,18 @@ class Applier:
         self, action: Action, done: list[RequestResult]
     ) -> tuple[Any, ActionResult | None]:
         """Send the requests in order, appending to ``done``; return the last answer, or the
-        action's result when a request failed or apply was interrupted (the rest not sent)."""
+        action's result when a request failed, apply was interrupted or the interface was
+        given up (the rest not sent)."""
+        at = [0]
+        try:
+            return await self._send_requests(action, done, at)
+        except InterfaceDown as exc:
+            return None, _cut_off(action, done, at[0], exc)
+
+    async def _send_requests(
+        self, action: Action, done: list[RequestResult], at: list[int]
+    ) -> tuple[Any, ActionResult | None]:
+        """``_send``'s loop; ``at[0]`` follows the index of the request being sent."""
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
 
@@ -235,6 +255,7 @@ class Applier:
             )
 
         for index, request in enumerate(action.requests):
+            at[0] = index
             if created is not None and CREATED_ID in request.path:
                 request = dataclasses.replace(
                     request, path=request.path.replace(CREATED_ID, created)
@@ -389,7 +410,7 @@ class Applier:
             live = await self.client.get(request.path, resource=label)
         except AuthenticationFailed:  # the run stops
             raise
-        except ApiError:  # cannot tell: the refusal stands
+        except (ApiError, InterfaceDown):  # cannot tell: the refusal stands
             return exc
         rest = without_edits_made(request.body or {}, live) if isinstance(live, Mapping) else None
         if rest is None:
@@ -436,7 +457,7 @@ class Applier:
             if action.kind == "Dashboard" and request.method == "POST":
                 try:
                     listed = await reads.list_dashboards(self.client)
-                except Unsupported:
+                except (Unsupported, InterfaceDown):  # cannot tell: never create it blindly again
                     self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
                     return None
                 known = {r.id for r in self.state.dashboards().values()}
@@ -454,7 +475,7 @@ class Applier:
             )
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
-        except ApiError:
+        except (ApiError, InterfaceDown):
             return None
         if not isinstance(live, Mapping):
             return None
@@ -471,7 +492,7 @@ class Applier:
             )
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
-        except ApiError:
+        except (ApiError, InterfaceDown):
             return None
         return result
 
@@ -512,6 +533,26 @@ def _what(request: Request) -> str:
 def _planned_in_transition(action: Action) -> bool:
     """Tell whether the plan saw the pipe in a transitional state it had to leave."""
     return any(c.kind is ChangeKind.COMMAND and is_transitional(str(c.old)) for c in action.changes)
+
+
+def _cut_off(
+    action: Action, done: list[RequestResult], index: int, exc: InterfaceDown
+) -> ActionResult:
+    """The result of an action whose interface was given up at its request ``index``."""
+    gone = f"the {exc.interface} API stopped answering"
+    rest = [skipped(r, f"not sent: {gone}") for r in action.requests[index + 1 :]]
+    request = action.requests[index]
+    if exc.delivery is Delivery.UNKNOWN:
+        note = f"sent, but no answer came before {gone}: it may or may not have taken effect"
+        current = without_answer(request, Outcome.UNCERTAIN, note)
+        outcome, message = Outcome.UNCERTAIN, note
+    else:
+        why = "not sent" if exc.delivery is Delivery.NOT_SENT else "not applied (turned away)"
+        current = skipped(request, f"{why}: {gone}")
+        outcome, message = Outcome.SKIPPED, current.error or why
+    if done:
+        message = f"{message} (after {index} of {len(action.requests)} requests)"
+    return ActionResult(action.key, action.operation, outcome, (message,), (*done, current, *rest))
 
 
 def _renamed(action: Action) -> tuple[str, ...]:

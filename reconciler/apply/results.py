@@ -103,7 +103,8 @@ def failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
     )
 
 
-def _without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
+def without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
+    """The result of a request that got no answer (``note`` says why and what it means)."""
     return RequestResult(
         request.method, request.path, request.purpose, None, None, outcome, note, _detail(request)
     )
@@ -111,7 +112,7 @@ def _without_answer(request: Request, outcome: Outcome, note: str) -> RequestRes
 
 def confirmed(request: Request) -> RequestResult:
     """The result of a write whose answer was lost but a re-read showed it took effect."""
-    return _without_answer(request, Outcome.APPLIED, "answer lost; confirmed by re-reading")
+    return without_answer(request, Outcome.APPLIED, "answer lost; confirmed by re-reading")
 
 
 def already_made(request: Request, exc: ApiError) -> RequestResult:
@@ -125,4 +126,4 @@ def skipped(
 ) -> RequestResult:
     """The result of a request not sent (an earlier one of the same resource failed, or
     apply was interrupted: ``why``)."""
-    return _without_answer(request, Outcome.SKIPPED, why)
+    return without_answer(request, Outcome.SKIPPED, why)

@@ -29,7 +29,7 @@ from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.overlays import load_environment
 from reconciler.model import collector
-from reconciler.model.errors import ConfigError, StateError
+from reconciler.model.errors import ConfigError, InterfaceDown, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -58,6 +58,10 @@ def _say_nothing(message: str) -> None:
 
 
 def _nobody_waits(pending: tuple[Waiting, ...]) -> None:
+    return None
+
+
+def _do_nothing() -> None:
     return None
 
 
@@ -100,6 +104,9 @@ class ApplyHooks:
     grace: float | None = None
     # Called after each round of polling with the pipes still waited for (progress).
     waiting: Callable[[tuple[Waiting, ...]], None] = _nobody_waits
+    # Called once, just before the first change is sent (the caller can then tell an
+    # interruption before sending from one after).
+    sending: Callable[[], None] = _do_nothing
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,8 @@ class ApplyResult:
     applied: Mapping[str, str] = field(default_factory=dict)
     # The signal that interrupted the apply (SIGINT, SIGTERM), if one did.
     interrupted: signal.Signals | None = None
+    # The interfaces the run gave up while sending (their actions were cut off).
+    stopped: tuple[InterfaceDown, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -276,6 +285,7 @@ class _Run:
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:
+                self.hooks.sending()
                 results = await applier.apply(plan, stale=stale, applied=applied)
         finally:
             bar.close()
@@ -286,6 +296,7 @@ class _Run:
             stale,
             applied,
             interrupted=watch.received,
+            stopped=tuple(h.down for h in self.client.health.values() if h.down is not None),
         )
 
 

@@ -137,13 +137,16 @@ def main(argv: list[str] | None = None) -> None:
         machine.emit_error(exc, code)
         sys.exit(code)
 
-    def interrupted() -> None:
-        # SIGINT or SIGTERM outside apply's sending phase (which reports its own interruption).
+    def interrupted(exc: BaseException | None) -> None:
+        # SIGINT or SIGTERM outside apply's sending phase (which reports its own interruption);
+        # apply raises it again saying when (``before anything was sent``).
         from reconciler.model.errors import Interrupted
 
         sig = received[0] if received else signal.SIGINT
-        click.echo(f"Interrupted by {sig.name}.", err=True)
-        machine.emit_error(Interrupted(sig.name, f"interrupted by {sig.name}"), 128 + sig)
+        when = exc.args[0] if exc is not None and exc.args and isinstance(exc.args[0], str) else ""
+        message = f"Interrupted by {sig.name}{' ' + when if when else ''}."
+        click.echo(message, err=True)
+        machine.emit_error(Interrupted(sig.name, message), 128 + sig)
         sys.exit(128 + sig)
 
     received: list[signal.Signals] = []
@@ -154,8 +157,9 @@ def main(argv: list[str] | None = None) -> None:
         fail(exc, str(exc), exc.exit_code)
     except click.exceptions.Abort as exc:
         # click turns a KeyboardInterrupt into Abort (also at a prompt, where EOF is one too).
-        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
-            interrupted()
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            interrupted(cause)
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except click.exceptions.Exit as exc:
@@ -168,8 +172,8 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         machine.emit_error(exc, 1 if exc.exit_code == 2 else exc.exit_code)
         sys.exit(1 if exc.exit_code == 2 else exc.exit_code)
-    except KeyboardInterrupt:
-        interrupted()
+    except KeyboardInterrupt as exc:
+        interrupted(exc)
     except OSError as exc:
         # A file the user named could not be read or written: say which, without a traceback.
         where = f": {exc.filename}" if exc.filename else ""

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from reconciler.plan.actions import Plan
 
 
+# What ``reconcile.cli.main`` adds to "Interrupted by SIGINT" when apply had sent nothing.
+NOTHING_SENT = "before anything was sent"
+
+
 def _apply_options(func: Any) -> Any:
     return plan_options(func)
 
@@ -124,6 +128,7 @@ def apply(
             click.echo(render_text(plan, color=color), nl=False)
 
     waiting = WaitProgress()
+    sending: list[bool] = []
     hooks = ApplyHooks(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
@@ -131,9 +136,16 @@ def apply(
         signals=True,
         notice=lambda message: click.echo(message, err=True),
         waiting=waiting,
+        sending=lambda: sending.append(True),
     )
     try:
         result = run(apply_plan(config, request, hooks))
+    except KeyboardInterrupt as exc:
+        # Once sending has begun the apply reports its own interruption (the usual summary);
+        # an interrupt before that, while reading or at the prompt, sent nothing: say so.
+        if sending:
+            raise
+        raise KeyboardInterrupt(NOTHING_SENT) from exc
     finally:
         waiting.close()
     if result.status is ApplyStatus.APPLIED:
@@ -145,6 +157,7 @@ def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
     """Print what apply did (text, or the one JSON document) and return the exit code."""
     from reconciler.apply.document import results_document
     from reconciler.apply.run import ApplyStatus
+    from reconciler.cli.machine import error_entries
 
     code = result.exit_code
     errors: list[dict[str, Any]] = []
@@ -177,6 +190,9 @@ def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
             click.echo(notes[-1])
     elif text_out:
         click.echo(_results_text(result, color))
+    for down in result.stopped:
+        errors.append(error_entries(down)[0])
+    notes.extend(stopped_lines(result))
     if result.interrupted is not None:
         notes.append(f"Apply interrupted by {result.interrupted.name}: run apply again to finish.")
     if not text_out:
@@ -204,6 +220,27 @@ def _confirm(plan: Plan) -> bool:
         signal.signal(signal.SIGINT, previous)
 
 
+def stopped_lines(result: ApplyResult) -> list[str]:
+    """One line per interface the run gave up: why, and what was sent, not sent, unknown."""
+    from reconciler.apply.results import Outcome
+
+    if not result.stopped:
+        return []
+    counts = result.counts()
+    changes = sum(1 for r in result.results if r.outcome != Outcome.UNCHANGED)
+    failed = counts.get(Outcome.FAILED, 0) + counts.get(Outcome.NOT_CONVERGED, 0)
+    tally = (
+        f"{counts.get(Outcome.APPLIED, 0)} applied, {counts.get(Outcome.SKIPPED, 0)} not sent, "
+        f"{counts.get(Outcome.UNCERTAIN, 0)} unknown (may or may not have taken effect)"
+        + (f", {failed} failed" if failed else "")
+    )
+    return [
+        f"The {down.interface} API stopped answering: {down.why}; its last answer: "
+        f"{down.last_answer}. Of {changes} change(s): {tally}. Run apply again once it answers."
+        for down in result.stopped
+    ]
+
+
 def _results_text(result: ApplyResult, color: bool) -> str:
     from reconciler.apply.results import Outcome
 
@@ -217,7 +254,9 @@ def _results_text(result: ApplyResult, color: bool) -> str:
         for request in action.requests:
             status = request.status if request.status is not None else "-"
             rid = f" requestId {request.request_id}" if request.request_id else ""
-            error = f" — {request.error}" if request.error else ""
+            # Said once: an error the action's own message repeats is left to that message.
+            said = request.error and any(request.error in m for m in action.messages)
+            error = f" — {request.error}" if request.error and not said else ""
             lines.append(
                 f"    {request.method} {request.path} [{request.purpose_text}]: {request.outcome} ({status}){rid}{error}"
             )
@@ -233,8 +272,9 @@ def _results_text(result: ApplyResult, color: bool) -> str:
     if result.interrupted is not None:
         verdict = f"Apply interrupted by {result.interrupted.name}"
     lines.append(f"{verdict}: {summary}.")
+    lines.extend(stopped_lines(result))
     if result.interrupted is not None:
         lines.append("State is saved. Run apply again to finish the job.")
-    elif undone:
+    elif undone and not result.stopped:
         lines.append("Run apply again to finish the job once the errors above are fixed.")
     return "\n".join(lines)

@@ -251,7 +251,8 @@ _LIMITS: tuple[tuple[str, Any, str | None, str, str], ...] = (
         "--retry-budget",
         _SECONDS,
         None,
-        "Seconds one request may take, retries and waits included",
+        "Seconds one request may take, retries and waits included; also the seconds of "
+        "waits and retries without a success after which the run stops sending to an API",
         "120",
     ),
     ("--max-attempts", click.IntRange(min=1), None, "Attempts per request at most", "6"),

@@ -4,7 +4,9 @@ It drives both interfaces of the service: management (``/v1``, HTTP Basic with a
 secret) and dashboards (``/api/v2``, Bearer token). Every request passes through a shared
 ``RequestBudget`` (the service's rate limit) and a concurrency cap, is retried as the retry
 policy says (``reconciler.client.retry``: backoff, 429 waits, the retry budget, and
-``OutcomeUnknown`` for a write whose outcome is unknown), is bounded by ``RequestLimits``
+``OutcomeUnknown`` for a write whose outcome is unknown), stops at once on an interface the
+run has given up (``reconciler.client.health``: the run's retry budget spent, or connections
+refused after it had answered), is bounded by ``RequestLimits``
 (``reconciler.client.limits``: a deadline covering the whole body, a size cap, redirects
 refused and said to be), and is read into a payload or a typed ``ApiError`` by
 ``reconciler.client.responses``. ``ApiConfig`` (``reconciler.client.config``) says where and
@@ -26,7 +28,7 @@ from typing import Any
 import httpx
 from tenacity import wait_exponential_jitter
 
-from reconciler.client.budget import RequestBudget
+from reconciler.client.budget import NotInTime, RequestBudget
 from reconciler.client.config import (
     DASHBOARDS,
     DASHBOARDS_RATE,
@@ -36,6 +38,7 @@ from reconciler.client.config import (
     tls_context,
 )
 from reconciler.client.firstcontact import FirstContact
+from reconciler.client.health import InterfaceHealth, answer_text
 from reconciler.client.limits import (
     BodyTooLarge,
     RequestLimits,
@@ -57,9 +60,12 @@ from reconciler.client.transport import LeanTransport, basic_authorization, envi
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
+    Delivery,
+    InterfaceDown,
     Interrupted,
     MethodNotAllowed,
     NotFound,
+    NotSent,
     RedirectRefused,
     ResponseTooLarge,
     Unsupported,
@@ -122,6 +128,11 @@ class Client:
             DASHBOARDS: RequestBudget(config.dashboards_rate),
         }
         self._pacer = Pacer(config.parallelism)
+        budget_seconds = config.limits.retry_budget
+        self.health = {
+            MANAGEMENT: InterfaceHealth(MANAGEMENT, config.base_url, budget_seconds),
+            DASHBOARDS: InterfaceHealth(DASHBOARDS, config.dashboards_url, budget_seconds),
+        }
         # Set by ``halt``: no request starts any more (one already on the wire is not touched).
         self.halted: str | None = None
         # The tasks whose request is on the wire now (so an abort can tell sent from not sent).
@@ -275,16 +286,25 @@ class Client:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = Attempts(self.config.limits, self.config.max_attempts)
         budget = self._budgets[interface]
+        health = self.health[interface]
         try:
-            async for attempt in retrying(attempts, budget, self._backoff, idempotent=idempotent):
+            async for attempt in retrying(
+                attempts, budget, self._backoff, idempotent=idempotent, health=health
+            ):
                 with attempt:
                     response = await self._once(interface, method, path, payload, attempts)
                     unwrapped: tuple[Any, RequestRecord] = unwrap(
                         interface, response, method, path, attempts.count, decode=decode
                     )
                     return unwrapped
+        except InterfaceDown as exc:  # given up before this attempt: say what became of it
+            raise exc.with_delivery(attempts.delivery()) from None
         except Retryable as exc:
+            if health.down is not None:  # the interface was given up: the run's one error
+                raise health.down.with_delivery(attempts.delivery()) from None
             error = gave_up(exc.error, attempts)
+            if error.status is None and attempts.delivery() is Delivery.NOT_SENT:
+                error = error.as_type(NotSent)  # refused connections only: nothing was sent
             error = error.with_resource(resource) if resource else error
             if exc.unknown_outcome and not idempotent:
                 raise OutcomeUnknown(
@@ -306,21 +326,30 @@ class Client:
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
         budget = self._budgets[interface]
+        health = self.health[interface]
         self.first_contact.check()
         self._check_halted()
+        health.check()
         # The budget's place is held until the answer (or the failure) is in: see budget.slot.
-        async with budget.slot() as started:
-            self.first_contact.check()
-            self._check_halted()
-            attempts.begin()
-            self.stats.requests[interface] += 1
-            task = asyncio.current_task()
-            if task is not None:
-                self.sending.add(task)
-            try:
-                response = await self._exchange(interface, method, path, payload, headers, attempts)
-            finally:
-                self.sending.discard(task)
+        # No start is waited for past the moment the interface would be given up.
+        try:
+            async with budget.slot(until=health.give_up_at) as started:
+                self.first_contact.check()
+                self._check_halted()
+                health.check()
+                attempts.begin()
+                self.stats.requests[interface] += 1
+                task = asyncio.current_task()
+                if task is not None:
+                    self.sending.add(task)
+                try:
+                    response = await self._exchange(
+                        interface, method, path, payload, headers, attempts
+                    )
+                finally:
+                    self.sending.discard(task)
+        except NotInTime:
+            raise health.give_up() from None
         status = response.status_code
         self.first_contact.answered(interface, status)
         if status in (401, 403):
@@ -329,10 +358,13 @@ class Client:
         if status == 429:
             self.stats.throttled += 1
             self.stats.throttled_by[interface] += 1
-            pause, note = server_pause(response, attempts)
+            pause, why = server_pause(response, attempts)
             budget.penalize(pause, started)
-            attempts.notes.append(note)
-            raise Retryable(parse_error(interface, response, method, path))
+            attempts.notes.append(f"HTTP 429 ({why})")
+            attempts.turned_away = True
+            refusal = parse_error(interface, response, method, path)
+            health.failure(attempts.attempt_started, answer_text(refusal, why))
+            raise Retryable(refusal)
         budget.admitted(started)
         if 300 <= status < 400:
             raise RedirectRefused(
@@ -344,9 +376,14 @@ class Client:
             )
         if status in (502, 503, 504):
             attempts.notes.append(f"HTTP {status}")
-            raise Retryable(
-                parse_error(interface, response, method, path), unknown_outcome=status != 503
-            )
+            failure = parse_error(interface, response, method, path)
+            health.failure(attempts.attempt_started, answer_text(failure))
+            if status == 503:
+                attempts.turned_away = True
+            else:
+                attempts.maybe_delivered = True
+            raise Retryable(failure, unknown_outcome=status != 503)
+        health.success()
         return response
 
     async def _exchange(
@@ -381,6 +418,9 @@ class Client:
         except TimeoutError:
             note = f"no complete answer within {deadline:.3g} s"
             attempts.notes.append(note)
+            attempts.maybe_delivered = True
+            shown = f"HTTP {status}, then {note}" if status is not None else note
+            self.health[interface].failure(attempts.attempt_started, shown)
             late = DeadlineExceeded(
                 status=status,
                 message=f"{note} (the request deadline: {RequestLimits.option('deadline')})",
@@ -402,12 +442,17 @@ class Client:
             # Never reached the server: safe to resend anything.
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
+            self.health[interface].failure(attempts.attempt_started, error.message, refused=True)
             raise Retryable(error) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
             if isinstance(exc, httpx.ConnectTimeout):
                 self.first_contact.transport_error(interface, exc, str(http.base_url))
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
+            # A connection never made, or a free one never found, sent nothing.
+            if not isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+                attempts.maybe_delivered = True
+            self.health[interface].failure(attempts.attempt_started, error.message)
             raise Retryable(error, unknown_outcome=True) from None
         # The body was read here under the cap; hand it to the response as httpx's own
         # ``aread`` would, so ``json()`` and ``content`` work as usual.

@@ -7,7 +7,30 @@ is the stricter form: at most N request starts in any window of T seconds (a sli
 with a small margin for the network's jitter. It therefore satisfies a server that counts
 fixed windows, sliding windows or buckets alike, and still allows the opening burst that
 makes small plans instant. When the server answers 429 anyway, ``penalize`` blocks every
-caller until the server's reset time and lowers the budget for the rest of the run.
+caller until the server's reset time and lowers the budget; ``admitted`` raises it back.
+
+How the learned rate moves (additive increase, multiplicative decrease, with probes that back
+off): a 429 under our own budget means someone else uses the key (or the server counts
+differently), so the count falls to what the server admitted in the last window, by at least
+a quarter and at most a half (one cut per burst: the 429s of requests already in flight when
+it fell teach nothing new). Each later window of answers without a 429 raises it by a quarter
+of the configured count, up to that count: a one-off burst by another client (a deploy
+script, a colleague's plan) costs one window at three quarters instead of the rest of the
+run (``bench/plan_scale.py`` scenario R, 1,000 writes at 100/1 with another client's 5
+requests in the first second of writes, on a busy machine: 1.51x the floor with five 429s
+before, 1.13x with one after). A raise that is refused again says the lower limit is real
+(another client shares the key for good, or the server allows less than configured): the
+next raise waits eight clean windows, then sixteen, and so on up to 64, so a real limit
+costs a 429 now and then rather than every other window (scenario S: a server allowing half
+the configured rate).
+
+The last tenth (``TAIL``) of a burst - many places free at once, as at the start of a run
+or after a pause - and the places a raise adds until a window has confirmed them, go one
+request at a time: when another client has used part of the key's window, the server
+refuses the requests past what is left, and refusals of requests in flight together would
+each be one more 429. One at a time, the first refusal blocks the rest before they are
+sent. Places that come free one by one (a busy run, as the answers of the window before
+age) need no such care. It costs a few round trips per burst.
 
 The client takes its places through ``slot()``, which also learns when each answer came back.
 A request is counted by the server somewhere between its start here and its answer here, so
@@ -22,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +83,10 @@ class Rate:
         return "unlimited" if self.unlimited else f"{self.count}/{self.seconds:g}s"
 
 
+class NotInTime(Exception):
+    """No place came free before the caller's ``until`` (``RequestBudget.slot``)."""
+
+
 class RequestBudget:
     """A sliding-window request budget shared by all tasks of one event loop."""
 
@@ -70,6 +97,8 @@ class RequestBudget:
     # After an answer only the clocks' granularity is left to cover (the server's check is
     # "older than the window"; a millisecond of rounding either side is plenty at 5 ms).
     ANSWER_MARGIN = 0.005
+    # The share of the opening window sent one request at a time (see the module docstring).
+    TAIL = 0.1
 
     def __init__(self, rate: Rate) -> None:
         self.rate = rate
@@ -81,9 +110,15 @@ class RequestBudget:
         self._lock = asyncio.Lock()
         self._blocked_until = 0.0
         self._last_cut = float("-inf")
+        self._last_raise = float("-inf")
+        self._probe_windows = 1  # clean windows a raise waits for (doubled by failed probes)
         self._admitted: deque[float] = deque()
+        self._bursting = False  # many places came free at once: keep the burst's tail careful
+        self._probe_from: int | None = None  # the count before an unconfirmed raise
+        self._tail = max(1, int(rate.count * self.TAIL))
         self.penalties = 0
         self.cuts = 0
+        self.raises = 0
         self.waited = 0.0
 
     @property
@@ -106,9 +141,13 @@ class RequestBudget:
         return await self._take(tracked=False)
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[float]:
-        """Hold one place for a request, yielding its start; the place is timed from the answer."""
-        started = await self._take(tracked=True)
+    async def slot(self, until: Callable[[], float] | None = None) -> AsyncIterator[float]:
+        """Hold one place for a request, yielding its start; the place is timed from the answer.
+
+        ``until`` returns the latest clock time worth starting at: when no place comes free
+        by then, ``NotInTime`` is raised instead of waiting longer.
+        """
+        started = await self._take(tracked=True, until=until)
         try:
             yield started
         finally:
@@ -117,7 +156,7 @@ class RequestBudget:
                 self._answers.append(time.monotonic())
             self._changed.set()
 
-    async def _take(self, *, tracked: bool) -> float:
+    async def _take(self, *, tracked: bool, until: Callable[[], float] | None = None) -> float:
         if self.rate.unlimited and self._blocked_until == 0.0:
             if tracked:
                 self._in_flight += 1
@@ -130,6 +169,11 @@ class RequestBudget:
                     delay = self._next_free(now)
                 if delay <= 0:
                     break
+                if until is not None:
+                    latest = until()
+                    if now >= latest:
+                        raise NotInTime
+                    delay = min(delay, latest - now)
                 before = time.monotonic()
                 await self._wait(delay)
                 self.waited += time.monotonic() - before
@@ -149,7 +193,18 @@ class RequestBudget:
             self._starts.popleft()
         while self._answers and self._answers[0] + after_answer <= now:
             self._answers.popleft()
-        if len(self._starts) + len(self._answers) + self._in_flight < self._count:
+        used = len(self._starts) + len(self._answers) + self._in_flight
+        free = self._count - used
+        if free > self._tail:
+            self._bursting = True
+        elif free <= 0:
+            self._bursting = False
+        if free > 0:
+            careful = (self._bursting and free <= self._tail) or (
+                self._probe_from is not None and used >= self._probe_from
+            )
+            if careful and self._in_flight:
+                return float("inf")  # one at a time: after the answer in flight
             return 0.0
         waits = []
         if self._starts:
@@ -178,15 +233,29 @@ class RequestBudget:
         return max(0.0, self._blocked_until - time.monotonic())
 
     def admitted(self, started: float) -> None:
-        """Record that a request started at ``started`` was answered without a 429."""
+        """Record that a request started at ``started`` was answered without a 429; after
+        enough such windows since the last change, raise a lowered rate (module docstring)."""
         if self.rate.unlimited:
             return
         self._admitted.append(started)
         while self._admitted and self._admitted[0] + self.rate.seconds <= started:
             self._admitted.popleft()
+        now = time.monotonic()
+        if self._probe_from is not None and now - self._last_raise >= self.rate.seconds:
+            self._probe_from = None  # a whole window at the raised rate without a 429
+        if self._count >= self.rate.count:
+            return
+        quiet = self.rate.seconds * self._probe_windows
+        if started >= self._last_cut and now - max(self._last_cut, self._last_raise) >= quiet:
+            self._probe_from = self._count
+            self._count = min(self.rate.count, self._count + max(1, self.rate.count // 4))
+            self._last_raise = now
+            self.raises += 1
+            self._changed.set()  # callers waiting for a place may start now
 
     def penalize(self, reset_seconds: float, started: float | None = None) -> None:
-        """Block every caller for ``reset_seconds`` and lower the rate for the rest of the run.
+        """Block every caller for ``reset_seconds`` and lower the rate (``admitted`` raises it
+        again after windows without a 429).
 
         ``started`` is when the refused request started: 429s for requests that were already
         in flight when the rate was last lowered belong to the same burst and lower it no
@@ -207,5 +276,8 @@ class RequestBudget:
         high, low = (self._count * 3) // 4, self._count // 2
         estimate = admitted if admitted else high
         self._count = max(1, min(high, max(low, estimate)))
+        if self._last_raise > self._last_cut:  # a raise was refused: the limit is real
+            self._probe_windows = min(64, max(8, self._probe_windows * 2))
         self._last_cut = now
+        self._probe_from = None
         self.cuts += 1

@@ -15,8 +15,9 @@ import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from reconciler.client.budget import RequestBudget
+from reconciler.client.health import InterfaceHealth
 from reconciler.client.limits import RequestLimits, server_wait
-from reconciler.model.errors import ApiError, RateLimited
+from reconciler.model.errors import ApiError, Delivery, RateLimited
 
 
 class OutcomeUnknown(ApiError):
@@ -41,12 +42,24 @@ class Attempts:
         self.started: float | None = None
         self.count = 0
         self.notes: list[str] = []
+        # When the latest attempt began (the run's failure clock starts there).
+        self.attempt_started = 0.0
+        # Whether an attempt may have been processed (no answer came), or was refused 429/503.
+        self.maybe_delivered = False
+        self.turned_away = False
 
     def begin(self) -> None:
         """Count an attempt; the budget's clock starts with the first."""
         self.count += 1
+        self.attempt_started = time.monotonic()
         if self.started is None:
-            self.started = time.monotonic()
+            self.started = self.attempt_started
+
+    def delivery(self) -> Delivery:
+        """Say what became of this request so far, should it end now."""
+        if self.maybe_delivered:
+            return Delivery.UNKNOWN
+        return Delivery.REFUSED if self.turned_away else Delivery.NOT_SENT
 
     @property
     def elapsed(self) -> float:
@@ -95,19 +108,19 @@ def gave_up(error: ApiError, attempts: Attempts) -> ApiError:
 
 
 def server_pause(response: httpx.Response, attempts: Attempts) -> tuple[float, str]:
-    """Return how long to hold every caller after a 429 (capped) and a note saying why."""
+    """Return how long to hold every caller after a 429 (capped) and why, e.g.
+    ``X-RateLimit-Reset 3 s`` (the note of the attempt is ``HTTP 429 (WHY)``)."""
     cap = attempts.limits.max_wait
     asked = server_wait(response.headers)
     if asked is None:
         # No usable header (absent, negative or garbage): back off exponentially instead.
         pause = min(cap, 2.0 ** (attempts.count - 1))
-        return pause, f"HTTP 429 (no usable wait header; backing off {pause:g} s)"
+        return pause, f"no usable wait header; backing off {pause:g} s"
     seconds, header = asked
     if seconds > cap:
         option = RequestLimits.option("max_wait")
-        note = f"HTTP 429 ({header} asked {seconds:.0f} s, capped at {cap:g} s: {option})"
-        return cap, note
-    return seconds, f"HTTP 429 ({header} {seconds:.3g} s)"
+        return cap, f"{header} asked {seconds:.0f} s, capped at {cap:g} s: {option}"
+    return seconds, f"{header} {seconds:.3g} s"
 
 
 def retrying(
@@ -116,6 +129,7 @@ def retrying(
     backoff: wait_exponential_jitter,
     *,
     idempotent: bool,
+    health: InterfaceHealth | None = None,
 ) -> AsyncRetrying:
     """Return the retry loop of one logical request (see the module docstring)."""
 
@@ -133,7 +147,12 @@ def retrying(
 
     def stop(state: RetryCallState) -> bool:
         # The server's (capped) wait is held by the shared budget: it counts here too.
-        return attempts.exhausted(state.upcoming_sleep + budget.blocked_for())
+        upcoming = state.upcoming_sleep + budget.blocked_for()
+        # The interface's bounds first: when they end too, the run's one message says so
+        # (a request's own bounds end it alone while the interface answers others).
+        if health is not None and health.exhausted(upcoming):
+            return True
+        return attempts.exhausted(upcoming)
 
     return AsyncRetrying(
         stop=stop,

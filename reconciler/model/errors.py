@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 class ReconcileError(Exception):
@@ -214,6 +215,74 @@ class ResponseTooLarge(ApiError):
 
 class DeadlineExceeded(ApiError):
     """An attempt did not complete (headers and whole body) within its deadline."""
+
+
+class NotSent(ApiError):
+    """A request whose every attempt was a refused connection: it never reached the server."""
+
+    def _build(self) -> str:
+        return super()._build().replace(": no response", ": not sent", 1)
+
+
+class Delivery(StrEnum):
+    """What became of a request that an interface's giving up ended."""
+
+    NOT_SENT = "not-sent"  # no attempt reached the server (refused connection, or not started)
+    REFUSED = "refused"  # every attempt was answered 429/503: the server did nothing
+    UNKNOWN = "unknown"  # an attempt may have reached the server: it may have taken effect
+
+
+class InterfaceDown(ReconcileError):
+    """An interface stopped answering: the run sends nothing more to it.
+
+    Raised once the interface has spent the run's retry budget without a single success, or
+    refused connections for a few seconds after it had answered. Not an ``ApiError``: no
+    resource's handler records it as its own failure, so a plan stops with this one message;
+    apply reports each action it cut off by ``delivery`` (not sent, refused, unknown).
+    """
+
+    def __init__(
+        self,
+        *,
+        interface: str,
+        url: str,
+        why: str,
+        last_answer: str,
+        delivery: Delivery = Delivery.NOT_SENT,
+    ) -> None:
+        self.interface = interface
+        self.url = url
+        self.why = why
+        self.last_answer = last_answer
+        self.delivery = delivery
+        super().__init__(
+            f"the {interface} API at {url} stopped answering: {why}; its last answer: "
+            f"{last_answer}. Nothing more is sent to it in this run"
+        )
+
+    def with_delivery(self, delivery: Delivery) -> InterfaceDown:
+        """Return the same error, saying what became of one request."""
+        if delivery is self.delivery:
+            return self
+        copy = InterfaceDown(
+            interface=self.interface,
+            url=self.url,
+            why=self.why,
+            last_answer=self.last_answer,
+            delivery=delivery,
+        )
+        return copy
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the interface, why it was given up, and its last answer."""
+        return {
+            "type": "InterfaceDown",
+            "message": str(self),
+            "interface": self.interface,
+            "url": self.url,
+            "why": self.why,
+            "lastAnswer": self.last_answer,
+        }
 
 
 class Interrupted(ReconcileError):

@@ -46,6 +46,7 @@ from reconciler.settings.model import (
     Source,
     where_in_project,
 )
+from reconciler.settings.sources import project_file, project_name, read_env_file
 from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
 
 if TYPE_CHECKING:
@@ -262,17 +263,17 @@ def resolve(
 def resolve_request(request: SettingsRequest) -> Settings:
     """Resolve ``request`` (``Settings.reload`` calls this again)."""
     base = dict(os.environ if request.environ is None else request.environ)
-    project = _project_file(request, base)
+    project = project_file(request, base)
     environ = dict(base)
     file_values: dict[str, str] = {}
     env_files: list[EnvFile] = []
     if request.env_file is not None:
         if not Path(request.env_file).is_file():
             raise ConfigError(f"env file {request.env_file} does not exist")
-        env_files.append(_read_env_file(request.env_file, environ, file_values))
+        env_files.append(read_env_file(request.env_file, environ, file_values))
     if project is not None and project.get(("envFile",)):
         named = project.path_value(str(project.get(("envFile",))))
-        env_files.append(_read_env_file(named, environ, file_values))
+        env_files.append(read_env_file(named, environ, file_values))
     environments = parse_environments(project) if project is not None else {}
     chosen: Environment | None = None
     if project is not None:
@@ -280,11 +281,11 @@ def resolve_request(request: SettingsRequest) -> Settings:
         if asked is None and environ.get(ENV_VARIABLE):
             asked, asked_from = environ[ENV_VARIABLE], ENV_VARIABLE
         default = project.get((DEFAULT_ENVIRONMENT,))
-        chosen = choose(environments, asked, asked_from, default, _name(project))
+        chosen = choose(environments, asked, asked_from, default, project_name(project))
     elif request.environment is not None:
         raise ConfigError(f"{request.environment_from} {request.environment}: no project file")
     if chosen is not None and chosen.env_file is not None:
-        env_files.append(_read_env_file(chosen.env_file, environ, file_values))
+        env_files.append(read_env_file(chosen.env_file, environ, file_values))
     settings = Settings(
         request=request,
         values={},
@@ -303,7 +304,7 @@ def list_environments(
 ) -> dict[str, Environment]:
     """Return the project file's environments by name (empty without a project file)."""
     request = SettingsRequest(config=config, cwd=cwd, environ=environ)
-    project = _project_file(request, dict(os.environ if environ is None else environ))
+    project = project_file(request, dict(os.environ if environ is None else environ))
     return parse_environments(project) if project is not None else {}
 
 
@@ -338,46 +339,6 @@ def apply_explicit(settings: Settings, explicit: Mapping[str, Any]) -> Settings:
     for setting in SETTINGS:  # in order: the dashboards URL defaults to the base URL
         values[setting.param] = _resolve_one(setting, given.get(setting.param), settings, values)
     return replace(settings, request=replace(settings.request, explicit=given), values=values)
-
-
-def _project_file(request: SettingsRequest, environ: Mapping[str, str]) -> Any:
-    """Return the loaded ``ProjectFile`` the request names or finds, or None."""
-    from reconciler.load.project import find_project_file, load_project_file
-
-    config = request.config or environ.get("RECONCILE_CONFIG") or None
-    if config is not None:
-        path = Path(config)
-        if not path.exists():
-            raise ConfigError(f"project file {config} does not exist")
-        return load_project_file(path)
-    found = find_project_file(Path(request.cwd) if request.cwd else None)
-    return load_project_file(found) if found else None
-
-
-def _name(project: Any) -> str:
-    """Return the project file's path as shown in messages."""
-    from reconciler.load.project import display_path
-
-    return display_path(project.path)
-
-
-def _read_env_file(path: str, environ: dict[str, str], added: dict[str, str]) -> EnvFile:
-    """Add ``path``'s variables to ``environ`` (never overriding one that is set)."""
-    from dotenv import dotenv_values
-
-    if not Path(path).is_file():
-        return EnvFile(path=path, found=False)
-    loaded: list[str] = []
-    kept: list[str] = []
-    for name, value in dotenv_values(path).items():
-        if value is None:
-            continue
-        if name in environ:
-            kept.append(name)
-        else:
-            environ[name] = added[name] = value
-            loaded.append(name)
-    return EnvFile(path, True, tuple(loaded), tuple(kept))
 
 
 def _resolve_one(
