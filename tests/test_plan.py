@@ -6,7 +6,9 @@ apply's pure convergence check ``unconverged``."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -798,8 +800,9 @@ def test_unconverged_checks_dashboard_fields() -> None:
     assert unconverged(action, LIVE_DASH) == ["tags differs after the write"]
 
 
-def test_field_change_kinds_in_a_plan_are_the_seven_documented() -> None:
-    documented = {"set", "sensitive", "expectation", "replace", "add", "remove", "reset"}
+def test_field_change_kinds_in_a_plan_are_those_the_plan_schema_documents() -> None:
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "plan.schema.json").read_text())
+    documented = set(schema["$defs"]["change"]["properties"]["kind"]["enum"])
     assert {k.value for k in ChangeKind} == documented
     change = FieldChange(("name",), "a", "b", ChangeKind.SET, Location("m.yaml", 1, 1))
     assert change.dotted == "name"

@@ -207,6 +207,7 @@ def test_plan_should_remove_then_add_changed_table_mapping_in_two_requests(
 def test_plan_should_refuse_mapping_edit_on_running_pipe_with_the_fix(
     emulator: Emulator, tmp_path: Path
 ) -> None:
+    emulator.configure(specOnly=True)  # no state command: the user must pause the pipe
     spec = pipe_spec(POSTGRES_RUNNING_PIPE, STAGING, source={"postgres": {"tableMappings": []}})
     write_manifest(tmp_path / "p.yaml", "Pipe", "billing", spec)
     write_manifest(
@@ -217,9 +218,26 @@ def test_plan_should_refuse_mapping_edit_on_running_pipe_with_the_fix(
     billing = action(doc, "Pipe/billing")
     assert billing["operation"] == "error" and billing["requests"] == []
     assert "only be edited while the pipe is Paused (it is Running)" in billing["errors"][0]
+    assert f"table mappings ({tmp_path / 'p.yaml'}:" in billing["errors"][0]
     assert "pause the pipe" in billing["errors"][0]
     # An error on one resource does not hide the plan of the others.
     assert action(doc, "Pipe/orders")["operation"] == "update"
+
+
+def test_plan_should_stop_edit_and_start_a_running_pipe_where_the_server_can(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = pipe_spec(POSTGRES_RUNNING_PIPE, STAGING, source={"postgres": {"tableMappings": []}})
+    write_manifest(tmp_path / "p.yaml", "Pipe", "billing", spec)
+    code, doc = plan_json(emulator, tmp_path)
+    assert code == 0
+    billing = action(doc, "Pipe/billing")
+    assert billing["operation"] == "update"
+    assert [(r["purpose"], r["body"]) for r in billing["requests"]][0::2] == [
+        ("state command", {"command": "stop"}),
+        ("state command", {"command": "start"}),
+    ]
+    assert billing["requests"][1]["purpose"] == "update"
 
 
 def test_plan_should_report_read_only_expectation_mismatch_as_error(

@@ -25,6 +25,7 @@ from reconciler.apply.applier import Applier
 from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
+from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.overlays import load_environment
 from reconciler.model import collector
@@ -53,6 +54,10 @@ def _show_nothing(plan: Plan) -> None:
 
 
 def _say_nothing(message: str) -> None:
+    return None
+
+
+def _nobody_waits(pending: tuple[Waiting, ...]) -> None:
     return None
 
 
@@ -97,6 +102,8 @@ class ApplyHooks:
     signals: bool = False
     notice: Callable[[str], None] = _say_nothing
     grace: float | None = None
+    # Called after each round of polling with the pipes still waited for (progress).
+    waiting: Callable[[tuple[Waiting, ...]], None] = _nobody_waits
     # Called once, just before the first change is sent (the caller can then tell an
     # interruption before sending from one after).
     sending: Callable[[], None] = _do_nothing
@@ -111,6 +118,8 @@ class ApplyRequest:
     saved_plan: Plan | None = None
     partial: bool = False
     lock_timeout: float = 0.0
+    # Waiting for pipes after state commands and creates (--wait/--no-wait, --wait-timeout).
+    wait: WaitOptions = field(default_factory=WaitOptions)
 
 
 @dataclass(frozen=True)
@@ -199,7 +208,7 @@ async def apply_plan(
                 options = request.options
                 if saved is None:
                     options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
-                run = _Run(client, state, hooks, options)
+                run = _Run(client, state, hooks, options, request.wait)
                 if saved is not None:
                     return await run.saved(saved, resources, partial=request.partial)
                 return await run.fresh(resources, paths)
@@ -211,6 +220,7 @@ class _Run:
     state: State
     hooks: ApplyHooks
     options: PlanOptions
+    wait: WaitOptions
 
     async def fresh(self, resources: list[Resource], paths: tuple[str, ...]) -> ApplyResult:
         bar = self.hooks.progress("reading live state")
@@ -264,7 +274,14 @@ class _Run:
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
         bar = self.hooks.progress("applying", len(plan.actions), "action")
-        applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
+        applier = Applier(
+            self.client,
+            self.state,
+            secrets=secrets,
+            progress=bar,
+            wait=self.wait,
+            waiting=self.hooks.waiting,
+        )
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:

@@ -32,6 +32,7 @@ from reconciler.model.secrets import fingerprint, unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
 
@@ -105,6 +106,9 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
             )
             return
         now = project(live, action.basis)
+        if action.kind == "Pipe" and isinstance(now, dict) and "state" in now:
+            # As planned: a pipe on its way to a state is compared as that state.
+            now["state"] = settled(str(now["state"]))
         if content_hash(now) == action.basis_hash:
             return
         moved = leaf_differences(action.basis, now)

@@ -17,7 +17,17 @@ Check = Callable[[Any], bool]
 Fix = Callable[[Any], Any]
 
 _ANNOTATIONS = frozenset(
-    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
+    {
+        "$schema",
+        "$id",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "examples",
+        "default",
+        "deprecated",
+    }
 )
 
 

@@ -62,6 +62,11 @@ class Purpose(StrEnum):
         """Tell whether apply builds this request's body from the previous answer."""
         return self is Purpose.DEFERRED_ENDPOINTS
 
+    @property
+    def is_state_command(self) -> bool:
+        """Tell whether this request is a pipe state command (apply waits after it)."""
+        return self is Purpose.STATE_COMMAND
+
 
 # In a request path after a create, stands for the id the create's answer assigns: a pipe's
 # state command or scaling request, planned with its create, goes to the pipe just made.

@@ -74,6 +74,12 @@ def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str
     if change.kind is ChangeKind.REPLACE:
         before, after = value_pair(change.old, change.new)
         return "-/+", f"{change.dotted}: {before} → {after} (must be replaced)"
+    if change.kind is ChangeKind.COMMAND:
+        before, after = value_pair(change.old, change.new)
+        return "~", f"{change.dotted}: {before} → {after} (state command)"
+    if change.kind is ChangeKind.CONVERGING:
+        before, after = value_pair(change.old, change.new)
+        return "…", f"{change.dotted}: {before}, converging to {after} (nothing to send)"
     if change.kind is ChangeKind.ADD:
         return "+", f"{change.dotted}: {value_text(change.new)}"
     if change.kind is ChangeKind.REMOVE:

@@ -37,6 +37,7 @@ from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
 from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
+from reconciler.plan.runstate import after_create
 from reconciler.plan.targets import matches_target, select_actions, select_targets
 from reconciler.state.document import State
 
@@ -291,10 +292,21 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
         action = plan_create(
             resource, spec, check, target=target, warnings=warnings, record=recorded
         )
+        action = after_create(resource, spec, action)
     else:
         how = binding.how if binding is not None else None
+        # The pipe list is one of the real service's extensions: where the server has it, it
+        # has the state and scaling endpoints too (``--spec-only`` has none of them).
+        lifecycle = live.capabilities.pipes_list is True
         action = plan_pipe(
-            resource, spec, observed, check, ids=target, replace=options.replace, bound=how
+            resource,
+            spec,
+            observed,
+            check,
+            ids=target,
+            replace=options.replace,
+            bound=how,
+            lifecycle=lifecycle,
         )
     return dataclasses.replace(action, renamed_from=renamed) if renamed else action
 

@@ -69,6 +69,10 @@ class ChangeKind(StrEnum):
     ADD = "add"
     REMOVE = "remove"
     RESET = "reset"  # ``null`` in the manifest: sent as null; ``new`` is the service's default
+    # A run state (``spec.state``) reached with the pipe's state command; ``old`` is the live state.
+    COMMAND = "command"
+    # A pipe in a transitional state on its way to the desired one: shown, never drift.
+    CONVERGING = "converging"
     # A create-time field (sent on create, never by update) that differs on a live pipe: only
     # a replacement (``--replace``: delete and create again) changes it.
     REPLACE = "replace"

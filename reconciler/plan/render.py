@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.model.secrets import redact
-from reconciler.plan.actions import Action, Op, Plan
+from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.changetext import (
     ElementLine,
     describe_change,
@@ -62,6 +62,14 @@ def ansi(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = Fa
     """Return ``text`` in a colour and weight for a terminal (ANSI escape codes)."""
     codes = ([_SGR[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
     return "".join(f"\x1b[{code}m" for code in codes) + text + _RESET
+
+
+def purpose_text(request: Request) -> str:
+    """Say why a request is sent (a state command names its command: ``state command: stop``)."""
+    body = request.body
+    if request.purpose.is_state_command and isinstance(body, Mapping) and "command" in body:
+        return f"{request.purpose}: {body['command']}"
+    return str(request.purpose)
 
 
 def summary_line(plan: Plan) -> str:
@@ -148,7 +156,7 @@ def render_text(
             for request in action.requests:
                 lines.append(
                     style(f"    → {request.method} {request.path}", fg="cyan")
-                    + style(f"  [{request.purpose}]", dim=True)
+                    + style(f"  [{purpose_text(request)}]", dim=True)
                 )
         for warning in action.warnings:
             lines.append(style(f"    warning: {warning}", fg="yellow"))
@@ -163,9 +171,8 @@ def render_text(
 
 
 def _change_colour(sign: str) -> str:
-    return {"+": "green", "-": "red", "~": "yellow", "!": "red", "-/+": "magenta"}.get(
-        sign, "white"
-    )
+    colours = {"+": "green", "-": "red", "~": "yellow", "!": "red", "-/+": "magenta", "…": "cyan"}
+    return colours.get(sign, "white")
 
 
 # -- markdown -----------------------------------------------------------------------------------
@@ -305,7 +312,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
             )
         parts.append("")
     for request in action.requests:
-        parts.append(f"`{request.method} {request.path}` ({request.purpose})")
+        parts.append(f"`{request.method} {request.path}` ({purpose_text(request)})")
         if with_bodies and request.body is not None:
             parts += [
                 "```json",
