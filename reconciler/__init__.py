@@ -18,6 +18,8 @@ makes one of these calls and renders the result::
 - ``load_manifests(paths)``: validated resources (raises ``ManifestErrors`` with every problem);
 - ``compute_plan(config, scope, options)``: the plan and the state it was computed against;
 - ``apply_plan(config, request, hooks)``: plan (or take a saved plan), confirm, apply, verify;
+  ``ApplyRequest(wait=WaitOptions(...))`` says how it waits for pipes after state commands and
+  creates, ``ApplyHooks(waiting=...)`` receives the pipes still waited for (``Waiting``);
 - ``save_plan`` / ``load_plan``: the redacted plan file of ``plan --out`` / ``apply --plan``;
 - ``resolve_settings(explicit, environment=…)``: the project file, env files and variables as
   ``Settings`` (each value with its source; ``.api_config()``, ``.scope()``, ``.reload()``),
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
         ApplyStatus,
         apply_plan,
     )
+    from reconciler.apply.waiting import Waiting, WaitOptions
     from reconciler.client.api import ApiConfig
     from reconciler.load.effective import compare as compare_effective
     from reconciler.load.effective import render_yaml as render_effective
@@ -133,6 +136,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "NotSent": ("reconciler.model.errors", "NotSent"),
     "StateError": ("reconciler.model.errors", "StateError"),
     "Unsupported": ("reconciler.model.errors", "Unsupported"),
+    "WaitOptions": ("reconciler.apply.waiting", "WaitOptions"),
+    "Waiting": ("reconciler.apply.waiting", "Waiting"),
     "apply_plan": ("reconciler.apply.run", "apply_plan"),
     "compute_plan": ("reconciler.plan.run", "compute_plan"),
     "load_manifests": ("reconciler.load.manifests", "load_manifests"),
@@ -186,6 +191,8 @@ __all__ = [
     "Settings",
     "StateError",
     "Unsupported",
+    "WaitOptions",
+    "Waiting",
     "__version__",
     "apply_plan",
     "compare_effective",

@@ -138,3 +138,18 @@ def set_example_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         if line and not line.startswith("#"):
             name, _, value = line.partition("=")
             monkeypatch.setenv(name, value)
+
+
+# The example pipe without a pipeId (manifests/pipes/returns.yaml): created where the server
+# can create pipes, an error on a spec-only server.
+UNPINNED_EXAMPLE = Path("pipes") / "returns.yaml"
+
+
+def example_copy(tmp_path: Path, *, can_create: bool = True) -> Path:
+    """Copy the example manifests (``EXAMPLES``) into ``tmp_path``; without ``can_create``,
+    leave out the example pipe a spec-only server cannot create."""
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target)
+    if not can_create:
+        (target / UNPINNED_EXAMPLE).unlink()
+    return target

@@ -20,7 +20,7 @@ from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.manifest_helpers import EXAMPLES, example_copy
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,17 +45,20 @@ def test_apply_then_plan_should_show_no_changes_for_every_kind(
 ) -> None:
     emulator.configure(specOnly=spec_only)
     state = tmp_path / "state.json"
+    # A spec-only server cannot create the example pipe that has no pipeId.
+    examples = example_copy(tmp_path, can_create=not spec_only)
     # Without a dashboard list, a first run confirms that the state is meant to be new.
     first = ["--new-state"] if spec_only else []
-    result = run_cli(apply_args([EXAMPLES], state, *first), emulator.env())
+    result = run_cli(apply_args([examples], state, *first), emulator.env())
     assert result.exit_code == 0, result.output
-    assert "Apply complete: 9 applied, 0 failed." in result.stdout
-    code, out = plan_code(emulator, [EXAMPLES], state)
+    count = 9 if spec_only else 10  # the example pipe without pipeId is created
+    assert f"Apply complete: {count} applied, 0 failed." in result.stdout
+    code, out = plan_code(emulator, [examples], state)
     assert code == 0, out
     assert "No changes" in out
     # A third run writes nothing at all.
     before = len(writes(emulator.requests()))
-    assert run_cli(apply_args([EXAMPLES], state), emulator.env()).exit_code == 0
+    assert run_cli(apply_args([examples], state), emulator.env()).exit_code == 0
     assert len(writes(emulator.requests())) == before
 
 

@@ -97,7 +97,7 @@ LIVE_KAFKA: dict[str, Any] = {
     "scaling": {"replicas": 2, "replicaCpuMillicores": 500, "replicaMemoryGb": 2.0},
 }
 
-SET, EXPECT = "set", "expectation"
+SET, EXPECT, REPLACE = "set", "expectation", "replace"
 
 PIPE_CASES = [
     pytest.param(
@@ -195,8 +195,8 @@ PIPE_CASES = [
     ),
     pytest.param(
         {"source": {"kafka": {"brokers": "b-2:9092"}}},
-        [(("source", "kafka", "brokers"), "b-1:9092", "b-2:9092", EXPECT)],
-        id="kafka-brokers-differing-is-an-expectation",
+        [(("source", "kafka", "brokers"), "b-1:9092", "b-2:9092", REPLACE)],
+        id="kafka-brokers-differing-needs-a-replacement",
     ),
     pytest.param(
         {"source": {"kafka": {"brokers": "b-1:9092", "topics": "orders"}}},
@@ -205,8 +205,8 @@ PIPE_CASES = [
     ),
     pytest.param(
         {"destination": {"table": "orders_v2", "database": "default"}},
-        [(("destination", "table"), "orders", "orders_v2", EXPECT)],
-        id="destination-table-differing-is-an-expectation",
+        [(("destination", "table"), "orders", "orders_v2", REPLACE)],
+        id="destination-table-differing-needs-a-replacement",
     ),
     pytest.param(
         {"state": "Paused"},
@@ -343,13 +343,13 @@ def test_diff_pipe_table_mappings_are_a_set_keyed_by_schema_table_target(
     assert pipe_changes(pg_spec(desired), pg_live(live)) == expected
 
 
-def test_diff_pipe_postgres_settings_split_writable_from_expectations() -> None:
+def test_diff_pipe_postgres_settings_split_writable_from_create_time() -> None:
     spec = {
         "source": {"postgres": {"settings": {"syncIntervalSeconds": 30, "publicationName": "p2"}}}
     }
     assert pipe_changes(spec, pg_live([])) == [
         (("source", "postgres", "settings", "syncIntervalSeconds"), 10, 30, SET),
-        (("source", "postgres", "settings", "publicationName"), "pub", "p2", EXPECT),
+        (("source", "postgres", "settings", "publicationName"), "pub", "p2", REPLACE),
     ]
 
 

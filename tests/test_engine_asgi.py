@@ -25,6 +25,7 @@ from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,
+    KAFKA_IAM_USER_PIPE,
     KAFKA_PIPE,
     OBJECT_STORAGE_PIPE,
     ORG_ID,
@@ -98,7 +99,9 @@ def test_each_endpoint_is_read_once_and_reported_with_its_status() -> None:
     app = emulator_app()
     endpoints = [ENDPOINT_READY, ENDPOINT_PROVISIONING, MISSING]
     kafka = {"source": {"kafka": {"reversePrivateEndpointIds": endpoints}}}
-    live = _fetch(app, [_pipe("orders", KAFKA_PIPE, **kafka), _pipe("again", KAFKA_PIPE, **kafka)])
+    # Two pipes of one service naming the same endpoints (two manifests may not share a pipe).
+    pipes = [_pipe("orders", KAFKA_PIPE, **kafka), _pipe("again", KAFKA_IAM_USER_PIPE, **kafka)]
+    live = _fetch(app, pipes)
     status = dict(live.pipes["Pipe/orders"].endpoint_status)
     assert status == {ENDPOINT_READY: "Ready", ENDPOINT_PROVISIONING: "Provisioning", MISSING: None}
     reads = [p for p in _gets(app) if "pipesReversePrivateEndpoints" in p]

@@ -167,7 +167,7 @@ def test_two_dashboard_manifests_with_one_name_are_an_error_before_any_request(
     assert emulator.requests() == []
 
 
-def test_two_dashboard_manifests_bound_to_one_id_through_state_are_an_error(
+def test_a_live_dashboard_state_binds_to_another_manifest_is_never_adopted_by_name(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     root, state = tmp_path / "m", tmp_path / "state.json"
@@ -185,9 +185,10 @@ def test_two_dashboard_manifests_bound_to_one_id_through_state_are_an_error(
     ).raise_for_status()
     _dashboard(root / "b.yaml", "second", "Beta")
     before = len(writes(emulator.requests()))
-    result = _apply([root], state, emulator.env())
-    assert result.exit_code == 1
-    assert live["id"] in result.output and "Dashboard/first" in result.output
+    result = run_cli(["plan", str(root), "--state", str(state)], emulator.env())
+    assert result.exit_code == 0, result.output
+    assert "+ dashboard second" in result.stdout  # a new dashboard: never a second owner
+    assert live["id"] in result.stdout and "Dashboard/first" in result.stdout
     assert len(writes(emulator.requests())) == before
 
 

@@ -59,7 +59,10 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "missing_required_at_parent",
         replace_line(KAFKA_PIPE, "  pipeId: 0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61\n", ""),
-        ["m.yaml:5:1: spec: missing required field 'pipeId'"],
+        [
+            "m.yaml:5:1: spec: spec.name is required when spec.pipeId is not given: without an "
+            "id the pipe is bound by its name (or created with it)"
+        ],
     ),
     (
         "secret_oneof_closest_alternative",

@@ -37,9 +37,10 @@ def test_plan_metrics_count_outcomes_drift_requests_and_429s_without_secrets(
     found = samples(metrics)
     plan = {"command": "plan"}
     assert value(found, "reconcile_run_success", **plan) == 1
-    assert value(found, "reconcile_resources", outcome="create", **plan) == 1
+    # A dashboard and the example pipe without pipeId are created.
+    assert value(found, "reconcile_resources", outcome="create", **plan) == 2
     assert value(found, "reconcile_resources", outcome="update", **plan) == 8
-    assert value(found, "reconcile_drifted_resources", **plan) == 9
+    assert value(found, "reconcile_drifted_resources", **plan) == 10
     log = emulator.requests()
     management = [r for r in log if str(r["path"]).startswith("/v1/")]
     throttled = [r for r in management if r["status"] == 429]
@@ -62,7 +63,7 @@ def test_a_failed_run_keeps_the_last_success_timestamp_and_says_it_failed(
     assert run_cli([*args, "--metrics-file", str(metrics)], emulator.env()).exit_code == 0
     first = samples(metrics)
     apply = {"command": "apply"}
-    assert value(first, "reconcile_resources", outcome="applied", **apply) == 9
+    assert value(first, "reconcile_resources", outcome="applied", **apply) == 10
     failed = run_cli(
         [*args, "--metrics-file", str(metrics)], {**emulator.env(), "RECONCILE_KEY_SECRET": "bad"}
     )

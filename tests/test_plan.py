@@ -6,7 +6,9 @@ apply's pure convergence check ``unconverged``."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from reconciler.client.live import Observed
 from reconciler.model.errors import Location
 from reconciler.model.resources import PathPart, Resource
 from reconciler.model.secrets import Secret, fingerprint, reveal
-from reconciler.plan.actions import DASHBOARDS, Action, Op, Plan, error_action
+from reconciler.plan.actions import DASHBOARDS, Action, Op, Plan, Purpose, error_action
 from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
 from reconciler.plan.planners import plan_organization, plan_pipe
@@ -355,13 +357,9 @@ def test_plan_should_accept_ready_endpoints() -> None:
 
 
 def test_plan_should_turn_a_differing_expectation_into_an_error() -> None:
-    locator = LineLocator({("metadata", "name"): 4, ("spec", "source", "kafka", "brokers"): 11})
+    locator = LineLocator({("metadata", "name"): 4, ("spec", "state"): 11})
     resource = Resource(
-        "Pipe",
-        "orders",
-        {**IDS, "source": {"kafka": {"brokers": "b-2:9092"}}, "name": "new"},
-        "m.yaml",
-        locator=locator,
+        "Pipe", "orders", {**IDS, "state": "Completed", "name": "new"}, "m.yaml", locator=locator
     )
     action = plan_pipe(
         resource, resource.spec, Observed(KAFKA_LIVE, path=PIPE_PATH), NO_SECRETS, ids=IDS
@@ -369,9 +367,63 @@ def test_plan_should_turn_a_differing_expectation_into_an_error() -> None:
     assert action.operation == Op.ERROR
     assert action.requests == ()
     assert action.errors == (
-        "source.kafka.brokers is 'b-1:9092' but the manifest (m.yaml:11:1) expects 'b-2:9092': "
+        "state is 'Running' but the manifest (m.yaml:11:1) expects 'Completed': "
         "it cannot be changed through the API",
     )
+
+
+def _brokers_changed(pinned: bool) -> Resource:
+    locator = LineLocator({("metadata", "name"): 4, ("spec", "source", "kafka", "brokers"): 11})
+    ids = IDS if pinned else {k: v for k, v in IDS.items() if k != "pipeId"}
+    kafka = {"brokers": "b-2:9092", "topics": "orders", "format": "JSONEachRow"}
+    spec = {
+        **ids,
+        "name": "orders",
+        "source": {"kafka": {**kafka, "authentication": "IAM_ROLE", "iamRole": "arn:r"}},
+        "destination": {"database": "d", "table": "t", "columns": [{"name": "id", "type": "S"}]},
+        "fieldMappings": [{"sourceField": "id", "destinationField": "id"}],
+    }
+    return Resource("Pipe", "orders", spec, "m.yaml", locator=locator)
+
+
+def test_a_differing_create_time_field_of_a_pinned_pipe_is_an_error_even_with_replace() -> None:
+    resource = _brokers_changed(pinned=True)
+    action = plan_pipe(
+        resource,
+        resource.spec,
+        Observed(KAFKA_LIVE, path=PIPE_PATH),
+        NO_SECRETS,
+        ids=IDS,
+        replace=True,
+    )
+    assert action.operation == Op.ERROR and action.requests == ()
+    assert action.errors[0].startswith(
+        "must be replaced (source.kafka.brokers: b-1:9092 → b-2:9092"
+    )
+    assert "but the pipe is pinned by spec.pipeId" in action.errors[0]
+
+
+def test_a_differing_create_time_field_needs_replace_and_says_so() -> None:
+    resource = _brokers_changed(pinned=False)
+    observed = Observed(KAFKA_LIVE, path=PIPE_PATH)
+    refused = plan_pipe(resource, resource.spec, observed, NO_SECRETS, ids=IDS)
+    assert refused.operation == Op.ERROR and refused.requests == ()
+    (error,) = refused.errors
+    assert error.startswith("must be replaced (source.kafka.brokers: b-1:9092 → b-2:9092; ")
+    assert error.endswith(
+        "create-time field(s) differ (m.yaml:11:1); pass --replace to delete the pipe and "
+        "create it again (ingestion restarts)"
+    )
+    replaced = plan_pipe(resource, resource.spec, observed, NO_SECRETS, ids=IDS, replace=True)
+    assert replaced.operation == Op.REPLACE and not replaced.errors
+    assert [(r.method, r.purpose) for r in replaced.requests] == [
+        ("DELETE", Purpose.DELETE_FOR_REPLACE),
+        ("POST", Purpose.CREATE),
+    ]
+    body = {k: v for k, v in resource.spec.items() if k not in IDS}
+    assert replaced.requests[1].body == body
+    assert "ingestion stops and restarts" in replaced.warnings[0]
+    assert "consumer group offsets" in replaced.warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -748,8 +800,9 @@ def test_unconverged_checks_dashboard_fields() -> None:
     assert unconverged(action, LIVE_DASH) == ["tags differs after the write"]
 
 
-def test_field_change_kinds_in_a_plan_are_the_six_documented() -> None:
-    documented = {"set", "sensitive", "expectation", "add", "remove", "reset"}
+def test_field_change_kinds_in_a_plan_are_those_the_plan_schema_documents() -> None:
+    schema = json.loads((Path(__file__).parent.parent / "schemas" / "plan.schema.json").read_text())
+    documented = set(schema["$defs"]["change"]["properties"]["kind"]["enum"])
     assert {k.value for k in ChangeKind} == documented
     change = FieldChange(("name",), "a", "b", ChangeKind.SET, Location("m.yaml", 1, 1))
     assert change.dotted == "name"

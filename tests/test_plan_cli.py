@@ -11,7 +11,7 @@ import pytest
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.manifest_helpers import EXAMPLES, example_copy
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -207,6 +207,7 @@ def test_plan_should_remove_then_add_changed_table_mapping_in_two_requests(
 def test_plan_should_refuse_mapping_edit_on_running_pipe_with_the_fix(
     emulator: Emulator, tmp_path: Path
 ) -> None:
+    emulator.configure(specOnly=True)  # no state command: the user must pause the pipe
     spec = pipe_spec(POSTGRES_RUNNING_PIPE, STAGING, source={"postgres": {"tableMappings": []}})
     write_manifest(tmp_path / "p.yaml", "Pipe", "billing", spec)
     write_manifest(
@@ -217,9 +218,26 @@ def test_plan_should_refuse_mapping_edit_on_running_pipe_with_the_fix(
     billing = action(doc, "Pipe/billing")
     assert billing["operation"] == "error" and billing["requests"] == []
     assert "only be edited while the pipe is Paused (it is Running)" in billing["errors"][0]
+    assert f"table mappings ({tmp_path / 'p.yaml'}:" in billing["errors"][0]
     assert "pause the pipe" in billing["errors"][0]
     # An error on one resource does not hide the plan of the others.
     assert action(doc, "Pipe/orders")["operation"] == "update"
+
+
+def test_plan_should_stop_edit_and_start_a_running_pipe_where_the_server_can(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = pipe_spec(POSTGRES_RUNNING_PIPE, STAGING, source={"postgres": {"tableMappings": []}})
+    write_manifest(tmp_path / "p.yaml", "Pipe", "billing", spec)
+    code, doc = plan_json(emulator, tmp_path)
+    assert code == 0
+    billing = action(doc, "Pipe/billing")
+    assert billing["operation"] == "update"
+    assert [(r["purpose"], r["body"]) for r in billing["requests"]][0::2] == [
+        ("state command", {"command": "stop"}),
+        ("state command", {"command": "start"}),
+    ]
+    assert billing["requests"][1]["purpose"] == "update"
 
 
 def test_plan_should_report_read_only_expectation_mismatch_as_error(
@@ -229,9 +247,10 @@ def test_plan_should_report_read_only_expectation_mismatch_as_error(
     write_manifest(tmp_path / "p.yaml", "Pipe", "orders", spec)
     result = run_cli(["plan", str(tmp_path)], emulator.env())
     assert result.exit_code == 1
-    assert "source.kafka.topics" in result.stdout
-    assert "cannot be changed through the API" in result.stdout
-    assert "destination.table" in result.stdout
+    # Create-time fields: only a replacement changes them, and a pinned pipe is never replaced.
+    assert "must be replaced (source.kafka.topics: orders → payments" in result.stdout
+    assert "destination.table: orders → elsewhere" in result.stdout
+    assert "pinned by spec.pipeId" in result.stdout
 
 
 def test_plan_should_accept_matching_expectations_silently(
@@ -324,9 +343,11 @@ def test_plan_should_use_list_endpoints_and_few_requests_for_example_manifests(
     assert doc["requestsMade"]["management"] == sum(1 for p in paths if p.startswith("/v1/"))
 
 
-def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(emulator: Emulator) -> None:
+def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(
+    emulator: Emulator, tmp_path: Path
+) -> None:
     emulator.configure(specOnly=True)
-    code, doc = plan_json(emulator, EXAMPLES)
+    code, doc = plan_json(emulator, example_copy(tmp_path, can_create=False))
     assert code == 0
     paths = [r["path"] for r in emulator.requests()]
     pipe_gets = [p for p in paths if "/pipes/" in p]

@@ -129,7 +129,7 @@ def test_the_example_manifests_plan_with_only_the_project_file_after_copying_env
     monkeypatch.chdir(project)
     result = run_cli(["plan", "--detailed-exitcode"], {**emulator.env(), **unset})  # type: ignore[dict-item]
     assert result.exit_code == 2, result.output
-    assert "Plan: 1 to create, 8 to update" in result.stdout
+    assert "Plan: 2 to create, 8 to update" in result.stdout
     assert "demo-password" not in result.output
     (project / ".env").unlink()  # the .env was what supplied the secrets
     without = run_cli(["plan"], {**emulator.env(), **unset})  # type: ignore[dict-item]

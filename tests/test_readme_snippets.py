@@ -73,7 +73,7 @@ def test_project_file_and_first_run_plan_against_the_emulator(
     done = bash(snippets()["first-run"], repo, emulator.env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reconcile.yaml:4" in done.stdout  # workspace comes from the project file
-    assert "Plan: 1 to create, 8 to update" in done.stdout
+    assert "Plan: 2 to create, 8 to update" in done.stdout
     assert emulator.key_secret not in done.stdout + done.stderr
 
 

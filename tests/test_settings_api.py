@@ -279,7 +279,7 @@ def test_a_python_caller_plans_an_environment_with_its_env_files_secrets_and_key
     with settings.secret_variables():
         plan = asyncio.run(compute_plan(settings.api_config(), settings.scope())).plan
     assert not plan.failed, [a.errors for a in plan.failed]
-    assert len(plan.changed) == 9 and dict(os.environ) == before
+    assert len(plan.changed) == 10 and dict(os.environ) == before
 
 
 def test_every_mistake_in_environments_is_reported_at_its_line_at_once(tmp_path: Path) -> None:

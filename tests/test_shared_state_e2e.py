@@ -19,7 +19,7 @@ import pytest
 
 from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
 from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.manifest_helpers import EXAMPLES, UNPINNED_EXAMPLE
 from tests.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,9 +35,12 @@ def _address(request: pytest.FixtureRequest, kind: str) -> tuple[str, dict[str, 
     return f"s3://{s3.bucket}/{uuid.uuid4().hex[:8]}/state.json", s3.env()
 
 
-def _runner(tmp_path: Path, name: str) -> Path:
+def _runner(tmp_path: Path, name: str, *, spec_only: bool = False) -> Path:
+    """Copy the example manifests; a spec-only server cannot create, so no unpinned pipe then."""
     directory = tmp_path / name
     shutil.copytree(EXAMPLES, directory / "manifests")
+    if spec_only:
+        (directory / "manifests" / UNPINNED_EXAMPLE).unlink()
     return directory
 
 
@@ -63,14 +66,17 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
         "RECONCILE_STATE": address,
         "RECONCILE_WORKSPACE": f"w{uuid.uuid4().hex[:8]}",
     }
-    first, second = _runner(tmp_path, "runner-a"), _runner(tmp_path, "runner-b")
+    first = _runner(tmp_path, "runner-a", spec_only=spec_only)
+    second = _runner(tmp_path, "runner-b", spec_only=spec_only)
     monkeypatch.chdir(first)
     applied = run_cli(
         ["apply", "manifests", "--auto-approve", *FAST, *(["--new-state"] if spec_only else [])],
         env,
     )
     assert applied.exit_code == 0, applied.output
-    assert "Apply complete: 9 applied, 0 failed." in applied.stdout
+    # The unpinned example pipe is created where the server can: one pipe, whichever runner.
+    count = 9 if spec_only else 10
+    assert f"Apply complete: {count} applied, 0 failed." in applied.stdout
     after_first = len(writes(emulator.requests()))
     monkeypatch.chdir(second)
     planned = run_cli(["plan", "manifests", "--detailed-exitcode", *FAST], env)
@@ -114,7 +120,7 @@ def test_three_applies_at_once_on_one_shared_state_apply_exactly_once(
         "RECONCILE_STATE": address,
         "RECONCILE_WORKSPACE": f"w{uuid.uuid4().hex[:8]}",
     }
-    runners = [_runner(tmp_path, f"runner-{n}") for n in range(3)]
+    runners = [_runner(tmp_path, f"runner-{n}", spec_only=True) for n in range(3)]
     processes = [_spawn(cwd, env, "--new-state", "--lock-timeout", lock_timeout) for cwd in runners]
     results = [(p.wait(timeout=120), *p.communicate()) for p in processes]
     applied = [r for r in results if "Apply complete: 9 applied" in r[1]]

@@ -20,6 +20,7 @@ import httpx
 
 from tests.cli_helpers import SECRET_ENV
 from tests.conftest import Emulator
+from tests.manifest_helpers import EXAMPLES
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,7 +98,7 @@ class WatchProcess:
 def project(tmp_path: Path, name: str = "project") -> Path:
     """A copy of the example manifests in a directory of its own."""
     directory = tmp_path / name
-    shutil.copytree(REPO / "manifests", directory / "manifests")
+    shutil.copytree(EXAMPLES, directory / "manifests")
     return directory
 
 

@@ -46,8 +46,10 @@ from reconciler.apply.verify import (
     without_edits_made,
     write_visible,
 )
+from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStatus
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
+from reconciler.client.paths import PipeIds
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -60,7 +62,15 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath
-from reconciler.plan.actions import Action, Op, Plan, Request
+from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
+from reconciler.plan.diff import ChangeKind
+from reconciler.plan.runstate import (
+    SETTLED_STATES,
+    RunState,
+    StateCommand,
+    command_of,
+    is_transitional,
+)
 from reconciler.state.document import State
 
 
@@ -74,8 +84,17 @@ class Applier:
         *,
         secrets: Mapping[str, Mapping[JsonPath, Any]] | None = None,
         progress: Callable[[int], None] | None = None,
+        wait: WaitOptions | None = None,
+        waiting: Callable[[tuple[Waiting, ...]], None] | None = None,
     ) -> None:
         self.client = client
+        self.wait = wait or WaitOptions()
+        self.watcher = PipeWatcher(client, self.wait, waiting or (lambda pending: None))
+        # Actions whose last state command was sent but not waited for (--no-wait).
+        self._not_waited: set[str] = set()
+        self._wait_notes: dict[str, list[str]] = {}
+        # Actions whose wait failed after every write (only state commands were left).
+        self._writes_made: set[str] = set()
         self.state = state
         self.recorder = StateRecorder(state)
         self.secrets = secrets or {}
@@ -162,6 +181,7 @@ class Applier:
         try:
             results = await asyncio.gather(*self._tasks)
         finally:
+            await self.watcher.close()
             await self.flush()
         return tuple(results)
 
@@ -174,14 +194,19 @@ class Applier:
         done: list[RequestResult] = []
         last, stopped = await self._send(action, done)
         if stopped is not None:
+            if action.key in self._writes_made:
+                await self.recorder.applied(action, last)
+            if stopped.outcome is Outcome.FAILED and action.operation is Op.CREATE:
+                await self.recorder.not_created(action)
             return stopped
         await self.recorder.applied(action, last)
-        problems = unconverged(action, last) if isinstance(last, Mapping) else []
+        waited = action.key not in self._not_waited
+        problems = unconverged(action, last, waited=waited) if isinstance(last, Mapping) else []
         if problems:
             return ActionResult(
                 action.key, action.operation, Outcome.NOT_CONVERGED, tuple(problems), tuple(done)
             )
-        messages = (*_renamed(action), *action.warnings)
+        messages = (*_renamed(action), *action.warnings, *self._wait_notes.pop(action.key, ()))
         return ActionResult(action.key, action.operation, Outcome.APPLIED, messages, tuple(done))
 
     async def _send(
@@ -203,13 +228,41 @@ class Applier:
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
 
+        def halt(message: str, index: int) -> ActionResult:
+            # A wait ended badly: the requests from ``index`` on are not sent. If they are only
+            # state commands, every write was made: state records it (the fingerprints sent).
+            if all(r.purpose.is_state_command for r in action.requests[index:]):
+                self._writes_made.add(action.key)
+            done.extend(
+                skipped(r, "not sent: the wait before it failed") for r in action.requests[index:]
+            )
+            return ActionResult(
+                action.key, action.operation, Outcome.FAILED, (message,), tuple(done)
+            )
+
         def stop(outcome: Outcome, exc: ApiError, index: int) -> ActionResult:
             done.append(failed(action.requests[index], exc, outcome))
             done.extend(skipped(r) for r in action.requests[index + 1 :])
             return ActionResult(action.key, action.operation, outcome, (str(exc),), tuple(done))
 
+        created: str | None = None
+
+        def ids() -> PipeIds:
+            # The pipe's ids: the one a create in this action just made, else the target's.
+            target = action.target
+            return PipeIds(
+                target["organizationId"], target["serviceId"], created or target["pipeId"]
+            )
+
         for index, request in enumerate(action.requests):
             at[0] = index
+            if created is not None and CREATED_ID in request.path:
+                request = dataclasses.replace(
+                    request, path=request.path.replace(CREATED_ID, created)
+                )
+            creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
+            if creates_pipe:
+                await self.recorder.creating(action)
             if request.purpose.body_from_answer:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
@@ -231,6 +284,11 @@ class Applier:
                         )
                     done.append(ok(request, record))
                 continue
+            if request.purpose.is_state_command and _planned_in_transition(action):
+                # The plan saw the pipe on its way to another state: let it settle first.
+                waited = await self._wait(action, request, None, ids(), settled_only=True)
+                if isinstance(waited, str):
+                    return last, halt(waited, index)
             try:
                 last, record = await self.client.call(
                     request.interface,
@@ -263,6 +321,9 @@ class Applier:
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except (BadRequest, Conflict, NotFound) as exc:
+                if isinstance(exc, NotFound) and request.method == "DELETE":
+                    done.append(already_made(request, exc))  # already gone: what was wanted
+                    continue
                 resolved = await self._after_refusal(action, request, exc, label)
                 if isinstance(resolved, ApiError):
                     lost = isinstance(resolved, OutcomeUnknown)
@@ -273,7 +334,60 @@ class Applier:
                 done.append(resolved[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
+            if creates_pipe and isinstance(last, Mapping) and last.get("id"):
+                created = str(last["id"])
+                await self.recorder.created(action, last)
+            if request.purpose.is_state_command or (creates_pipe and created is not None):
+                # A later request (the edit after a stop, the stop after a create) needs the
+                # state: waited for always; the last one unless --no-wait.
+                if index + 1 < len(action.requests) or self.wait.wait:
+                    waited = await self._wait(action, request, last, ids())
+                    if isinstance(waited, str):
+                        return last, halt(waited, index + 1)
+                    last = waited
+                else:
+                    self._not_waited.add(action.key)
+                    state = last.get("state") if isinstance(last, Mapping) else None
+                    self._note(
+                        action,
+                        f"{_what(request)}: sent, not waited for (--no-wait)"
+                        + (f"; the pipe is {state}" if state else ""),
+                    )
         return last, None
+
+    def _note(self, action: Action, message: str) -> None:
+        self._wait_notes.setdefault(action.key, []).append(message)
+
+    async def _wait(
+        self,
+        action: Action,
+        request: Request,
+        answer: Any,
+        ids: PipeIds,
+        *,
+        settled_only: bool = False,
+    ) -> Mapping[str, Any] | str:
+        """Wait for the state a state command (or a create) leads to; return the pipe, or what
+        went wrong (an interrupt while waiting is raised as ``Interrupted``)."""
+        if settled_only:
+            accept: frozenset[str] = SETTLED_STATES
+        else:
+            accept = _leads_to(request).reached_by
+        result = await self.watcher.until(ids, f"pipe {action.name}", accept, first=answer)
+        what = "settle" if settled_only else _what(request)
+        if result.status is WaitStatus.REACHED and result.live is not None:
+            if not settled_only:
+                self._note(action, f"{what}: {result.state} after {result.seconds:.1f}s")
+            return result.live
+        if result.status is WaitStatus.FAILED:
+            return f"pipe {action.name} is {result.state} after `{what}` (waited {result.seconds:.1f}s)"
+        if result.status is WaitStatus.TIMED_OUT:
+            return (
+                f"pipe {action.name} is still {result.state} {result.seconds:.0f}s after `{what}` "
+                f"(--wait-timeout {self.wait.timeout:g}s): the command was accepted; run plan "
+                "again to see whether it got there"
+            )
+        return f"cannot read pipe {action.name} while waiting after `{what}`: {result.error}"
 
     async def _after_refusal(
         self, action: Action, request: Request, exc: ApiError, label: str
@@ -354,6 +468,8 @@ class Applier:
                     ):
                         return item
                 return None
+            if action.kind == "Pipe" and request.method == "POST":
+                return await self._find_created_pipe(action, request)
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
@@ -380,6 +496,19 @@ class Applier:
             return None
         return result
 
+    async def _find_created_pipe(self, action: Action, request: Request) -> Any:
+        """After a pipe create whose answer was lost: the one new pipe of that name, if any.
+
+        Never sent again blindly: if the create took effect the pipe is listed (and adopted,
+        as the next run would); if not, the action is uncertain and the next run creates it.
+        """
+        org, service = action.target["organizationId"], action.target["serviceId"]
+        listed = await reads.list_pipes(self.client, org, service)
+        held = {r.id for n, r in self.state.records("Pipe").items() if n != action.name}
+        name = (request.body or {}).get("name")
+        found = [p for p in listed if p.get("name") == name and str(p.get("id")) not in held]
+        return found[0] if len(found) == 1 else None
+
     # -- state ---------------------------------------------------------------------------------
 
     async def _persist(self, *, urgent: bool) -> None:
@@ -389,6 +518,21 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _leads_to(request: Request) -> RunState:
+    """Return the run state a state command (or a create: running) leads to."""
+    return RunState.after(command_of(request) or StateCommand.START)
+
+
+def _what(request: Request) -> str:
+    """Name what a wait follows: the state command, or ``create``."""
+    return str(command_of(request) or request.purpose)
+
+
+def _planned_in_transition(action: Action) -> bool:
+    """Tell whether the plan saw the pipe in a transitional state it had to leave."""
+    return any(c.kind is ChangeKind.COMMAND and is_transitional(str(c.old)) for c in action.changes)
 
 
 def _cut_off(

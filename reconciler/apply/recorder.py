@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.apply.verify import leaf_paths
+from reconciler.model.identity import Record
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
@@ -38,15 +39,23 @@ class StateRecorder:
     async def applied(self, action: Action, live: Any) -> None:
         """Record an applied action (from the last answer ``live``) and save it."""
         # Every field the manifest manages (not only the changed ones), secrets included.
+        # A create's basis names the object it replaces, not fields the manifest manages.
+        made = action.kind == "Pipe" and action.operation in (Op.CREATE, Op.REPLACE)
         managed = sorted(
-            {".".join(map(str, p)) for p in leaf_paths(action.basis)}
+            {".".join(map(str, p)) for p in leaf_paths(None if made else action.basis)}
             | {
                 c.dotted
                 for c in action.changes
                 if c.kind in (ChangeKind.SET, ChangeKind.SENSITIVE, ChangeKind.RESET)
             }
         )
-        if action.kind == "Pipe":
+        if action.kind == "Pipe" and action.operation == Op.DELETE:
+            self.state.forget(action.key)  # a pruned pipe: nothing left to remember
+        elif action.kind == "Pipe":
+            self.move_renamed(action)
+            if action.operation in (Op.CREATE, Op.REPLACE):
+                # A new pipe: the fingerprints recorded for the old one describe nothing.
+                self.state.record(action.key, secrets=None)
             # Merge the fingerprints of the secrets this action sent; an update that sent none
             # keeps the recorded ones (``record`` drops a key given as None, which made the
             # next plan re-send every secret).
@@ -54,7 +63,8 @@ class StateRecorder:
             self.state.record(action.key, **sent)
             self.state.forget_fingerprints(action.key, action.forget_secrets)
             managed = sorted(set(managed) | set(self.state.fingerprints(action.key)))
-            self.state.record(action.key, managed=managed or None, target=dict(action.target))
+            self.state.record(action.key, managed=managed or None)
+            self.record_identity(action, live)
         elif action.kind == "Organization" and isinstance(live, Mapping):
             observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
             self.state.record(action.key, observed=observed, target=dict(action.target))
@@ -79,11 +89,63 @@ class StateRecorder:
                     if action.operation == Op.REPLACE and previous and previous.id
                     else None,
                 )
-        await self.persist(urgent=action.kind == "Dashboard")
+        # A dashboard's or a pipe's identity is urgent: losing it could mean creating it twice.
+        await self.persist(urgent=action.kind == "Dashboard" or _identity_changed(action))
+
+    def record_identity(self, action: Action, live: Any) -> None:
+        """Record which live pipe a pipe manifest is bound to (the id is its identity from now).
+
+        A created pipe is marked as ours (prune may delete it later); an adopted or pinned one
+        never is, and a record that was ours stays ours.
+        """
+        target = dict(action.target)
+        made = action.operation in (Op.CREATE, Op.REPLACE)
+        if (made or not target.get("pipeId")) and isinstance(live, Mapping) and live.get("id"):
+            target["pipeId"] = str(live["id"])  # the pipe the create made
+        previous = self.state.record_of("Pipe", action.name)
+        ours = action.operation in (Op.CREATE, Op.REPLACE) or bool(
+            previous and previous.created_by_us
+        )
+        name = live.get("name") if isinstance(live, Mapping) else None
+        self.state.record(
+            action.key,
+            target=target,
+            id=target.get("pipeId") or None,
+            createdByUs=ours or None,
+            displayName=name or (previous.display_name if previous else None),
+            uncertain=None,
+        )
+
+    async def creating(self, action: Action) -> None:
+        """Before a pipe's create is sent: record that it may exist (a kill before its answer is
+        healed by adoption by name, which then knows this tool created it)."""
+        target = {k: v for k, v in action.target.items() if k != "pipeId"}
+        self.state.record(action.key, uncertain=True, createdByUs=True, target=target)
+        await self.persist(urgent=True)
+
+    async def not_created(self, action: Action) -> None:
+        """A pipe's create was refused: forget the mark ``creating`` left (nothing was made)."""
+        entry = self.state.resources.get(action.key)
+        if action.kind == "Pipe" and entry is not None and "id" not in entry:
+            self.state.forget(action.key)
+            await self.persist(urgent=False)
+
+    async def created(self, action: Action, live: Mapping[str, Any]) -> None:
+        """Right after a pipe's create answered: record its id before anything else happens."""
+        target = {**action.target, "pipeId": str(live.get("id"))}
+        self.state.record(
+            action.key,
+            id=str(live.get("id")),
+            target=target,
+            createdByUs=True,
+            displayName=live.get("name"),
+            uncertain=None,
+        )
+        await self.persist(urgent=True)
 
     def move_renamed(self, action: Action) -> bool:
-        """Move a renamed dashboard's record to its new ``metadata.name`` (same id, same owner)."""
-        old_key = f"Dashboard/{action.renamed_from}"
+        """Move a renamed manifest's record to its new ``metadata.name`` (same id, same owner)."""
+        old_key = f"{action.kind}/{action.renamed_from}"
         if action.renamed_from is None or old_key not in self.state.resources:
             return False
         entry = dict(self.state.resources[old_key])
@@ -96,9 +158,20 @@ class StateRecorder:
         """Record what an unchanged action still teaches (a rename, an adopted id, values)."""
         if action.forget_secrets:  # pipes only
             await self.forget_secrets(action)
-            return
         if action.kind == "Dashboard" and self.move_renamed(action):
             self.state.record(action.key, displayName=action.target.get("name"))
+            await self.persist(urgent=True)
+        elif action.kind == "Pipe" and (
+            self.move_renamed(action)
+            or (
+                action.bound == "adopted"
+                and action.target.get("pipeId")
+                and (self.state.record_of("Pipe", action.name) or _NONE).id
+                != action.target["pipeId"]
+            )
+        ):
+            # Adopted by name (or renamed): the id is its identity from now on.
+            self.record_identity(action, None)
             await self.persist(urgent=True)
         elif (
             action.kind == "Dashboard"
@@ -184,3 +257,15 @@ class StateRecorder:
             await asyncio.shield(self._writer)
         if self._writer is not None:
             self._writer.result()
+
+
+_NONE = Record(None)
+
+
+def _identity_changed(action: Action) -> bool:
+    """Tell whether applying ``action`` changed which live pipe its manifest is bound to."""
+    return action.kind == "Pipe" and (
+        action.operation in (Op.CREATE, Op.REPLACE, Op.DELETE)
+        or action.bound == "adopted"
+        or action.renamed_from is not None
+    )

@@ -15,6 +15,7 @@ from enum import StrEnum
 from reconciler.client.api import RequestRecord
 from reconciler.model.errors import ApiError
 from reconciler.plan.actions import Op, Purpose, Request
+from reconciler.plan.runstate import command_of
 
 
 class Outcome(StrEnum):
@@ -45,6 +46,13 @@ class RequestResult:
     request_id: str | None
     outcome: Outcome
     error: str | None = None
+    # What the request asked beyond its purpose: a state command's command (``stop``).
+    detail: str | None = None
+
+    @property
+    def purpose_text(self) -> str:
+        """Say why it was sent: ``state command: stop``, else the purpose."""
+        return f"{self.purpose}: {self.detail}" if self.detail else str(self.purpose)
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,11 @@ class ActionResult:
         return self.outcome in FAILURES
 
 
+def _detail(request: Request) -> str | None:
+    command = command_of(request)
+    return str(command) if command is not None else None
+
+
 def ok(request: Request, record: RequestRecord) -> RequestResult:
     """The result of a request the server accepted."""
     return RequestResult(
@@ -72,6 +85,7 @@ def ok(request: Request, record: RequestRecord) -> RequestResult:
         record.status,
         record.request_id,
         Outcome.APPLIED,
+        detail=_detail(request),
     )
 
 
@@ -85,12 +99,15 @@ def failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
         exc.request_id,
         outcome,
         exc.message,
+        detail=_detail(request),
     )
 
 
 def without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
     """The result of a request that got no answer (``note`` says why and what it means)."""
-    return RequestResult(request.method, request.path, request.purpose, None, None, outcome, note)
+    return RequestResult(
+        request.method, request.path, request.purpose, None, None, outcome, note, _detail(request)
+    )
 
 
 def confirmed(request: Request) -> RequestResult:

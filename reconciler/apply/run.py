@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from reconciler.apply.applier import Applier
 from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
+from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.overlays import load_environment
 from reconciler.model import collector
@@ -52,6 +54,10 @@ def _show_nothing(plan: Plan) -> None:
 
 
 def _say_nothing(message: str) -> None:
+    return None
+
+
+def _nobody_waits(pending: tuple[Waiting, ...]) -> None:
     return None
 
 
@@ -96,6 +102,8 @@ class ApplyHooks:
     signals: bool = False
     notice: Callable[[str], None] = _say_nothing
     grace: float | None = None
+    # Called after each round of polling with the pipes still waited for (progress).
+    waiting: Callable[[tuple[Waiting, ...]], None] = _nobody_waits
     # Called once, just before the first change is sent (the caller can then tell an
     # interruption before sending from one after).
     sending: Callable[[], None] = _do_nothing
@@ -110,6 +118,8 @@ class ApplyRequest:
     saved_plan: Plan | None = None
     partial: bool = False
     lock_timeout: float = 0.0
+    # Waiting for pipes after state commands and creates (--wait/--no-wait, --wait-timeout).
+    wait: WaitOptions = field(default_factory=WaitOptions)
 
 
 @dataclass(frozen=True)
@@ -195,7 +205,10 @@ async def apply_plan(
             locked_state(backend, timeout=request.lock_timeout) as state,
         ):
             async with Client(config, transport=transport) as client:
-                run = _Run(client, state, hooks, request.options)
+                options = request.options
+                if saved is None:
+                    options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
+                run = _Run(client, state, hooks, options, request.wait)
                 if saved is not None:
                     return await run.saved(saved, resources, partial=request.partial)
                 return await run.fresh(resources, paths)
@@ -207,6 +220,7 @@ class _Run:
     state: State
     hooks: ApplyHooks
     options: PlanOptions
+    wait: WaitOptions
 
     async def fresh(self, resources: list[Resource], paths: tuple[str, ...]) -> ApplyResult:
         bar = self.hooks.progress("reading live state")
@@ -230,11 +244,16 @@ class _Run:
     async def forget_secrets(self, plan: Plan) -> None:
         # Nothing to send, but a secret the manifests stopped stating is forgotten all the same:
         # stating it again later must send it (someone may have changed it meanwhile).
-        forgetting = [a for a in plan.actions if a.forget_secrets and not a.errors]
+        # An adopted pipe is recorded likewise: from now on its id, not its name, binds it.
+        forgetting = [
+            a
+            for a in plan.actions
+            if not a.errors and (a.forget_secrets or (a.kind == "Pipe" and a.bound == "adopted"))
+        ]
         if forgetting:
             recorder = StateRecorder(self.state)
             for action in forgetting:
-                await recorder.forget_secrets(action)
+                await recorder.unchanged(action)
             await recorder.flush()
 
     async def carry_out(
@@ -255,7 +274,14 @@ class _Run:
         if not self.hooks.confirm(plan):
             return ApplyResult(ApplyStatus.CANCELLED, plan, stale=stale)
         bar = self.hooks.progress("applying", len(plan.actions), "action")
-        applier = Applier(self.client, self.state, secrets=secrets, progress=bar)
+        applier = Applier(
+            self.client,
+            self.state,
+            secrets=secrets,
+            progress=bar,
+            wait=self.wait,
+            waiting=self.hooks.waiting,
+        )
         watch = _Interrupts(applier, self.hooks, self.client.config.timeout)
         try:
             with watch:

@@ -32,6 +32,7 @@ from reconciler.model.secrets import SecretTree, fingerprint, unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
 
@@ -66,6 +67,9 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
         if not action.has_changes:
             return
         label = f"{action.kind.lower()} {action.name}"
+        if action.operation in (Op.CREATE, Op.REPLACE) and action.kind == "Pipe":
+            await _check_pipe_create(client, action, label, state, result)
+            return
         if action.operation in (Op.CREATE, Op.REPLACE):
             _check_create(action, label, dashboards, state, result)
             return
@@ -102,6 +106,9 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
             )
             return
         now = project(live, action.basis)
+        if action.kind == "Pipe" and isinstance(now, dict) and "state" in now:
+            # As planned: a pipe on its way to a state is compared as that state.
+            now["state"] = settled(str(now["state"]))
         if content_hash(now) == action.basis_hash:
             return
         moved = leaf_differences(action.basis, now)
@@ -149,6 +156,35 @@ def _check_create(
         if name is not None and item.get("name") == name and str(item.get("id")) != planned_id:
             result.stale[action.key] = (
                 f"stale plan for {label}: a dashboard named {name!r} now exists "
+                f"(id {item.get('id')}), not recorded in this state; run plan again"
+            )
+            return
+
+
+async def _check_pipe_create(
+    client: Client, action: Action, label: str, state: State | None, result: SavedPlanCheck
+) -> None:
+    """A pipe create is applied once state records another id for it, and stale once a pipe
+    of its name (other than the one it replaces) is listed in its service."""
+    basis = action.basis if isinstance(action.basis, Mapping) else {}
+    planned_id = basis.get("id")
+    record = state.record_of("Pipe", action.name) if state is not None else None
+    if record is not None and record.id and record.id != planned_id:
+        result.applied[action.key] = f"{label}: already applied (state records pipe {record.id})"
+        return
+    try:
+        listed = await reads.list_pipes(
+            client, action.target["organizationId"], action.target["serviceId"]
+        )
+    except AuthenticationFailed:
+        raise
+    except ApiError as exc:
+        result.stale[action.key] = f"cannot re-read {label}'s service to check the plan: {exc}"
+        return
+    for item in listed:
+        if item.get("name") == basis.get("name") and str(item.get("id")) != planned_id:
+            result.stale[action.key] = (
+                f"stale plan for {label}: a pipe named {basis.get('name')!r} now exists "
                 f"(id {item.get('id')}), not recorded in this state; run plan again"
             )
             return

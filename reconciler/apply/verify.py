@@ -1,7 +1,8 @@
 """Checking writes: did the live object take the change, and what to send when it cannot be read.
 
-After a write, ``unconverged`` compares the answer (the object after the update) with the
-planned changes; anything not shown is reported as "not converged". When the answer to a
+After a write, ``unconverged`` compares the answer (the object after the update, or after
+waiting for its run state) with the planned changes; anything not shown is reported as "not
+converged". When the answer to a
 non-idempotent write was lost, ``write_visible`` tells from a re-read whether it took effect
 (so it is never blindly resent); when a table-mapping edit was refused, ``without_edits_made``
 tells from a re-read which of its edits are already made (a killed run's request that landed
@@ -25,6 +26,7 @@ from reconciler.plan.diff import (
     mapping_key,
     same,
 )
+from reconciler.plan.runstate import RunState
 
 
 def value_at(obj: Any, path: JsonPath) -> Any:
@@ -37,10 +39,16 @@ def value_at(obj: Any, path: JsonPath) -> Any:
     return node
 
 
-def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
-    """List the planned changes that ``live`` (the object after the writes) does not show."""
+def unconverged(action: Action, live: Mapping[str, Any], *, waited: bool = True) -> list[str]:
+    """List the planned changes that ``live`` (the object after the writes) does not show.
+
+    A run state is checked only when apply ``waited`` for it (``--no-wait`` leaves it moving).
+    """
     problems: list[str] = []
+    if action.operation is Op.DELETE:
+        return problems  # the object is gone: nothing to compare
     if action.kind == "Pipe":
+        problems += _run_state_problems(action, live, waited=waited)
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
         present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
         added = {
@@ -97,12 +105,23 @@ def unconverged(action: Action, live: Mapping[str, Any]) -> list[str]:
                 problems.append(f"private endpoint {ident} is missing after the write")
             elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
                 problems.append(f"private endpoint {ident} is still present after the write")
-    elif action.kind == "Dashboard" and action.operation != Op.DELETE:
+    elif action.kind == "Dashboard":
         for change in action.changes:
             if change.kind is ChangeKind.SET and not same(
                 change.new, live.get(str(change.path[0]), MISSING)
             ):
                 problems.append(f"{change.dotted} differs after the write")
+    return problems
+
+
+def _run_state_problems(action: Action, live: Mapping[str, Any], *, waited: bool) -> list[str]:
+    problems: list[str] = []
+    for change in action.changes:
+        if change.kind is not ChangeKind.COMMAND or not waited:
+            continue
+        have = value_at(live, change.path)
+        if have not in RunState(change.new).reached_by:
+            problems.append(f"state is {have!r} after the state command, expected {change.new}")
     return problems
 
 

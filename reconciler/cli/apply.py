@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection, lock_timeout_option, output_option
+from reconciler.cli.common import Connection, Seconds, lock_timeout_option, output_option
 from reconciler.cli.metrics import metrics_option
 from reconciler.cli.plan import ManifestOptions, plan_options
 from reconciler.metrics import note_apply, note_plan
@@ -54,6 +54,23 @@ def _apply_options(func: Any) -> Any:
     help="text, or json: one document on stdout, also on errors (schemas/apply-result.schema.json).",
 )
 @click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="After a state command or a create, wait until each pipe reaches its desired state "
+    "(a failed state is an error). A state a later request needs (Paused before a "
+    "table-mapping edit) is waited for either way.",
+)
+@click.option(
+    "--wait-timeout",
+    # ``waiting.DEFAULT_WAIT_TIMEOUT``, spelled here: --help must not import the core (tested).
+    default=600.0,
+    show_default=True,
+    envvar="RECONCILE_WAIT_TIMEOUT",
+    type=Seconds(),
+    help="Seconds to wait for each pipe's state (env RECONCILE_WAIT_TIMEOUT).",
+)
+@click.option(
     "--all-envs",
     is_flag=True,
     hidden=True,
@@ -68,12 +85,15 @@ def apply(
     auto_approve: bool,
     partial: bool,
     output: str,
+    wait: bool,
+    wait_timeout: float,
     all_envs: bool,
     lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
     from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
-    from reconciler.cli.common import Progress, run, use_color
+    from reconciler.apply.waiting import WaitOptions
+    from reconciler.cli.common import Progress, WaitProgress, run, use_color
     from reconciler.cli.environments import announce_environment
     from reconciler.model.errors import ConfigError
     from reconciler.plan import planfile
@@ -98,6 +118,7 @@ def apply(
         saved_plan=saved,
         partial=partial,
         lock_timeout=lock_timeout,
+        wait=WaitOptions(wait=wait, timeout=wait_timeout),
     )
     config = connection.api_config()
 
@@ -106,6 +127,7 @@ def apply(
         if text_out:
             click.echo(render_text(plan, color=color), nl=False)
 
+    waiting = WaitProgress()
     sending: list[bool] = []
     hooks = ApplyHooks(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
@@ -113,6 +135,7 @@ def apply(
         progress=Progress,
         signals=True,
         notice=lambda message: click.echo(message, err=True),
+        waiting=waiting,
         sending=lambda: sending.append(True),
     )
     try:
@@ -123,6 +146,8 @@ def apply(
         if sending:
             raise
         raise KeyboardInterrupt(NOTHING_SENT) from exc
+    finally:
+        waiting.close()
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
     return _report(result, text_out=text_out, color=color)
@@ -233,7 +258,7 @@ def _results_text(result: ApplyResult, color: bool) -> str:
             said = request.error and any(request.error in m for m in action.messages)
             error = f" — {request.error}" if request.error and not said else ""
             lines.append(
-                f"    {request.method} {request.path} [{request.purpose}]: {request.outcome} ({status}){rid}{error}"
+                f"    {request.method} {request.path} [{request.purpose_text}]: {request.outcome} ({status}){rid}{error}"
             )
         for message in action.messages:
             lines.append(f"    {message}")

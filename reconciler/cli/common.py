@@ -13,7 +13,8 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Coroutine
+import time
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -412,3 +413,36 @@ class _ProgressLog:
         """Stop the lines (the thread ends at once)."""
         self._stopped.set()
         self._thread.join()
+
+
+class WaitProgress:
+    """Pipes apply is waiting for: a status bar on a TTY, else a line every ``every`` seconds."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        self.every = every
+        self._tty = sys.stderr.isatty()
+        self._bar: Any = None
+        self._last: float | None = None
+
+    def __call__(self, pending: Sequence[Any]) -> None:
+        shown = ", ".join(
+            f"{w.name} {w.state} → {'/'.join(w.wanted)} ({w.seconds:.0f}s)" for w in pending[:3]
+        )
+        more = f", and {len(pending) - 3} more" if len(pending) > 3 else ""
+        text = f"waiting for {len(pending)} pipe(s): {shown}{more}"
+        if self._tty:
+            if self._bar is None:
+                from tqdm import tqdm
+
+                self._bar = tqdm(file=sys.stderr, leave=False, bar_format="{desc}", position=1)
+            self._bar.set_description_str(text)
+            return
+        now = time.monotonic()
+        if self._last is None or now - self._last >= self.every:
+            self._last = now
+            click.echo(text, err=True)
+
+    def close(self) -> None:
+        """Remove the status bar."""
+        if self._bar is not None:
+            self._bar.close()

@@ -145,11 +145,16 @@ def compare(env_a: str, env_b: str, output: str, detailed_exitcode: bool) -> int
 
 
 def layering_of_run() -> dict[str, Any]:
-    """Return the chosen environment's ``layering`` and ``environment`` for a ``Scope``."""
+    """Return the chosen environment's ``layering`` and ``environment`` for a ``Scope``, and the
+    project file's manifest paths (``project_paths``)."""
     settings = current_settings()
     if settings is None:
         return {}
-    return {"layering": settings.layering(), "environment": settings.environment_name}
+    return {
+        "layering": settings.layering(),
+        "environment": settings.environment_name,
+        "project_paths": settings.project_manifests,
+    }
 
 
 def announce_environment() -> None:

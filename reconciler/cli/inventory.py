@@ -87,6 +87,12 @@ def read_live(
     is_flag=True,
     help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
 )
+@click.option(
+    "--by-name",
+    is_flag=True,
+    help="Pipes bound by name, not id: no pipeId nor organizationId, the service by name, and "
+    "the create-time fields, so the manifests can create the pipes in another organization.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @path_option("--dir", "out_dir", "Directory to write manifests into.", directory=True)
 @click.option(
@@ -113,6 +119,7 @@ def export(
     with_organization: bool,
     with_dashboards: bool,
     with_expectations: bool,
+    by_name: bool,
     force: bool,
     out_dir: str | None,
     legacy_dir: str | None,
@@ -134,6 +141,7 @@ def export(
         organization=with_organization,
         dashboards=with_dashboards,
         with_expectations=with_expectations,
+        by_name=by_name,
     )
     if not (options.service or options.organization or options.dashboards):
         raise ConfigError(

@@ -131,12 +131,16 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
             click.option(
                 "--replace",
                 is_flag=True,
-                help="Create a new dashboard when one cannot be updated in place.",
+                help="Replace what cannot be changed in place: delete and re-create a pipe "
+                "whose create-time fields differ (never a pinned pipeId; ingestion restarts), "
+                "create a new dashboard when one cannot be updated.",
             ),
             click.option(
                 "--prune",
                 is_flag=True,
-                help="Delete dashboards this tool created whose manifests were removed.",
+                help="Delete pipes and dashboards this tool created whose manifests were "
+                "removed (never pinned or adopted ones; pipes only when the paths cover every "
+                "pipe manifest of the project).",
             ),
         ]
     ):

@@ -6,20 +6,23 @@ organization and only when a pipe names its service; pipes through one list call
 when the server has it (probing once, then falling back to one GET per pipe on 404/405);
 the organization through its GET when available; dashboards through their list; each reverse
 private endpoint once however many pipes name it. All reads run concurrently under the
-client's budget and concurrency cap, through the one read layer (``reads``).
+client's budget and concurrency cap, through the one read layer (``reads``). Which live pipe a
+manifest without ``pipeId`` is (recorded, adopted by name, or new) is decided by
+``binding.PipeBinder`` as each service's list is settled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.paths import PipeIds, organization_path
+from reconciler.client.binding import CANNOT_CREATE, PipeBinder
+from reconciler.client.paths import PipeIds, organization_path, pipes_path
 from reconciler.model import collector
 from reconciler.model.errors import (
     ApiError,
@@ -28,7 +31,10 @@ from reconciler.model.errors import (
     Unsupported,
     suggest,
 )
+from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.resources import Resource
+
+NO_IDENTITIES = Identities({}, {})
 
 # A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
 LARGE_LIST = 1000
@@ -65,6 +71,8 @@ class LiveState:
 
     pipes: dict[str, Observed] = field(default_factory=dict)
     pipe_ids: dict[str, PipeIds] = field(default_factory=dict)
+    # How each pipe manifest was bound (``identity.bind``); a NEW one has no pipe id yet.
+    bindings: dict[str, Binding] = field(default_factory=dict)
     organizations: dict[str, Observed] = field(default_factory=dict)
     dashboards: list[dict[str, Any]] | None = None
     dashboards_error: str | None = None
@@ -87,12 +95,15 @@ class Fetcher:
         organization_fallback: Callable[[str], Mapping[str, Any] | None] | None = None,
         progress: Callable[[int], None] | None = None,
         on_pipe: Callable[[Resource], None] | None = None,
+        identities: Identities = NO_IDENTITIES,
     ) -> None:
         self.client = client
+        self.identities = identities
         self.organization_fallback = organization_fallback
         self.progress = progress or (lambda n: None)
         self.on_pipe = on_pipe or (lambda resource: None)
         self.live = LiveState()
+        self.binder = PipeBinder(identities, self.live.bindings, self.live.pipe_ids)
 
     def _observed(self, resource: Resource, observed: Observed) -> None:
         """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
@@ -195,8 +206,8 @@ class Fetcher:
             spec = resource.spec
             org = str(spec.get("organizationId", ""))
             if "serviceId" in spec:
-                self.live.pipe_ids[resource.key] = PipeIds(
-                    org, str(spec["serviceId"]), str(spec["pipeId"])
+                self.live.pipe_ids[resource.key] = self.binder.ids(
+                    resource, org, str(spec["serviceId"])
                 )
             else:
                 need_names.setdefault(org, []).append(resource)
@@ -218,9 +229,7 @@ class Fetcher:
                 name = str(resource.spec.get("service"))
                 found = names.get(name, [])
                 if len(found) == 1:
-                    self.live.pipe_ids[resource.key] = PipeIds(
-                        org, found[0], str(resource.spec["pipeId"])
-                    )
+                    self.live.pipe_ids[resource.key] = self.binder.ids(resource, org, found[0])
                 elif not found:
                     known = ", ".join(sorted(names)) or "none"
                     self._observed(
@@ -286,6 +295,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """Hand each member its live pipe from a service's list (each kept until it is planned)."""
+        self.binder.bind_all(key[1], members, by_id)
         for resource in members:
             self._settle_one(key[1], resource, by_id)
 
@@ -293,6 +303,7 @@ class Fetcher:
         self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
     ) -> None:
         """``_settle_list``, letting other reads move (the next list's bytes) every few pipes."""
+        self.binder.bind_all(key[1], members, by_id)
         turn = time.perf_counter()
         for resource in members:
             self._settle_one(key[1], resource, by_id)
@@ -304,6 +315,14 @@ class Fetcher:
         self, service: str, resource: Resource, by_id: dict[str, dict[str, Any]]
     ) -> None:
         ids = self.live.pipe_ids[resource.key]
+        binding = self.live.bindings[resource.key]
+        if binding.error is not None:
+            self._observed(resource, Observed(error=binding.error, path=ids.path))
+            return
+        if binding.how is Bound.NEW:
+            path = pipes_path(ids.organization_id, ids.service_id)
+            self._observed(resource, Observed(path=path))
+            return
         pipe = by_id.pop(ids.pipe_id, None)
         if pipe is None:
             error = f"pipe {ids.pipe_id} not found in service {service}"
@@ -313,6 +332,16 @@ class Fetcher:
 
     async def _get_pipe(self, resource: Resource) -> None:
         ids = self.live.pipe_ids[resource.key]
+        if not ids.pipe_id:
+            where = resource.locate("spec")
+            self._observed(resource, Observed(error=f"{where}: {CANNOT_CREATE}"))
+            return
+        self.live.bindings[resource.key] = Binding(
+            Bound.PINNED if resource.spec.get("pipeId") else Bound.RECORDED,
+            ids.pipe_id,
+            record=self.identities.record(resource.name),
+            renamed_from=self.identities.renamed.get(resource.name),
+        )
         try:
             pipe = await reads.get_pipe(self.client, ids, name=resource.name)
         except AuthenticationFailed:  # the run stops: never one resource's error
@@ -446,19 +475,4 @@ def _endpoint_ids(resource: Resource) -> list[Any]:
 
 
 async def _nothing() -> None:
-    return None
-
-
-def find_dashboard(
-    dashboards: Iterable[Mapping[str, Any]], name: str, recorded_id: str | None
-) -> Mapping[str, Any] | None:
-    """Find a live dashboard by the id state recorded, else adopt the one with the same name."""
-    items = list(dashboards)
-    if recorded_id:
-        for item in items:
-            if str(item.get("id")) == recorded_id:
-                return item
-    for item in items:
-        if item.get("name") == name:
-            return item
     return None

@@ -57,6 +57,16 @@ def pipe_path(org_id: str, service_id: str, pipe_id: str) -> str:
     return f"{pipes_path(org_id, service_id)}/{segment(pipe_id)}"
 
 
+def pipe_state_path(org_id: str, service_id: str, pipe_id: str) -> str:
+    """Return a pipe's state command path (``PATCH {"command": "start" | "stop" | "resync"}``)."""
+    return f"{pipe_path(org_id, service_id, pipe_id)}/state"
+
+
+def pipe_scaling_path(org_id: str, service_id: str, pipe_id: str) -> str:
+    """Return a pipe's scaling path."""
+    return f"{pipe_path(org_id, service_id, pipe_id)}/scaling"
+
+
 def endpoint_path(org_id: str, service_id: str, endpoint_id: str) -> str:
     """Return one reverse private endpoint's path."""
     return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints/{segment(endpoint_id)}"
@@ -89,6 +99,16 @@ class PipeIds:
     def path(self) -> str:
         """Return the pipe's API path."""
         return pipe_path(self.organization_id, self.service_id, self.pipe_id)
+
+    @property
+    def state_path(self) -> str:
+        """Return the pipe's state command path."""
+        return pipe_state_path(self.organization_id, self.service_id, self.pipe_id)
+
+    @property
+    def scaling_path(self) -> str:
+        """Return the pipe's scaling path."""
+        return pipe_scaling_path(self.organization_id, self.service_id, self.pipe_id)
 
     def as_dict(self) -> dict[str, str]:
         """Return the ids as the plan's ``target`` mapping."""

@@ -33,7 +33,12 @@ from reconciler.inventory.reads import (
 from reconciler.inventory.secrethints import has_secrets, secret_hints
 from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
 from reconciler.model.errors import ConfigError
-from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.fields import (
+    PIPE_IDENTITY,
+    is_create_time_path,
+    is_secret_path,
+    is_writable_pipe_path,
+)
 from reconciler.model.json import JsonLike, JsonMapping, as_mapping
 from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
@@ -51,6 +56,9 @@ class ExportOptions:
     organization: bool = False
     dashboards: bool = False
     with_expectations: bool = False
+    # Pipes bound by name, not id: no pipeId nor organizationId, the service by name, and the
+    # create-time fields, so the manifests can create the pipes in another organization.
+    by_name: bool = False
 
 
 @dataclass
@@ -155,25 +163,34 @@ def pipe_document(
     name: str,
     *,
     with_expectations: bool,
+    by_name: str | None = None,
     service_name: str | None = None,
 ) -> Document:
     """Build the Pipe manifest of a live pipe: identity plus writable (and expected) fields.
 
-    With ``service_name`` (the service was chosen by its name) the manifest says
-    ``service: NAME``, as a person writes it; otherwise ``serviceId``.
+    With ``by_name`` (the service's name) the manifest is bound by name: no pipeId nor
+    organizationId, ``service: NAME``, and the create-time fields a create needs. Otherwise,
+    with ``service_name`` (the service was chosen by its name) the manifest says
+    ``service: NAME``, as a person writes it, beside its pipeId; without it ``serviceId``.
     """
     schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
     def keep(path: JsonPath) -> bool:
         if path[:2] == ("source", "validateSamples"):
             return False
+        if by_name is not None and is_create_time_path(path):
+            return True
         return with_expectations or is_writable_pipe_path(path)
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
     fitted = _fit(body, schema, KIND_FILES["Pipe"], (), keep)
-    spec: dict[str, Any] = {"organizationId": org}
-    spec.update({"service": service_name} if service_name else {"serviceId": service_id})
-    spec["pipeId"] = str(pipe["id"])
+    spec: dict[str, Any]
+    if by_name is not None:
+        spec = {"service": by_name, "name": str(pipe.get("name") or name)}
+    else:
+        spec = {"organizationId": org}
+        spec.update({"service": service_name} if service_name else {"serviceId": service_id})
+        spec["pipeId"] = str(pipe["id"])
     spec.update(fitted if isinstance(fitted, dict) else {})
     kind = source_kind(pipe)
     hints: list[str] = []
@@ -234,8 +251,9 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
                 )
             pipes = listed
         names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
+        by_name = str(service.get("name")) if options.by_name else None
         # Chosen by name (a unique one: resolve_service refuses an ambiguous name): keep the name.
-        by_name = options.service if options.service != service_id else None
+        chosen_name = options.service if options.service != service_id else None
         documents += [
             pipe_document(
                 p,
@@ -243,7 +261,8 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
                 service_id,
                 n,
                 with_expectations=options.with_expectations,
-                service_name=by_name,
+                by_name=by_name,
+                service_name=chosen_name,
             )
             for p, n in zip(pipes, names, strict=True)
         ]

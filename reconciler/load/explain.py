@@ -16,7 +16,12 @@ from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
 from reconciler.model.errors import ConfigError
-from reconciler.model.fields import PIPE_IDENTITY, is_secret_path, is_writable_pipe_path
+from reconciler.model.fields import (
+    PIPE_IDENTITY,
+    is_create_time_path,
+    is_secret_path,
+    is_writable_pipe_path,
+)
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 
@@ -223,6 +228,11 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
             )
         if is_writable_pipe_path(spec):
             return "writable: changed by the pipe update (PATCH)"
+        if is_create_time_path(spec):
+            return (
+                "create-time: sent when the pipe is created; on an existing pipe a difference "
+                "needs --replace (delete and create again)"
+            )
         return "read-only: an expectation; the plan reports a mismatch but cannot change it"
     if kind == "Organization" and spec[0] == "organizationId":
         return "identity: says which organization; never changed"

@@ -49,7 +49,7 @@ SUFFIXES = (".yaml", ".yml")
 FULL_POSITIONS = 2000
 # What binds a manifest to one live object, per kind: two manifests may not share it.
 IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
-    "Pipe": (("pipe", ("spec", "pipeId")),),
+    "Pipe": (("pipe", ("spec", "pipeId")), ("pipe named", ("spec", "name"))),
     "Organization": (("organization", ("spec", "organizationId")),),
     "Dashboard": (("dashboard named", ("spec", "name")),),
 }
@@ -170,9 +170,11 @@ class _Named:
     name: str
     spec: dict[str, Any]
     clean: bool
+    renamed_from: str | None = None
 
     def __reduce__(self) -> tuple[type[_Named], tuple[Any, ...]]:
-        return (_Named, (self.locator, self.kind, self.name, self.spec, self.clean))  # cheap
+        fields = (self.locator, self.kind, self.name, self.spec, self.clean, self.renamed_from)
+        return (_Named, fields)  # cheap
 
 
 _Record = ManifestError | _Named
@@ -302,7 +304,9 @@ class _Reader:
         spec = doc["spec"]
         self.check_spec(locator, kind, spec)
         clean = len(self.records) == count
-        self.records.append(_Named(locator, kind, doc["metadata"]["name"], spec, clean))
+        metadata = doc["metadata"]
+        renamed = metadata.get("renamedFrom")
+        self.records.append(_Named(locator, kind, metadata["name"], spec, clean, renamed))
 
     def check_spec(
         self, locator: DocumentLocator | MergedLocator, kind: str, spec: dict[str, Any]
@@ -312,6 +316,13 @@ class _Reader:
                 spec["organizationId"] = self.default_organization
             else:
                 self.error(locator, ("spec",), ORG_MISSING)
+        if kind == "Pipe" and "pipeId" not in spec and "name" not in spec:
+            self.error(
+                locator,
+                ("spec",),
+                "spec.name is required when spec.pipeId is not given: without an id the pipe "
+                "is bound by its name (or created with it)",
+            )
         if kind == "Pipe":
             mappings = spec.get("source", {}).get("postgres", {}).get("tableMappings", [])
             seen: dict[tuple[str, str, str], int] = {}
@@ -407,7 +418,9 @@ class _Loader:
         if doc.clean and self.check_identity(locator, kind, name, doc.spec):
             source = locator.source
             self.resources.append(
-                Resource(kind, name, doc.spec, source.name, locator.document, locator)
+                Resource(
+                    kind, name, doc.spec, source.name, locator.document, locator, doc.renamed_from
+                )
             )
 
     def check_identity(
@@ -418,8 +431,13 @@ class _Loader:
             value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
             if not isinstance(value, str):
                 continue
-            # A pipe id is unique within its organization (however its service is named).
+            # A pipe id is unique within its organization (however its service is named); a
+            # pipe bound by name (no pipeId) is one per name within its service.
             scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
+            if label == "pipe named":
+                if "pipeId" in spec:
+                    continue
+                scope += "/" + str(spec.get("serviceId", spec.get("service")))
             first = self.identities.get((label, scope, value))
             if first is None:
                 self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
@@ -428,7 +446,7 @@ class _Loader:
             self.error(
                 locator,
                 path,
-                f"{label} {value if kind != 'Dashboard' else repr(value)} is also addressed by {owner} at {there}: two manifests must "
+                f"{label} {value if label in ('pipe', 'organization') else repr(value)} is also addressed by {owner} at {there}: two manifests must "
                 "not manage one live object",
             )
             return False

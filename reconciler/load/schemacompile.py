@@ -20,7 +20,17 @@ Check = Callable[[object], bool]
 Fix = Callable[[JsonValue], JsonValue]
 
 _ANNOTATIONS = frozenset(
-    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
+    {
+        "$schema",
+        "$id",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "examples",
+        "default",
+        "deprecated",
+    }
 )
 
 

@@ -132,6 +132,21 @@ def is_writable_pipe_path(path: JsonPath) -> bool:
     return True
 
 
+def is_create_time_path(path: JsonPath) -> bool:
+    """Tell whether a spec path is a create-time field: sent on create, never changed by update.
+
+    Every field of ``source.<kind>`` and ``destination`` that the update body lacks (kafka
+    brokers/topics/type/format/…, object storage url/format/…, kinesis stream/region/…,
+    postgres type and replication settings, destination database/table/tableDefinition/…).
+    ``state`` and ``scaling`` are not: they have endpoints of their own.
+    """
+    if len(path) < 2 or is_writable_pipe_path(path):
+        return False
+    if path[0] == "source":
+        return path[1] in _SOURCE_WRITABLE
+    return path[0] == "destination"
+
+
 def is_secret_path(path: JsonPath) -> bool:
     """Tell whether a spec path is (inside) a write-only secret subtree."""
     if len(path) < 3 or path[0] != "source":

@@ -82,6 +82,8 @@ class Resource:
     file: str
     index: int = 0
     locator: Locator = field(default=FixedLocator(Location("<memory>")), compare=False, repr=False)
+    # ``metadata.renamedFrom``: the metadata.name whose state record this manifest takes over.
+    renamed_from: str | None = None
 
     @property
     def key(self) -> str:

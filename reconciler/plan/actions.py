@@ -51,16 +51,31 @@ class Purpose(StrEnum):
     # The organization request whose bodies apply computes from the answer to the one before
     # it (a server that cannot read organizations, with nothing recorded in state).
     DEFERRED_ENDPOINTS = "private endpoints, computed at apply time from the answer above"
+    # A replacement's first request: the old pipe goes, then a CREATE makes the new one.
+    DELETE_FOR_REPLACE = "delete the pipe being replaced"
+    # A pipe's run-state command (``{"command": "start" | "stop" | "resync"}``) and scaling.
+    STATE_COMMAND = "state command"
+    SCALING = "scaling"
 
     @property
     def body_from_answer(self) -> bool:
         """Tell whether apply builds this request's body from the previous answer."""
         return self is Purpose.DEFERRED_ENDPOINTS
 
+    @property
+    def is_state_command(self) -> bool:
+        """Tell whether this request is a pipe state command (apply waits after it)."""
+        return self is Purpose.STATE_COMMAND
+
+
+# In a request path after a create, stands for the id the create's answer assigns: a pipe's
+# state command or scaling request, planned with its create, goes to the pipe just made.
+CREATED_ID = "{created-id}"
+
 
 @dataclass(frozen=True)
 class Request:
-    """One request apply will send, exactly."""
+    """One request apply will send, exactly (``CREATED_ID`` in ``path``: see above)."""
 
     method: str
     path: str
@@ -134,6 +149,9 @@ class Action:
     content_hash: str | None = None
     # A dashboard whose ``metadata.name`` was renamed: the name its state record had.
     renamed_from: str | None = None
+    # How the resource found its live object (``identity.Bound``: pinned, recorded, adopted,
+    # new); apply records an adopted or created id in state. None: not a bound kind.
+    bound: str | None = None
 
     @property
     def key(self) -> str:

@@ -63,10 +63,22 @@ def reset_text(default: FieldValue) -> str:
     return f"reset to default ({shown})"
 
 
-def describe_change(change: FieldChange) -> tuple[str, str]:
-    """Return (sign, text) describing one field change for people."""
+def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str, str]:
+    """Return (sign, text) describing one field change for people (``creating``: a field of a
+    create body, whose secret is sent, not changed)."""
     if change.kind is ChangeKind.SENSITIVE:
+        if creating:
+            return "+", f"{change.dotted}: (sensitive value)"
         return "~", f"{change.dotted}: (sensitive value changed)"
+    if change.kind is ChangeKind.REPLACE:
+        before, after = value_pair(change.old, change.new)
+        return "-/+", f"{change.dotted}: {before} → {after} (must be replaced)"
+    if change.kind is ChangeKind.COMMAND:
+        before, after = value_pair(change.old, change.new)
+        return "~", f"{change.dotted}: {before} → {after} (state command)"
+    if change.kind is ChangeKind.CONVERGING:
+        before, after = value_pair(change.old, change.new)
+        return "…", f"{change.dotted}: {before}, converging to {after} (nothing to send)"
     if change.kind is ChangeKind.ADD:
         return "+", f"{change.dotted}: {value_text(change.new)}"
     if change.kind is ChangeKind.REMOVE:

@@ -12,28 +12,44 @@ planned.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.client.api import Client
-from reconciler.client.live import Fetcher, LiveState, Observed, find_dashboard
-from reconciler.model.errors import (
-    ConfigError,
-    Location,
-    ManifestError,
-    ManifestErrors,
-    PlanError,
-    suggest,
-)
+from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.model.errors import ManifestError, ManifestErrors
+from reconciler.model.identity import Binding, Bound
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
-from reconciler.plan.dashboards import plan_dashboard, plan_prune
-from reconciler.plan.diff import SecretCheck, content_hash, dashboard_content
+from reconciler.plan.bindings import (
+    PRUNE_PARTIAL,
+    bind_dashboards,
+    display_name,
+    held_warnings,
+    pipe_identities,
+    prune_dashboards,
+    prune_pipes,
+    retired_pipes_note,
+)
+from reconciler.plan.dashboards import plan_dashboard
+from reconciler.plan.diff import SecretCheck
+from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
-from reconciler.state.document import DashboardRecord, State
+from reconciler.plan.runstate import after_create
+from reconciler.plan.targets import matches_target, select_actions, select_targets
+from reconciler.state.document import State
+
+__all__ = [
+    "PlanOptions",
+    "bind_dashboards",
+    "display_name",
+    "matches_target",
+    "plan_resources",
+    "select_actions",
+    "select_targets",
+]
 
 
 @dataclass(frozen=True)
@@ -48,63 +64,14 @@ class PlanOptions:
     # Where the default organization id came from (``--organization``, a variable, the project
     # file): named when the key is refused an organization a manifest did not state itself.
     organization_source: str = "--organization / RECONCILE_ORGANIZATION_ID"
+    # The kinds of which the run sees every manifest the project has (a rename of
+    # ``metadata.name`` may then be inferred, and prune may delete pipes); None: the run's paths
+    # are the project (no project file names its manifests).
+    complete_kinds: frozenset[str] | None = None
 
-
-def matches_target(key: str, targets: Sequence[str]) -> bool:
-    """Tell whether ``Kind/name`` matches any ``--target`` glob (kind case-insensitive)."""
-    if not targets:
-        return True
-    kind, _, name = key.partition("/")
-    for target in targets:
-        t_kind, sep, t_name = target.partition("/")
-        if not sep:
-            t_kind, t_name = "*", target
-        if fnmatch.fnmatchcase(kind.lower(), t_kind.lower()) and fnmatch.fnmatchcase(name, t_name):
-            return True
-    return False
-
-
-def select_targets(resources: Sequence[Resource], targets: Sequence[str]) -> list[Resource]:
-    """Return the resources a plan covers; a target matching nothing is an error."""
-    if not targets:
-        return list(resources)
-    chosen = [r for r in resources if matches_target(r.key, targets)]
-    for target in targets:
-        if not any(matches_target(r.key, [target]) for r in resources):
-            known = ", ".join(r.key for r in resources[:10])
-            hint = suggest(target, _target_spellings(target, resources))
-            raise ConfigError(
-                f"--target {target} matches no resource{hint} (resources: {known}{', …' if len(resources) > 10 else ''})"
-            )
-    return chosen
-
-
-def _target_spellings(target: str, resources: Sequence[Resource]) -> list[str]:
-    """The addresses to compare a target with: ``Kind/name``, or bare names for a bare target."""
-    if "/" in target:
-        return [r.key for r in resources]
-    return [r.name for r in resources]
-
-
-def select_actions(plan: Plan, targets: Sequence[str]) -> Plan:
-    """Return ``plan`` with only the actions ``targets`` match; a target matching none is an error.
-
-    This is how ``apply --plan FILE --target …`` honours targets: the saved plan's other
-    actions are neither sent nor reported.
-    """
-    if not targets:
-        return plan
-    for target in targets:
-        if not any(matches_target(a.key, [target]) for a in plan.actions):
-            known = ", ".join(a.key for a in plan.actions[:10])
-            keys = [a.key if "/" in target else a.key.partition("/")[2] for a in plan.actions]
-            raise ConfigError(
-                f"--target {target} matches no action of the saved plan{suggest(target, keys)} "
-                f"(actions: {known or 'none'})"
-            )
-    return dataclasses.replace(
-        plan, actions=tuple(a for a in plan.actions if matches_target(a.key, targets))
-    )
+    def covers(self, kind: str) -> bool:
+        """Tell whether the run sees every manifest of ``kind`` the project has."""
+        return self.complete_kinds is None or kind in self.complete_kinds
 
 
 def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
@@ -139,6 +106,7 @@ async def plan_resources(
     if missing:
         raise ManifestErrors(missing)
     need_dashboards = options.prune and bool(state.dashboards())
+    identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
     planned: dict[str, Action] = {}
 
     def plan_now(resource: Resource) -> None:
@@ -157,10 +125,17 @@ async def plan_resources(
         organization_fallback=state.organization_values,
         progress=progress,
         on_pipe=plan_now,
+        identities=identities,
     )
     live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
     current = {r.name for r in resources if r.kind == "Dashboard"}
-    bindings = bind_dashboards([r for r in selected if r.kind == "Dashboard"], live, state, current)
+    bindings = bind_dashboards(
+        [r for r in selected if r.kind == "Dashboard"],
+        live,
+        state,
+        current,
+        may_infer=options.covers("Dashboard"),
+    )
     # The plan keeps the manifests' order whatever order the answers came in.
     refused = client.first_contact.refused_organizations
     actions = [
@@ -174,13 +149,22 @@ async def plan_resources(
         )
         for resource in selected
     ]
+    notes = list(live.notes)
     if options.prune:
-        actions.extend(_prune_actions(current, bindings, live, state, options))
+        actions.extend(prune_dashboards(current, bindings, live, state, options.targets))
+        if options.covers("Pipe"):
+            actions.extend(
+                await prune_pipes(client, resources, identities, live, state, options.targets)
+            )
+        elif any(r.created_by_us for r in state.records("Pipe").values()):
+            notes.append(PRUNE_PARTIAL)
+    elif options.covers("Pipe"):
+        notes.extend(retired_pipes_note(resources, identities, state))
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
         manifest_paths=tuple(manifest_paths),
-        notes=tuple(live.notes),
+        notes=tuple(notes),
         dashboards_listable=live.capabilities.dashboards_list,
     )
     blind = () if options.new_state else new_state_creates(plan, state)
@@ -239,98 +223,16 @@ def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> s
     )
 
 
-@dataclass(frozen=True)
-class DashboardBinding:
-    """The live dashboard a manifest is bound to: by the id state recorded, or adopted by name."""
-
-    record: DashboardRecord | None
-    live: Mapping[str, Any] | None = None
-    renamed_from: str | None = None
-
-    @property
-    def id(self) -> str | None:
-        """Return the bound live id, if any."""
-        if self.live is not None:
-            return str(self.live.get("id"))
-        return self.record.id if self.record is not None else None
-
-
-def bind_dashboards(
-    dashboards: Sequence[Resource], live: LiveState, state: State, current: set[str]
-) -> dict[str, DashboardBinding]:
-    """Bind each dashboard manifest to one live id; raise PlanError when two share one.
-
-    A state record whose ``metadata.name`` no manifest uses any more is an orphan; a manifest
-    with no record of its own takes over the orphan that holds the same dashboard (same display
-    name, recorded or live, or same content): that is a rename of ``metadata.name``, never a
-    delete and a create.
-    """
-    orphans = {n: r for n, r in state.dashboards().items() if n not in current and r.id}
-    listed = live.dashboards if live.capabilities.dashboards_list is True else None
-    live_names = {str(d.get("id")): d.get("name") for d in listed or []}
-    out: dict[str, DashboardBinding] = {}
-    owners: dict[str, Resource] = {}
-    conflicts: list[str] = []
-    for resource in dashboards:
-        display = display_name(resource)
-        record = state.dashboard(resource.name)
-        renamed_from = None
-        if record is None:
-            wanted = content_hash(dashboard_content(resource.spec))
-            for name, orphan in sorted(orphans.items()):
-                if display in (orphan.display_name, live_names.get(str(orphan.id))) or (
-                    orphan.display_name is None and orphan.content_hash == wanted
-                ):
-                    record, renamed_from = orphans.pop(name), name
-                    break
-        found = None
-        if listed is not None:
-            found = find_dashboard(listed, display, record.id if record else None)
-        binding = DashboardBinding(record, found, renamed_from)
-        out[resource.name] = binding
-        if binding.id:
-            first = owners.setdefault(binding.id, resource)
-            if first is not resource:
-                conflicts.append(
-                    f"dashboard {binding.id} is addressed by two manifests: {first.key} "
-                    f"({first.locate('metadata', 'name')}) and {resource.key} "
-                    f"({resource.locate('metadata', 'name')}); keep one of them"
-                )
-    if conflicts:
-        raise PlanError("\n".join(conflicts))
-    return out
-
-
-def display_name(resource: Resource) -> str:
-    """Return a dashboard manifest's display name (``spec.name``; ``metadata.name`` is a slug)."""
-    return str(resource.spec.get("name") or resource.name)
-
-
 def plan_resource(
     resource: Resource,
     live: LiveState,
     state: State,
     options: PlanOptions,
-    bindings: Mapping[str, DashboardBinding] | None = None,
+    bindings: Mapping[str, Binding] | None = None,
 ) -> Action:
     """Plan one resource from what was fetched."""
     if resource.kind == "Pipe":
-        key = resource.key
-        ids = live.pipe_ids.get(key)
-        observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
-        target = ids.as_dict() if ids else {}
-        if ids is None:
-            where = resource.locate("metadata", "name")
-            return error_action(
-                "Pipe", resource.name, where, observed.error or "pipe could not be located", target
-            )
-        try:
-            spec = resolve_pipe_secrets(resource)
-        except ManifestError as exc:
-            where = resource.locate("metadata", "name")
-            return error_action("Pipe", resource.name, where, str(exc), target)
-        check = SecretCheck(state.key, state.fingerprints(key))
-        return plan_pipe(resource, spec, observed, check, ids=target)
+        return _plan_pipe(resource, live, state, options)
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
@@ -342,7 +244,9 @@ def plan_resource(
             return error_action("Dashboard", resource.name, where, live.dashboards_error)
         binding = (bindings or {}).get(resource.name) or bind_dashboards(
             [resource], live, state, {resource.name}
-        ).get(resource.name, DashboardBinding(None))
+        ).get(resource.name, Binding(Bound.NEW))
+        if binding.error is not None:
+            return error_action("Dashboard", resource.name, where, binding.error)
         can_read = live.capabilities.dashboards_list is True
         action = plan_dashboard(
             resource,
@@ -352,45 +256,63 @@ def plan_resource(
             can_update=can_read,
             replace=options.replace,
         )
-        if binding.renamed_from is not None:
-            action = dataclasses.replace(action, renamed_from=binding.renamed_from)
-        return action
+        return dataclasses.replace(
+            action,
+            renamed_from=binding.renamed_from,
+            bound=binding.how,
+            warnings=(*action.warnings, *held_warnings("Dashboard", binding)),
+        )
     return error_action(resource.kind, resource.name, where, f"unknown kind {resource.kind}")
 
 
-def _prune_actions(
-    current: set[str],
-    bindings: Mapping[str, DashboardBinding],
-    live: LiveState,
-    state: State,
-    options: PlanOptions,
-) -> list[Action]:
-    """Delete only what this tool created and no current manifest is bound to (by id)."""
-    if live.dashboards_error is not None:
-        return []
-    bound = {b.id for b in bindings.values() if b.id}
-    moved = {b.renamed_from for b in bindings.values() if b.renamed_from}
-    out: list[Action] = []
-    for name, record in sorted(state.dashboards().items()):
-        if (
-            name in current
-            or name in moved
-            or record.id in bound
-            or not record.created_by_us
-            or not matches_target(f"Dashboard/{name}", options.targets)
-        ):
-            continue
-        exists = live.dashboards is None or any(
-            str(d.get("id")) == record.id for d in live.dashboards
+def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanOptions) -> Action:
+    """Plan one pipe from what was fetched: by its binding, an update, create or replace."""
+    key = resource.key
+    ids = live.pipe_ids.get(key)
+    observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
+    binding = live.bindings.get(key)
+    target = ids.as_dict() if ids else {}
+    where = resource.locate("metadata", "name")
+    if ids is None or observed.error is not None:
+        message = observed.error or "pipe could not be located"
+        return error_action("Pipe", resource.name, where, message, target)
+    try:
+        spec = resolve_pipe_secrets(resource)
+    except ManifestError as exc:
+        return error_action("Pipe", resource.name, where, str(exc), target)
+    recorded = binding.record if binding is not None else None
+    # A pipe created again (its recorded one is gone, or a replacement) starts afresh: its
+    # secrets are all sent, so none counts as recorded.
+    fresh = binding is not None and binding.how is Bound.NEW
+    check = SecretCheck(state.key, {} if fresh else state.fingerprints(_record_key(binding, key)))
+    renamed = binding.renamed_from if binding is not None else None
+    if binding is not None and binding.how is Bound.NEW:
+        del target["pipeId"]
+        warnings = held_warnings("Pipe", binding)
+        action = plan_create(
+            resource, spec, check, target=target, warnings=warnings, record=recorded
         )
-        if not exists:
-            continue
-        out.append(
-            plan_prune(
-                name,
-                record,
-                can_delete=live.capabilities.dashboards_list is True,
-                location=Location(state.location),
-            )
+        action = after_create(resource, spec, action)
+    else:
+        how = binding.how if binding is not None else None
+        # The pipe list is one of the real service's extensions: where the server has it, it
+        # has the state and scaling endpoints too (``--spec-only`` has none of them).
+        lifecycle = live.capabilities.pipes_list is True
+        action = plan_pipe(
+            resource,
+            spec,
+            observed,
+            check,
+            ids=target,
+            replace=options.replace,
+            bound=how,
+            lifecycle=lifecycle,
         )
-    return out
+    return dataclasses.replace(action, renamed_from=renamed) if renamed else action
+
+
+def _record_key(binding: Binding | None, key: str) -> str:
+    """Return the state address whose fingerprints a pipe compares with (its old one if renamed)."""
+    if binding is not None and binding.renamed_from is not None:
+        return f"Pipe/{binding.renamed_from}"
+    return key

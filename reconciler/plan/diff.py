@@ -31,6 +31,7 @@ from reconciler.model.fields import (
     PIPE_IDENTITY,
     TABLE_MAPPING_KEY,
     TABLE_MAPPINGS,
+    is_create_time_path,
     is_secret_path,
     is_validate_only,
     is_writable_pipe_path,
@@ -71,6 +72,13 @@ class ChangeKind(StrEnum):
     ADD = "add"
     REMOVE = "remove"
     RESET = "reset"  # ``null`` in the manifest: sent as null; ``new`` is the service's default
+    # A run state (``spec.state``) reached with the pipe's state command; ``old`` is the live state.
+    COMMAND = "command"
+    # A pipe in a transitional state on its way to the desired one: shown, never drift.
+    CONVERGING = "converging"
+    # A create-time field (sent on create, never by update) that differs on a live pipe: only
+    # a replacement (``--replace``: delete and create again) changes it.
+    REPLACE = "replace"
 
 
 @dataclass(frozen=True)
@@ -324,7 +332,13 @@ def diff_pipe(
                 walk(want, have, here, field.children)
                 continue
             if not same(want, have):
-                kind = ChangeKind.SET if is_writable_pipe_path(here) else ChangeKind.EXPECTATION
+                kind = (
+                    ChangeKind.SET
+                    if is_writable_pipe_path(here)
+                    else ChangeKind.REPLACE
+                    if is_create_time_path(here)
+                    else ChangeKind.EXPECTATION
+                )
                 changes.append(FieldChange(here, have, want, kind, loc(here)))
 
     walk(pipe_managed(spec), live, (), _field_tree(defaults))

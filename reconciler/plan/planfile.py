@@ -104,6 +104,8 @@ def action_to_json(action: Action) -> dict[str, JsonLike]:
         "secrets": dict(action.secrets),
         "contentHash": action.content_hash,
         "renamedFrom": action.renamed_from,
+        # Only for bound kinds (pipes, dashboards) planned with an identity.
+        **({"bound": action.bound} if action.bound else {}),
         # Only when there is something to forget: plans of thousands of pipes stay as they were.
         **({"forgetSecrets": list(action.forget_secrets)} if action.forget_secrets else {}),
     }
@@ -206,6 +208,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
         content_hash=raw.get("contentHash"),
         renamed_from=raw.get("renamedFrom"),
         forget_secrets=tuple(str(name) for name in raw.get("forgetSecrets") or ()),
+        bound=str(raw["bound"]) if raw.get("bound") else None,
     )
 
 

@@ -2,9 +2,11 @@
 
 A pipe's changes become one merge-style PATCH (two when a table is removed and added again,
 removals first, because the service refuses both in one request); an organization's become a
-PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. Problems the service would refuse (read-only fields,
-table-mapping edits on a running pipe, endpoints that are not Ready) become errors of the
-action, never requests.
+PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. A pipe's
+run state and scaling add state-command and scaling requests around the update (``lifecycle``).
+Problems the service would refuse (read-only fields, table-mapping edits on a running pipe
+the server cannot pause, endpoints that are not Ready) become errors of the action, never
+requests.
 
 This module imports neither httpx nor click.
 """
@@ -16,6 +18,7 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.live import Observed
+from reconciler.client.paths import PipeIds
 from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import fingerprint, holds_secret, secret_paths
@@ -38,11 +41,25 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
+from reconciler.plan.lifecycle import plan_replace, replacement_errors
 from reconciler.plan.rules import (
     field_mapping_errors,
     kafka_credential_errors,
     resend_credentials,
 )
+from reconciler.plan.runstate import SCALING, after_create, plan_lifecycle, settled
+
+# Change kinds that write nothing through the pipe update.
+_NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING, ChangeKind.REPLACE})
+# Spec keys written through their own endpoints, never in the update body.
+_NOT_IN_UPDATE = frozenset({"state", SCALING})
+
+
+def _pipe_ids(ids: Mapping[str, str]) -> PipeIds | None:
+    try:
+        return PipeIds.from_target(ids)
+    except KeyError:
+        return None
 
 
 def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
@@ -63,31 +80,49 @@ def plan_pipe(
     secrets: SecretCheck,
     *,
     ids: Mapping[str, str],
+    replace: bool = False,
+    bound: str | None = None,
+    lifecycle: bool = False,
 ) -> Action:
-    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe."""
+    """Plan one pipe: ``spec`` has its secrets resolved; ``ids`` its organization/service/pipe.
+
+    A create-time field that differs needs a replacement: with ``replace`` (and no pinned
+    ``pipeId``) the pipe is deleted and created again, else that is the action's error.
+    ``lifecycle`` tells whether the server has the state and scaling endpoints.
+    """
     where = resource.locate("metadata", "name")
     if observed.error is not None or observed.live is None:
         failed = (observed.error or "live pipe not found",)
-        return Action("Pipe", resource.name, Op.ERROR, where, errors=failed, target=dict(ids))
+        return Action(
+            "Pipe", resource.name, Op.ERROR, where, errors=failed, target=dict(ids), bound=bound
+        )
     live = observed.live
     changes = diff_pipe(resource, spec, live, secrets)
+    reasons = [c for c in changes if c.kind is ChangeKind.REPLACE]
+    pinned = resource.locate_spec("pipeId") if "pipeId" in resource.spec else None
+    if reasons and replace and pinned is None:
+        replaced = plan_replace(
+            resource, spec, secrets, live=live, target=ids, reasons=reasons, bound=bound
+        )
+        return after_create(resource, spec, replaced)
     changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
-    errors: list[str] = []
+    life = plan_lifecycle(resource, spec, live, changes, _pipe_ids(ids), offered=lifecycle)
+    changes = list(life.changes)
+    if isinstance(basis, dict):
+        basis.update(life.basis)
+        if "state" in basis:  # a pipe on its way to a state is compared as that state
+            basis["state"] = settled(str(basis["state"]))
+    errors: list[str] = replacement_errors(reasons, pinned=pinned, replace=replace)
     for change in changes:
         if change.kind is ChangeKind.EXPECTATION:
             errors.append(
                 f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
                 f"{_show(change.new)}: it cannot be changed through the API"
             )
-    mapping_changes = [c for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)]
+    errors.extend(life.errors)
     state = str(live.get("state", ""))
-    if mapping_changes and state != "Paused":
-        errors.append(
-            f"table mappings can only be edited while the pipe is Paused (it is {state or 'in an unknown state'}): "
-            "pause the pipe, apply, then resume it"
-        )
-    if state == "Completed" and any(c.kind is not ChangeKind.EXPECTATION for c in changes):
+    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
         errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
     for endpoint_id, status in observed.endpoint_status.items():
         if status is None:
@@ -97,7 +132,7 @@ def plan_pipe(
     errors.extend(field_mapping_errors(resource, spec, live, changes))
     errors.extend(kafka_credential_errors(resource, spec, live, changes))
 
-    requests = _pipe_requests(observed.path, spec, changes)
+    requests = [*life.before, *_pipe_requests(observed.path, spec, changes), *life.after]
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
@@ -117,10 +152,12 @@ def plan_pipe(
         changes=tuple(changes),
         requests=tuple(requests) if not errors else (),
         errors=tuple(errors),
+        warnings=life.warnings if not errors else (),
         target=dict(ids),
         basis=basis,
         secrets=recorded,
         forget_secrets=tuple(sorted(k for k in secrets.recorded if k not in stated)),
+        bound=bound,
     )
 
 
@@ -131,6 +168,8 @@ def _pipe_requests(
         return []  # most pipes of a large plan: nothing below would be built
     body: dict[str, Any] = {}
     for change in changes:
+        if change.path[0] in _NOT_IN_UPDATE:
+            continue  # sent through the state and scaling endpoints (``lifecycle``)
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
             _set_in(body, change.path, change.new)
         elif change.kind is ChangeKind.RESET:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.model.secrets import redact
-from reconciler.plan.actions import Action, Op, Plan
+from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.changetext import (
     ElementLine,
     describe_change,
@@ -62,6 +62,14 @@ def ansi(text: str, *, fg: str | None = None, bold: bool = False, dim: bool = Fa
     """Return ``text`` in a colour and weight for a terminal (ANSI escape codes)."""
     codes = ([_SGR[fg]] if fg else []) + ([1] if bold else []) + ([2] if dim else [])
     return "".join(f"\x1b[{code}m" for code in codes) + text + _RESET
+
+
+def purpose_text(request: Request) -> str:
+    """Say why a request is sent (a state command names its command: ``state command: stop``)."""
+    body = request.body
+    if request.purpose.is_state_command and isinstance(body, Mapping) and "command" in body:
+        return f"{request.purpose}: {body['command']}"
+    return str(request.purpose)
 
 
 def summary_line(plan: Plan) -> str:
@@ -116,12 +124,22 @@ def render_text(
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
         if action.renamed_from:
-            head += f" (renamed from Dashboard/{action.renamed_from}; same live dashboard {action.target.get('id', '')})"
+            ident = action.target.get("id") or action.target.get("pipeId", "")
+            head += f" (renamed from {action.kind}/{action.renamed_from}; same live {action.kind.lower()} {ident})"
+        elif action.bound == "adopted":
+            head += f" (adopted by name: pipe {action.target.get('pipeId', '')})"
+        if action.operation is Op.CREATE and not action.errors:
+            head += " (create)"
+        elif action.operation is Op.REPLACE:
+            head += " (-/+ replace)"
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
+        creating = action.operation in (Op.CREATE, Op.REPLACE)
         readded = readded_paths(action)
         for change in action.changes:
             expanded = expand_change(change, readded)
-            csign, text = describe_change(change) if expanded is None else expanded[0]
+            csign, text = (
+                describe_change(change, creating=creating) if expanded is None else expanded[0]
+            )
             if not text:
                 continue
             lines.append(
@@ -138,7 +156,7 @@ def render_text(
             for request in action.requests:
                 lines.append(
                     style(f"    → {request.method} {request.path}", fg="cyan")
-                    + style(f"  [{request.purpose}]", dim=True)
+                    + style(f"  [{purpose_text(request)}]", dim=True)
                 )
         for warning in action.warnings:
             lines.append(style(f"    warning: {warning}", fg="yellow"))
@@ -153,7 +171,8 @@ def render_text(
 
 
 def _change_colour(sign: str) -> str:
-    return {"+": "green", "-": "red", "~": "yellow", "!": "red"}.get(sign, "white")
+    colours = {"+": "green", "-": "red", "~": "yellow", "!": "red", "-/+": "magenta", "…": "cyan"}
+    return colours.get(sign, "white")
 
 
 # -- markdown -----------------------------------------------------------------------------------
@@ -250,6 +269,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
         f"<details><summary>{sign} <code>{action.key}</code> — {len(action.changes)} change(s)</summary>",
         "",
     ]
+    creating = action.operation in (Op.CREATE, Op.REPLACE)
     if action.changes:
         parts += ["| | Field | Old | New | Manifest |", "|---|---|---|---|---|"]
         readded = readded_paths(action)
@@ -272,7 +292,7 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 else value_text(change.old, 60)
             )
             new = (
-                "(sensitive value changed)"
+                ("(sensitive value)" if creating else "(sensitive value changed)")
                 if change.kind is ChangeKind.SENSITIVE
                 else reset_text(change.new)
                 if change.kind is ChangeKind.RESET
@@ -287,12 +307,12 @@ def _md_details(action: Action, with_bodies: bool) -> str:
                 old = "" if change.old is MISSING else full_text(change.old)
                 new = "" if change.new is MISSING else full_text(change.new)
             parts.append(
-                f"| {describe_change(change)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
+                f"| {describe_change(change, creating=creating)[0]} | `{_md_escape(change.dotted)}` | {_md_escape(old)} | {_md_escape(new)} | "
                 f"{where} |"
             )
         parts.append("")
     for request in action.requests:
-        parts.append(f"`{request.method} {request.path}` ({request.purpose})")
+        parts.append(f"`{request.method} {request.path}` ({purpose_text(request)})")
         if with_bodies and request.body is not None:
             parts += [
                 "```json",

@@ -10,6 +10,7 @@ nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -17,9 +18,11 @@ from typing import Protocol
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
+from reconciler.load.manifests import find_manifest_files, load_resources
 from reconciler.load.overlays import Layering, load_environment
 from reconciler.model import collector
-from reconciler.model.errors import StateError
+from reconciler.model.errors import ReconcileError, StateError
+from reconciler.model.resources import KINDS
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
     PlanOptions,
@@ -49,10 +52,35 @@ class Scope:
     # An environment's overlays and excludes (``reconciler.load.overlays``); None: the base.
     layering: Layering | None = None
     environment: str | None = None  # the environment's name, for messages and reports
+    # The manifest paths the project file names (None: the run's paths are the whole project).
+    project_paths: tuple[str, ...] | None = None
 
     def backend(self) -> Backend:
         """Open the state backend (the caller closes it)."""
         return open_backend(self.state, self.workspace)
+
+    def complete_kinds(self) -> frozenset[str] | None:
+        """Return the kinds of which ``paths`` hold every manifest the project has.
+
+        None when they hold all of them (or no project file names its manifests): then a
+        rename of ``metadata.name`` may be inferred and prune may delete pipes. The project's
+        manifests the run leaves out are read only to learn their kinds; if they cannot be
+        read, no kind counts as complete.
+        """
+        if self.project_paths is None:
+            return None
+        try:
+            project = {Path(f).resolve() for f in find_manifest_files(self.project_paths)}
+            mine = {Path(f).resolve() for f in find_manifest_files(self.paths)}
+            left_out = sorted(project - mine)
+            if not left_out:
+                return None
+            kinds = {
+                r.kind for r in load_resources(left_out, default_organization=self.organization)
+            }
+        except ReconcileError:
+            return frozenset()
+        return frozenset(KINDS) - kinds
 
 
 @dataclass(frozen=True)
@@ -120,7 +148,9 @@ async def compute_plan(
                     client,
                     resources,
                     state,
-                    options or PlanOptions(),
+                    dataclasses.replace(
+                        options or PlanOptions(), complete_kinds=scope.complete_kinds()
+                    ),
                     manifest_paths=scope.paths,
                     progress=bar,
                 )

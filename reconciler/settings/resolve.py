@@ -90,6 +90,19 @@ class Settings:
         return tuple(str(p) for p in paths) if isinstance(paths, tuple | list) else ()
 
     @property
+    def project_manifests(self) -> tuple[str, ...] | None:
+        """Return the manifest paths the project file names (None: it names none).
+
+        A run over fewer paths does not see the whole project: renames of ``metadata.name``
+        are then not inferred, and ``--prune`` deletes no pipe (``Scope.complete_kinds``).
+        """
+        value = self.project.get(("manifests",)) if self.project is not None else None
+        if not value or self.project is None:
+            return None
+        listed = value if isinstance(value, list) else [value]
+        return tuple(self.project.path_value(str(v)) for v in listed)
+
+    @property
     def workspace(self) -> str:
         """Return the state workspace."""
         return str(self.values["workspace"].value)
@@ -158,6 +171,7 @@ class Settings:
             self.organization,
             self.layering(),
             self.environment_name,
+            self.project_manifests,
         )
 
     def layering(self) -> Layering | None:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler.model.errors import StateError
+from reconciler.model.identity import Record
 from reconciler.model.json import JsonLike, JsonObject
 
 STATE_FORMAT_VERSION = 1
@@ -30,15 +31,8 @@ STATE_FORMAT_VERSION = 1
 Sink = Callable[[bytes], None]
 
 
-@dataclass(frozen=True)
-class DashboardRecord:
-    """What state remembers about a dashboard this tool created or adopted."""
-
-    id: str | None
-    content_hash: str | None
-    created_by_us: bool = False
-    uncertain: bool = False
-    display_name: str | None = None
+# What state remembers about a dashboard (the record every bound kind shares).
+DashboardRecord = Record
 
 
 def _no_sink(data: bytes) -> None:
@@ -70,28 +64,54 @@ class State:
         raw = entry.get("secrets", {})
         return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
-    def dashboard(self, name: str) -> DashboardRecord | None:
-        """Return what state recorded for the dashboard named ``name``."""
-        entry = self.resources.get(f"Dashboard/{name}")
+    def record_of(self, kind: str, name: str) -> Record | None:
+        """Return the identity state recorded for the ``kind`` manifest named ``name``.
+
+        A pipe's entry holds its id in ``id`` (and, before identities were recorded, only in
+        ``target.pipeId``: an entry written for a pinned pipe), its organization and service in
+        ``target``; a dashboard's its id, display name and content hash.
+        """
+        entry = self.resources.get(f"{kind}/{name}")
         if not entry:
             return None
-        return DashboardRecord(
-            id=entry.get("id"),
+        target = entry.get("target")
+        scope = (
+            {k: str(target[k]) for k in ("organizationId", "serviceId") if k in target}
+            if isinstance(target, dict)
+            else None
+        )
+        ident = entry.get("id")
+        if ident is None and kind == "Pipe" and isinstance(target, dict):
+            ident = target.get("pipeId")
+        if ident is None and kind == "Pipe" and not entry.get("uncertain"):
+            return None  # fingerprints only: nothing binds
+        return Record(
+            id=str(ident) if ident is not None else None,
             content_hash=entry.get("contentHash"),
             created_by_us=bool(entry.get("createdByUs")),
             uncertain=bool(entry.get("uncertain")),
             display_name=entry.get("displayName"),
+            scope=scope or None,
         )
+
+    def records(self, kind: str) -> dict[str, Record]:
+        """Return every record of ``kind`` by ``metadata.name``."""
+        prefix = f"{kind}/"
+        out: dict[str, Record] = {}
+        for key in self.resources:
+            if key.startswith(prefix):
+                record = self.record_of(kind, key[len(prefix) :])
+                if record is not None:
+                    out[key[len(prefix) :]] = record
+        return out
+
+    def dashboard(self, name: str) -> DashboardRecord | None:
+        """Return what state recorded for the dashboard named ``name``."""
+        return self.record_of("Dashboard", name)
 
     def dashboards(self) -> dict[str, DashboardRecord]:
         """Return every dashboard record by name."""
-        out: dict[str, DashboardRecord] = {}
-        for key in self.resources:
-            if key.startswith("Dashboard/"):
-                record = self.dashboard(key.split("/", 1)[1])
-                if record is not None:
-                    out[key.split("/", 1)[1]] = record
-        return out
+        return self.records("Dashboard")
 
     def organization_values(self, resource_key: str) -> JsonObject | None:
         """Return the organization values recorded at the last apply, if any."""

@@ -1,0 +1,253 @@
+"""Binding manifests to live objects, and pruning what this tool created.
+
+The identity rule itself is ``reconciler.model.identity``; here it is applied to a run: which
+state record each pipe or dashboard manifest uses (its own, or the one a rename of its
+``metadata.name`` moves to it), which live dashboard each dashboard manifest is bound to, and
+which created objects no current manifest is bound to any more (``--prune``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reconciler.client import reads
+from reconciler.client.api import Client
+from reconciler.client.live import LiveState
+from reconciler.client.paths import PipeIds
+from reconciler.model.errors import ApiError, AuthenticationFailed, Location, NotFound, PlanError
+from reconciler.model.identity import Binding, Identities, Listed, bind, rename_source
+from reconciler.model.resources import Resource
+from reconciler.plan import lifecycle
+from reconciler.plan.actions import Action, error_action
+from reconciler.plan.dashboards import plan_prune
+from reconciler.plan.diff import content_hash, dashboard_content
+from reconciler.plan.targets import matches_target
+from reconciler.state.document import State
+
+
+def bind_dashboards(
+    dashboards: Sequence[Resource],
+    live: LiveState,
+    state: State,
+    current: set[str],
+    *,
+    may_infer: bool = True,
+) -> dict[str, Binding]:
+    """Bind each dashboard manifest to one live id; raise PlanError when two share one.
+
+    A state record whose ``metadata.name`` no manifest uses any more is an orphan; a manifest
+    with no record of its own takes it over (a rename of ``metadata.name``, never a delete and a
+    create) when it says so (``metadata.renamedFrom``), or, when the run sees every dashboard
+    manifest of the project (``may_infer``), when the orphan holds the same dashboard (same
+    display name, recorded or live, or same content).
+    """
+    records = state.dashboards()
+    orphans = {n: r for n, r in records.items() if n not in current and r.id}
+    listable = live.capabilities.dashboards_list is True
+    listed = Listed.of(live.dashboards or []) if listable else None
+    renamed: dict[str, str] = {}
+    for resource in dashboards:
+        if resource.name in records:
+            continue
+        display = display_name(resource)
+        wanted = content_hash(dashboard_content(resource.spec))
+        matches = [
+            name
+            for name, orphan in sorted(orphans.items())
+            if display in (orphan.display_name, _live_name(listed, orphan.id))
+            or (orphan.display_name is None and orphan.content_hash == wanted)
+        ]
+        old = rename_source(
+            resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
+        )
+        if old is not None:
+            renamed[resource.name] = old
+            del orphans[old]
+    identities = Identities(records, renamed)
+    out: dict[str, Binding] = {}
+    owners: dict[str, Resource] = {}
+    conflicts: list[str] = []
+    for resource in dashboards:
+        binding = bind(
+            name=display_name(resource),
+            pinned=None,
+            record=identities.record(resource.name),
+            listed=listed,
+            held=identities.held,
+            owner=resource.name,
+            renamed_from=renamed.get(resource.name),
+            kind_label="dashboard",
+        )
+        out[resource.name] = binding
+        if binding.id:
+            first = owners.setdefault(binding.id, resource)
+            if first is not resource:
+                conflicts.append(
+                    f"dashboard {binding.id} is addressed by two manifests: {first.key} "
+                    f"({first.locate('metadata', 'name')}) and {resource.key} "
+                    f"({resource.locate('metadata', 'name')}); keep one of them"
+                )
+    if conflicts:
+        raise PlanError("\n".join(conflicts))
+    return out
+
+
+def _live_name(listed: Listed | None, ident: str | None) -> Any:
+    item = listed.by_id.get(ident) if listed is not None and ident else None
+    return item.get("name") if item is not None else None
+
+
+def pipe_identities(resources: Sequence[Resource], state: State, *, may_infer: bool) -> Identities:
+    """Return what state knows of the pipe manifests, renames of ``metadata.name`` resolved.
+
+    A record whose manifest is gone moves to a manifest with no record of its own when that
+    manifest says so (``metadata.renamedFrom``) or, when the run sees every pipe manifest of the
+    project, when the record holds its pipe (same pinned id, or same recorded display name).
+    """
+    records = state.records("Pipe")
+    if not records:
+        return Identities({}, {})
+    pipes = [r for r in resources if r.kind == "Pipe"]
+    current = {r.name for r in pipes}
+    orphans = {n: r for n, r in records.items() if n not in current and r.id}
+    renamed: dict[str, str] = {}
+    if orphans:
+        for resource in pipes:
+            if resource.name in records:
+                continue
+            pinned = resource.spec.get("pipeId")
+            matches = [
+                name
+                for name, orphan in sorted(orphans.items())
+                if (pinned and orphan.id == pinned)
+                or (not pinned and orphan.display_name == resource.spec.get("name"))
+            ]
+            old = rename_source(
+                resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
+            )
+            if old is not None:
+                renamed[resource.name] = old
+                del orphans[old]
+    return Identities(records, renamed)
+
+
+def display_name(resource: Resource) -> str:
+    """Return a dashboard manifest's display name (``spec.name``; ``metadata.name`` is a slug)."""
+    return str(resource.spec.get("name") or resource.name)
+
+
+def held_warnings(kind: str, binding: Binding) -> tuple[str, ...]:
+    """Say why a live object with the manifest's name was not adopted (another manifest's)."""
+    return tuple(
+        f"a {kind.lower()} with this name exists ({ident}) but the state binds it to "
+        f"{kind}/{holder}, so this creates another; if this manifest is {kind}/{holder} "
+        f"renamed, add `metadata.renamedFrom: {holder}` to it"
+        for ident, holder in binding.held_elsewhere
+    )
+
+
+PRUNE_PARTIAL = (
+    "--prune deletes no pipe in this run: its paths do not cover every pipe manifest of the "
+    "project (reconcile.yaml `manifests`), so a pipe whose manifest is only elsewhere could be "
+    "taken for removed; run it over the whole project"
+)
+
+
+def retired_pipes_note(
+    resources: Sequence[Resource], identities: Identities, state: State
+) -> list[str]:
+    """Say which pipes this tool created have no manifest any more (``--prune`` deletes them)."""
+    current = {r.name for r in resources if r.kind == "Pipe"}
+    moved = set(identities.renamed.values())
+    gone = [
+        f"Pipe/{name}"
+        for name, record in sorted(state.records("Pipe").items())
+        if record.created_by_us and record.id and name not in current and name not in moved
+    ]
+    if not gone:
+        return []
+    return [
+        f"the state records pipes this tool created whose manifests are gone ({', '.join(gone)}): "
+        "they are left alone; plan or apply with --prune to delete them"
+    ]
+
+
+async def prune_pipes(
+    client: Client,
+    resources: Sequence[Resource],
+    identities: Identities,
+    live: LiveState,
+    state: State,
+    targets: Sequence[str],
+) -> list[Action]:
+    """Plan deleting each pipe this tool created whose manifest is gone (never a pinned or
+    adopted one, nor one a current manifest is bound to); a pipe already gone is skipped."""
+    current = {r.name for r in resources if r.kind == "Pipe"}
+    moved = set(identities.renamed.values())
+    bound = {b.id for b in live.bindings.values() if b.id}
+    bound |= {str(r.spec["pipeId"]) for r in resources if r.kind == "Pipe" and "pipeId" in r.spec}
+    out: list[Action] = []
+    for name, record in sorted(state.records("Pipe").items()):
+        scope = record.scope or {}
+        if (
+            name in current
+            or name in moved
+            or not record.created_by_us
+            or not record.id
+            or record.id in bound
+            or not scope.get("organizationId")
+            or not scope.get("serviceId")
+            or not matches_target(f"Pipe/{name}", targets)
+        ):
+            continue
+        ids = PipeIds(scope["organizationId"], scope["serviceId"], record.id)
+        try:
+            pipe = await reads.get_pipe(client, ids, name=name)
+        except NotFound:
+            continue  # already gone
+        except AuthenticationFailed:
+            raise
+        except ApiError as exc:
+            out.append(error_action("Pipe", name, Location(state.location), str(exc)))
+            continue
+        out.append(lifecycle.plan_prune(name, record, pipe, Location(state.location)))
+    return out
+
+
+def prune_dashboards(
+    current: set[str],
+    bindings: Mapping[str, Binding],
+    live: LiveState,
+    state: State,
+    targets: Sequence[str],
+) -> list[Action]:
+    """Delete only what this tool created and no current manifest is bound to (by id)."""
+    if live.dashboards_error is not None:
+        return []
+    bound = {b.id for b in bindings.values() if b.id}
+    moved = {b.renamed_from for b in bindings.values() if b.renamed_from}
+    out: list[Action] = []
+    for name, record in sorted(state.dashboards().items()):
+        if (
+            name in current
+            or name in moved
+            or record.id in bound
+            or not record.created_by_us
+            or not matches_target(f"Dashboard/{name}", targets)
+        ):
+            continue
+        exists = live.dashboards is None or any(
+            str(d.get("id")) == record.id for d in live.dashboards
+        )
+        if not exists:
+            continue
+        out.append(
+            plan_prune(
+                name,
+                record,
+                can_delete=live.capabilities.dashboards_list is True,
+                location=Location(state.location),
+            )
+        )
+    return out

@@ -1,0 +1,337 @@
+"""Planning a pipe's life beyond updates: create, replace, prune.
+
+A manifest bound to no live pipe (``identity.Bound.NEW``) becomes a create: one POST of the
+whole pipe (its create-time fields included, ``null`` fields left to the service's defaults),
+shown field by field with secrets as ``(sensitive value)``. A create-time field that differs on
+a live pipe can only change through a replacement: with ``--replace`` (never for a pinned
+``pipeId``) a DELETE of the old pipe then the same POST. Prune deletes a pipe this tool created
+whose manifest is gone. Which fields a pipe cannot be created without is decided here
+(``create_errors``; the service marks none required, so these rules are inferred from what a
+pipe needs to run).
+
+Requests that ``run`` state or scaling adds to a create go after the POST with ``CREATED_ID``
+in their path. This module imports neither httpx nor click.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reconciler.client.paths import pipe_path, pipes_path
+from reconciler.model.errors import Location
+from reconciler.model.fields import is_secret_path
+from reconciler.model.identity import Bound, Record
+from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.secrets import fingerprint, redact
+from reconciler.plan.actions import Action, Op, Purpose, Request
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    FieldChange,
+    SecretCheck,
+    content_hash,
+    secret_field_name,
+)
+
+# The top-level fields of a pipe's create body (``state`` goes through the state command).
+CREATE_FIELDS: tuple[str, ...] = (
+    "name",
+    "source",
+    "destination",
+    "fieldMappings",
+    "settings",
+    "scaling",
+)
+
+# What a replacement loses, per source kind (said in the plan).
+_LOST = {
+    "kafka": "its consumer group offsets restart as `offset` says",
+    "objectStorage": "the record of files already loaded (the initial load runs again)",
+    "kinesis": "its position in the stream restarts as `iteratorType` says",
+    "postgres": "its replication slot (a new initial snapshot is taken)",
+}
+
+
+def create_body(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service.
+
+    ``source.validateSamples`` qualifies an update only: the create body's source holds the
+    source kind alone.
+    """
+    body = {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
+    if isinstance(body.get("source"), Mapping):
+        body["source"] = {k: v for k, v in body["source"].items() if k != "validateSamples"}
+    return body
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def create_changes(resource: Resource, body: Mapping[str, Any]) -> list[FieldChange]:
+    """Return one change per field the create sends (a secret subtree as one sensitive change)."""
+    out: list[FieldChange] = []
+
+    def walk(value: Any, path: JsonPath) -> None:
+        if path and is_secret_path(path):
+            out.append(
+                FieldChange(path, MISSING, value, ChangeKind.SENSITIVE, resource.locate_spec(*path))
+            )
+        elif isinstance(value, Mapping) and value:
+            for key, sub in value.items():
+                walk(sub, (*path, key))
+        else:
+            out.append(
+                FieldChange(path, MISSING, value, ChangeKind.SET, resource.locate_spec(*path))
+            )
+
+    walk(body, ())
+    return out
+
+
+def _secrets_sent(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[str, str]:
+    if secrets.key is None:
+        return {}
+    return {
+        secret_field_name(c.path): fingerprint(secrets.key, c.new)
+        for c in changes
+        if c.kind is ChangeKind.SENSITIVE
+    }
+
+
+def plan_create(
+    resource: Resource,
+    spec: Mapping[str, Any],
+    secrets: SecretCheck,
+    *,
+    target: Mapping[str, str],
+    warnings: Sequence[str] = (),
+    record: Record | None = None,
+) -> Action:
+    """Plan the creation of a pipe bound to no live pipe (``target``: organization, service)."""
+    where = resource.locate("metadata", "name")
+    errors = create_errors(resource, spec)
+    body = create_body(spec)
+    changes = create_changes(resource, body)
+    path = pipes_path(target["organizationId"], target["serviceId"])
+    post = Request("POST", path, body, idempotent=False, purpose=Purpose.CREATE)
+    basis = {"id": None, "name": body.get("name"), "serviceId": target["serviceId"]}
+    gone = (
+        (f"pipe {record.id} recorded in state no longer exists on the server; creating it again",)
+        if record is not None and record.id
+        else ()
+    )
+    return Action(
+        "Pipe",
+        resource.name,
+        Op.ERROR if errors else Op.CREATE,
+        where,
+        changes=tuple(changes),
+        requests=() if errors else (post,),
+        errors=tuple(errors),
+        warnings=(*gone, *warnings),
+        target=dict(target),
+        basis=basis,
+        basis_hash=content_hash(basis),
+        secrets=_secrets_sent(changes, secrets),
+        bound=Bound.NEW,
+    )
+
+
+def plan_replace(
+    resource: Resource,
+    spec: Mapping[str, Any],
+    secrets: SecretCheck,
+    *,
+    live: Mapping[str, Any],
+    target: Mapping[str, str],
+    reasons: Sequence[FieldChange],
+    bound: str | None,
+) -> Action:
+    """Plan the replacement of a live pipe: DELETE it, then create it from the manifest."""
+    created = plan_create(resource, spec, secrets, target=target)
+    if created.errors:
+        return created
+    old = target["pipeId"]
+    delete = Request(
+        "DELETE",
+        pipe_path(target["organizationId"], target["serviceId"], old),
+        None,
+        purpose=Purpose.DELETE_FOR_REPLACE,
+    )
+    kinds = [k for k in (spec.get("source") or {}) if k in _LOST]
+    lost = "; ".join(_LOST[k] for k in kinds) or "its progress"
+    warning = (
+        f"replaces pipe {old}: it is deleted and created again with a new id, so ingestion "
+        f"stops and restarts; lost: {lost}, its run history and metrics. The destination "
+        "table and its rows are kept."
+    )
+    basis = {"id": old, "name": live.get("name"), "serviceId": target["serviceId"]}
+    return Action(
+        "Pipe",
+        resource.name,
+        Op.REPLACE,
+        resource.locate("metadata", "name"),
+        changes=(*reasons, *created.changes),
+        requests=(delete, *created.requests),
+        warnings=(warning,),
+        target=dict(target),
+        basis=basis,
+        basis_hash=content_hash(basis),
+        secrets=created.secrets,
+        bound=bound,
+    )
+
+
+def replacement_errors(
+    reasons: Sequence[FieldChange], *, pinned: Location | None, replace: bool
+) -> list[str]:
+    """Say why a pipe whose create-time fields differ is not replaced (none: it may be)."""
+    if not reasons:
+        return []
+    what = "; ".join(f"{c.dotted}: {_plain(c.old)} → {_plain(c.new)}" for c in reasons)
+    head = f"must be replaced ({what}): create-time field(s) differ"
+    if pinned is not None:
+        return [
+            f"{head}, but the pipe is pinned by spec.pipeId ({pinned}) and a pinned pipe is "
+            "never replaced: change it on the server, or remove spec.pipeId and apply with "
+            "--replace"
+        ]
+    if not replace:
+        return [
+            f"{head} ({reasons[0].location}); pass --replace to delete the pipe and create it "
+            "again (ingestion restarts)"
+        ]
+    return []
+
+
+def plan_prune(
+    name: str, record: Record, live: Mapping[str, Any] | None, location: Location
+) -> Action:
+    """Plan the deletion of a pipe this tool created whose manifest is gone."""
+    scope = record.scope or {}
+    ident = record.id or ""
+    target = {
+        "organizationId": scope.get("organizationId", ""),
+        "serviceId": scope.get("serviceId", ""),
+        "pipeId": ident,
+    }
+    request = Request(
+        "DELETE",
+        pipe_path(target["organizationId"], target["serviceId"], ident),
+        None,
+        purpose=Purpose.DELETE,
+    )
+    shown = f"{ident} ({live.get('name')})" if live else ident
+    basis = {"id": ident, "name": live.get("name") if live else record.display_name}
+    return Action(
+        "Pipe",
+        name,
+        Op.DELETE,
+        location,
+        changes=(FieldChange(("pipe",), shown, MISSING, ChangeKind.REMOVE, location),),
+        requests=(request,),
+        warnings=("manifest removed: deletes the pipe this tool created (ingestion stops)",),
+        target=target,
+        basis=basis,
+        basis_hash=content_hash(basis),
+        bound=Bound.RECORDED,
+    )
+
+
+def _plain(value: Any) -> str:
+    if value is MISSING:
+        return "absent"
+    if isinstance(value, str):
+        return value
+    return json.dumps(redact(value), separators=(", ", ": "))
+
+
+# -- what a pipe cannot be created without ------------------------------------------------------
+
+# Per source kind: fields a create must state (inferred: the service marks none required).
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "kafka": ("format", "brokers", "topics"),
+    "objectStorage": ("type", "format"),
+    "kinesis": ("format", "streamName", "region", "iteratorType"),
+    "postgres": ("host", "port", "database", "credentials", "tableMappings"),
+}
+# Per source kind and authentication: the field that carries the credential.
+_AUTH_NEEDS: dict[str, dict[str, str]] = {
+    "kafka": {
+        "PLAIN": "credentials",
+        "SCRAM-SHA-256": "credentials",
+        "SCRAM-SHA-512": "credentials",
+        "IAM_USER": "credentials",
+        "MUTUAL_TLS": "credentials",
+        "IAM_ROLE": "iamRole",
+    },
+    "objectStorage": {
+        "IAM_USER": "accessKey",
+        "IAM_ROLE": "iamRole",
+        "CONNECTION_STRING": "connectionString",
+        "SERVICE_ACCOUNT": "serviceAccountKey",
+    },
+    "kinesis": {"IAM_USER": "accessKey", "IAM_ROLE": "iamRole"},
+}
+_DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
+
+
+def create_errors(resource: Resource, spec: Mapping[str, Any]) -> list[str]:
+    """List what a pipe lacks to be created, each naming the manifest place (inferred rules)."""
+    source: Mapping[str, Any] = _mapping(spec.get("source"))
+    kinds = [k for k in source if k in _REQUIRED]
+    if not kinds:
+        return [f"{resource.locate_spec()}: spec.source is required to create the pipe"]
+    kind = kinds[0]
+    sub = _mapping(source[kind])
+    missing = [f for f in _REQUIRED[kind] if sub.get(f) in (None, "", [])]
+    if kind == "objectStorage" and sub.get("type") != "azureblobstorage" and not sub.get("url"):
+        missing.append("url")
+    if kind == "objectStorage" and sub.get("type") == "azureblobstorage":
+        missing += [f for f in ("path", "azureContainerName") if not sub.get(f)]
+    auth = sub.get("authentication") or _DEFAULT_AUTH.get(kind)
+    needs = _AUTH_NEEDS.get(kind, {}).get(str(auth)) if auth else None
+    if needs and sub.get(needs) in (None, "") and needs not in missing:
+        missing.append(needs)
+    if kind == "kinesis" and sub.get("iteratorType") == "AT_TIMESTAMP" and "timestamp" not in sub:
+        missing.append("timestamp")
+    offset = sub.get("offset") if kind == "kafka" else None
+    if (
+        isinstance(offset, Mapping)
+        and offset.get("strategy") == "from_timestamp"
+        and not offset.get("timestamp")
+    ):
+        missing.append("offset.timestamp")
+    errors = [
+        f"{resource.locate_spec('source', kind)}: spec.source.{kind}.{f} is required to create "
+        "the pipe" + (f" (authentication {auth})" if f == needs else "")
+        for f in missing
+    ]
+    destination = _mapping(spec.get("destination"))
+    if kind == "postgres" and not destination.get("database"):
+        errors.append(
+            f"{resource.locate_spec()}: spec.destination.database is required to create the pipe "
+            "(the database its tables are replicated into)"
+        )
+    if kind != "postgres":
+        for f in ("database", "table", "columns"):
+            if not destination.get(f):
+                errors.append(
+                    f"{resource.locate_spec('destination') if destination else resource.locate_spec()}: "
+                    f"spec.destination.{f} is required to create the pipe"
+                )
+        if not spec.get("fieldMappings"):
+            errors.append(
+                f"{resource.locate_spec()}: spec.fieldMappings is required to create the pipe "
+                "(every destination column mapped once)"
+            )
+    return errors
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
