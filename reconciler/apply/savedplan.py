@@ -31,7 +31,14 @@ from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
-from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    Missing,
+    content_hash,
+    leaf_differences,
+    project,
+)
 from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
@@ -213,7 +220,7 @@ def secrets_for_saved_plan(
             value = value_at(spec, change.path)
             dotted = ".".join(str(p) for p in change.path)
             expected = action.secrets.get(dotted)
-            if value is MISSING or expected is None or fingerprint_of(value) != expected:
+            if isinstance(value, Missing) or expected is None or fingerprint_of(value) != expected:
                 raise PlanError(
                     f"{action.key}: the secret at {dotted} differs from the one the plan was made with; run plan again"
                 )

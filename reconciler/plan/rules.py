@@ -13,6 +13,7 @@ Pure: imports neither httpx nor click.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from reconciler.model.fields import (
     KAFKA_CREDENTIAL_SHAPES,
@@ -36,14 +37,31 @@ def _names(items: object, key: str) -> list[str] | None:
     return [str(i.get(key)) for i in items if isinstance(i, Mapping)]
 
 
-def field_mapping_errors(
+@dataclass(frozen=True)
+class PipeCheck:
+    """What a pipe rule looks at: the manifest's spec (secrets resolved), the live pipe, the diff."""
+
+    resource: Resource
+    spec: Mapping[str, SecretTree]
+    live: JsonMapping
+    changes: Sequence[FieldChange]
+
+
+def pipe_rule_errors(
     resource: Resource,
     spec: Mapping[str, SecretTree],
     live: JsonMapping,
     changes: Sequence[FieldChange],
 ) -> list[str]:
+    """Return the errors of every pipe rule, in order (each names the manifest place)."""
+    check = PipeCheck(resource, spec, live, changes)
+    return [*field_mapping_errors(check), *kafka_credential_errors(check)]
+
+
+def field_mapping_errors(check: PipeCheck) -> list[str]:
     """Check "every destination column mapped once, to existing columns only" when either
     list is about to change."""
+    resource, spec, live, changes = check.resource, check.spec, check.live, check.changes
     touched = {c.path for c in changes if c.kind is ChangeKind.SET}
     if _MAPPINGS not in touched and _COLUMNS not in touched:
         return []
@@ -90,14 +108,10 @@ def kafka_authentication(spec: Mapping[str, SecretTree], live: JsonMapping) -> s
     return str(current) if current else KAFKA_DEFAULT_AUTHENTICATION
 
 
-def kafka_credential_errors(
-    resource: Resource,
-    spec: Mapping[str, SecretTree],
-    live: JsonMapping,
-    changes: Sequence[FieldChange],
-) -> list[str]:
+def kafka_credential_errors(check: PipeCheck) -> list[str]:
     """Check that the stated credentials fit the method, and that a switch of method brings
     credentials that fit it."""
+    resource, spec, live, changes = check.resource, check.spec, check.live, check.changes
     kafka = as_mapping(spec.get("source")).get("kafka")
     if not isinstance(kafka, Mapping):
         return []
