@@ -19,6 +19,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -53,9 +54,38 @@ CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
 """
 
 
-def _lock_key(workspace: str) -> int:
-    digest = hashlib.sha256(f"reconcile-state:{workspace}".encode()).digest()
+def advisory_key(purpose: str, workspace: str) -> int:
+    """Return the session advisory lock key of one workspace for one purpose (state, watch)."""
+    digest = hashlib.sha256(f"reconcile-{purpose}:{workspace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def advisory_holder_pid(execute: Callable[..., Any], key: int) -> int | None:
+    """Return the server pid of the session holding advisory lock ``key`` (None when free).
+
+    ``execute`` runs one statement (a connection's, or a backend's error-mapping wrapper).
+    """
+    hi, lo = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
+    row = execute(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
+        (hi, lo),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def create_tables(conn: psycopg.Connection[Any], ddl: str) -> None:
+    """Run ``CREATE TABLE IF NOT EXISTS`` statements, serialised among concurrent first runs."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        conn.execute(ddl)
+
+
+def error_text(exc: BaseException, url: str) -> str:
+    """Return a driver error's first line, with the URL's password (if any) masked."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text
 
 
 class PostgresBackend:
@@ -70,7 +100,7 @@ class PostgresBackend:
         self._conn: psycopg.Connection[Any] | None = None
         self._guard = threading.Lock()
         self._holder: Holder | None = None
-        self._key = _lock_key(workspace)
+        self._key = advisory_key("state", workspace)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -82,16 +112,12 @@ class PostgresBackend:
                 raise StateError(
                     f"cannot connect to the state database {self.description}: {self._clean(exc)}"
                 ) from None
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                conn.execute(_SCHEMA)
+            create_tables(conn, _SCHEMA)
             self._conn = conn
         return self._conn
 
     def _clean(self, exc: BaseException) -> str:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(self._url).password
-        return text.replace(password, "***") if password else text
+        return error_text(exc, self._url)
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
         with self._guard:
@@ -162,16 +188,10 @@ class PostgresBackend:
         A holder takes the advisory lock, then writes its record: a run that gives up in between
         would see no record (or a dead session's), so it waits a moment for the live holder's.
         """
-        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
         until = time.monotonic() + _RECORD_GRACE_SECONDS
         while True:
             record = self._lock_record()
-            row = self._run(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
-                (hi, lo),
-            ).fetchone()
-            live = row[0] if row else None
+            live = advisory_holder_pid(self._run, self._key)
             if live is None or (record and record.get("serverPid") == live):
                 return record
             if time.monotonic() >= until:
