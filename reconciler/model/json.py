@@ -10,9 +10,7 @@ object or an array (absent or null reads as empty).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TypeAlias
 
 JsonScalar: TypeAlias = str | int | float | bool | None
@@ -34,14 +32,3 @@ def as_mapping(value: object) -> JsonMapping:
 def as_items(value: object) -> Sequence[JsonLike]:
     """Return ``value`` when it is a JSON array (read-only), else an empty one (absent, null)."""
     return value if isinstance(value, list | tuple) else ()
-
-
-def read_object_file(path: Path) -> JsonObject | None:
-    """Return the JSON object a small record file holds; None when it is missing, unreadable,
-    half-written (not JSON) or not an object — a lock holder's record, read while it may change.
-    """
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import psycopg
+from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
@@ -36,21 +37,10 @@ LOCK_TABLE = "reconcile_state_locks"
 _SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
 # How long a run that gives up waits for the live holder's record to appear (see _holder_record).
 _RECORD_GRACE_SECONDS = 2.0
-# The server process of the session that holds an advisory lock (none: the lock is free).
-_ADVISORY_HOLDER = (
-    "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-    "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1"
-)
 
 
 class _Rows(Protocol):
     def fetchone(self) -> Sequence[object] | None: ...
-
-
-def advisory_holder(execute: Callable[[str, tuple[int, int]], _Rows], key: int) -> int | None:
-    """Return the server pid of the session holding the advisory lock ``key``, else None."""
-    row = execute(_ADVISORY_HOLDER, ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF)).fetchone()
-    return int(str(row[0])) if row else None
 
 
 _SCHEMA = f"""
@@ -70,9 +60,38 @@ CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
 """
 
 
-def _lock_key(workspace: str) -> int:
-    digest = hashlib.sha256(f"reconcile-state:{workspace}".encode()).digest()
+def advisory_key(purpose: str, workspace: str) -> int:
+    """Return the session advisory lock key of one workspace for one purpose (state, watch)."""
+    digest = hashlib.sha256(f"reconcile-{purpose}:{workspace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def advisory_holder_pid(execute: Callable[[str, tuple[int, int]], _Rows], key: int) -> int | None:
+    """Return the server pid of the session holding advisory lock ``key`` (None when free).
+
+    ``execute`` runs one statement (a connection's, or a backend's error-mapping wrapper).
+    """
+    hi, lo = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
+    row = execute(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
+        (hi, lo),
+    ).fetchone()
+    return int(str(row[0])) if row else None
+
+
+def create_tables(conn: psycopg.Connection[TupleRow], ddl: str) -> None:
+    """Run ``CREATE TABLE IF NOT EXISTS`` statements, serialised among concurrent first runs."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        conn.execute(ddl)
+
+
+def error_text(exc: BaseException, url: str) -> str:
+    """Return a driver error's first line, with the URL's password (if any) masked."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text
 
 
 class PostgresBackend:
@@ -87,7 +106,7 @@ class PostgresBackend:
         self._conn: psycopg.Connection[Any] | None = None
         self._guard = threading.Lock()
         self._holder: Holder | None = None
-        self._key = _lock_key(workspace)
+        self._key = advisory_key("state", workspace)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -99,16 +118,12 @@ class PostgresBackend:
                 raise StateError(
                     f"cannot connect to the state database {self.description}: {self._clean(exc)}"
                 ) from None
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                conn.execute(_SCHEMA)
+            create_tables(conn, _SCHEMA)
             self._conn = conn
         return self._conn
 
     def _clean(self, exc: BaseException) -> str:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(self._url).password
-        return text.replace(password, "***") if password else text
+        return error_text(exc, self._url)
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
         with self._guard:
@@ -182,7 +197,7 @@ class PostgresBackend:
         until = time.monotonic() + _RECORD_GRACE_SECONDS
         while True:
             record = self._lock_record()
-            live = advisory_holder(self._run, self._key)
+            live = advisory_holder_pid(self._run, self._key)
             if live is None or (record and record.get("serverPid") == live):
                 return record
             if time.monotonic() >= until:
