@@ -1,7 +1,8 @@
 """The core's public signatures say what JSON they carry: at most five mention `Any`, each with a reason.
 
 A public function is a module-level function or a method of a module-level class, neither named with a
-leading underscore, in the core packages (everything but the CLI and the emulator). Its signature
+leading underscore, in the core packages (model, load, client, state, plan, apply, inventory,
+settings and metrics.py: not the CLI, the emulator or watch, which sit above). Its signature
 "mentions Any" when a parameter or return annotation names ``Any`` — directly, or through a module-level
 alias of the same module that does (``Check = Callable[[Any], bool]``). Each allowed one carries a
 ``# Any: <why>`` comment on the line before the ``def`` or inside its signature.
