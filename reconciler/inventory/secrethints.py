@@ -41,7 +41,7 @@ def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list
     pipe = KIND_FILES["Pipe"]
     properties = load_schemas()[pipe]["$defs"][kind]["properties"]
     lines = []
-    for i, name in enumerate(SECRET_FIELDS.get(kind, ())):
+    for i, name in enumerate(_writable_secrets(kind)):
         declared = properties[name]
         text = _line(name, _members(_resolve(declared, pipe)[0]), prefix, stem)
         lines.append(text + (f"   # instead: {_summary(declared)}" if i else ""))
@@ -50,7 +50,13 @@ def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list
 
 def has_secrets(kind: str) -> bool:
     """Tell whether a source kind has write-only secrets to hint at."""
-    return bool(SECRET_FIELDS.get(kind))
+    return bool(_writable_secrets(kind))
+
+
+def _writable_secrets(kind: str) -> list[str]:
+    """The secret fields directly under ``source.<kind>`` (those inside a create-time field,
+    such as the schema registry's credentials, come with that field, never exported)."""
+    return [str(sub[0]) for sub in SECRET_FIELDS.get(kind, ()) if len(sub) == 1]
 
 
 def _line(name: str, members: tuple[str, ...], prefix: str, stem: str) -> str:

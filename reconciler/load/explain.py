@@ -19,6 +19,7 @@ from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
     PIPE_IDENTITY,
     is_create_time_path,
+    is_create_time_secret,
     is_secret_path,
     is_writable_pipe_path,
 )
@@ -221,6 +222,12 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
     if kind == "Pipe":
         if spec[0] in PIPE_IDENTITY:
             return "identity: says which pipe; never changed"
+        if is_create_time_secret(spec):
+            return (
+                "sensitive, create-time: secret sent only when the pipe is created, never read "
+                "back or compared afterwards (a new value needs --replace); write {fromEnv: NAME} "
+                "or {fromFile: PATH}, never the value"
+            )
         if is_secret_path(spec):
             return (
                 "sensitive, writable: write-only secret, sent when changed and never read back; "

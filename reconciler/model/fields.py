@@ -57,21 +57,25 @@ _TOP_WRITABLE: frozenset[str] = frozenset(
     {"name", "fieldMappings", "settings", "source", "destination"}
 )
 
-# The one list of write-only secret subtrees of a pipe's source, per source kind: the API
-# accepts them and never returns them. ``connectionString`` is returned masked by the service,
-# so it is treated alike. Every other view of "what is secret" is derived from this table.
-# Kafka ``credentials`` come in four shapes ({username, password}, {accessKeyId, secretKey},
-# {connectionString}, {certificate, privateKey}): the whole subtree is the secret, whatever
-# its shape, so switching shapes is one fingerprinted change.
-SECRET_FIELDS: dict[str, tuple[str, ...]] = {
-    "kafka": ("credentials",),
-    "objectStorage": ("accessKey", "connectionString", "serviceAccountKey"),
-    "kinesis": ("accessKey",),
-    "postgres": ("credentials",),
+# The one list of write-only secret subtrees of a pipe's source, per source kind, as paths
+# under ``source.<kind>``: the API accepts them and never returns them. ``connectionString`` is
+# returned masked by the service, so it is treated alike. Every other view of "what is secret"
+# is derived from this table. Kafka ``credentials`` come in four shapes ({username, password},
+# {accessKeyId, secretKey}, {connectionString}, {certificate, privateKey}): the whole subtree is
+# the secret, whatever its shape, so switching shapes is one fingerprinted change. The schema
+# registry's ``credentials`` sit inside a create-time field: a create-time secret (see
+# ``is_create_time_secret``).
+SECRET_FIELDS: dict[str, tuple[JsonPath, ...]] = {
+    "kafka": (("credentials",), ("schemaRegistry", "credentials")),
+    "objectStorage": (("accessKey",), ("connectionString",), ("serviceAccountKey",)),
+    "kinesis": (("accessKey",),),
+    "postgres": (("credentials",),),
 }
 # Every secret subtree's key, whatever the source kind (a value under one of these keys is
 # never echoed in a message).
-SECRET_FIELD_NAMES: frozenset[str] = frozenset(n for names in SECRET_FIELDS.values() for n in names)
+SECRET_FIELD_NAMES: frozenset[str] = frozenset(
+    str(sub[-1]) for subs in SECRET_FIELDS.values() for sub in subs
+)
 # The shapes a secret object takes (the members of ``credentials`` or ``accessKey``).
 USER_PASSWORD = frozenset({"username", "password"})
 ACCESS_KEY = frozenset({"accessKeyId", "secretKey"})
@@ -151,7 +155,16 @@ def is_secret_path(path: JsonPath) -> bool:
     """Tell whether a spec path is (inside) a write-only secret subtree."""
     if len(path) < 3 or path[0] != "source":
         return False
-    return path[2] in SECRET_FIELDS.get(str(path[1]), ())
+    return any(path[2 : 2 + len(sub)] == sub for sub in SECRET_FIELDS.get(str(path[1]), ()))
+
+
+def is_create_time_secret(path: JsonPath) -> bool:
+    """Tell whether a secret path lies in a create-time field (schema registry credentials).
+
+    The service takes it in the create body only and never returns it: it is sent on create,
+    fingerprinted then, and compared to nothing afterwards (a new value needs ``--replace``).
+    """
+    return is_secret_path(path) and is_create_time_path(path)
 
 
 def field_mapping_problems(

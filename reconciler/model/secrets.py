@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TypeAlias, TypeGuard
+from typing import TypeAlias, TypeGuard, cast
 
 from reconciler.model.errors import ManifestError
 from reconciler.model.fields import SECRET_FIELDS
@@ -99,13 +99,20 @@ def secret_paths(resource: Resource) -> Iterator[JsonPath]:
     source = resource.spec.get("source")
     if not isinstance(source, Mapping):
         return
-    for kind, fields in SECRET_FIELDS.items():
-        sub = source.get(kind)
-        if not isinstance(sub, Mapping):
-            continue
-        for name in fields:
-            if name in sub:
-                yield ("source", kind, name)
+    for kind, subpaths in SECRET_FIELDS.items():
+        for sub in subpaths:
+            parent = _at(source.get(kind), sub[:-1])
+            if isinstance(parent, Mapping) and sub[-1] in parent:
+                yield ("source", kind, *sub)
+
+
+def _at(value: object, path: JsonPath) -> object:
+    """Return the value at ``path`` inside ``value`` (None when a step is not a mapping)."""
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, JsonLike]) -> Secret:
@@ -150,7 +157,7 @@ def unresolved(resources: Iterable[Resource]) -> list[ManifestError]:
     errors: list[ManifestError] = []
     for resource in resources:
         for path in secret_paths(resource):
-            value = resource.spec["source"][path[1]][path[2]]
+            value = cast(JsonLike, _at(resource.spec, path))
             errors.extend(_tree_errors(resource, path, value))
     return errors
 

@@ -32,6 +32,7 @@ from reconciler.model.fields import (
     TABLE_MAPPING_KEY,
     TABLE_MAPPINGS,
     is_create_time_path,
+    is_create_time_secret,
     is_secret_path,
     is_validate_only,
     is_writable_pipe_path,
@@ -250,12 +251,22 @@ def secret_field_name(path: JsonPath) -> str:
 class _Field:
     """What the walk of a pipe needs to know about one spec path, worked out once per path."""
 
-    __slots__ = ("children", "default", "ignored", "mappings", "path", "resettable", "secret")
+    __slots__ = (
+        "children",
+        "default",
+        "ignored",
+        "mappings",
+        "path",
+        "resettable",
+        "secret",
+        "sent_once",
+    )
 
     def __init__(self, path: JsonPath, defaults: Mapping[JsonPath, Any]) -> None:
         self.path = path
         self.ignored = is_validate_only(path)
         self.secret = is_secret_path(path)
+        self.sent_once = self.secret and is_create_time_secret(path)
         self.resettable = path in defaults
         self.default = defaults.get(path)
         self.mappings = path == TABLE_MAPPINGS
@@ -307,6 +318,8 @@ def diff_pipe(
                 if recorded is None or recorded != cleared:
                     changes.append(FieldChange(here, MISSING, None, ChangeKind.RESET, loc(here)))
                 continue
+            if field.sent_once:
+                continue  # a create-time secret: sent on create, compared to nothing after
             if field.secret:
                 recorded = secrets.recorded.get(secret_field_name(here))
                 now = fingerprint(secrets.key, want) if secrets.key is not None else None
