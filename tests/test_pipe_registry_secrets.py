@@ -113,9 +113,32 @@ def test_apply_sends_registry_credentials_on_create_only_and_the_next_plan_has_n
     assert _secret_free(state.read_text())
     again = _run("plan", root, state, emulator.env(), "--detailed-exitcode")
     assert again.exit_code == 0, again.output
-    # A new registry password is compared to nothing: no update, no replace, nothing sent.
+    # A new registry password differs from the fingerprint recorded at create: only --replace
+    # can send it, and nothing shows it.
     before = len(writes(emulator.requests()))
-    changed = _run("apply", root, state, {**emulator.env(), "REGISTRY_PASS": "other-SECRETVALUE"})
-    assert changed.exit_code == 0, changed.output
-    assert "must be replaced" not in changed.output
-    assert len(writes(emulator.requests())) == before
+    other = {**emulator.env(), "REGISTRY_PASS": "other-SECRETVALUE"}
+    refused = _run("apply", root, state, other)
+    assert refused.exit_code == 1, refused.output
+    assert "must be replaced" in refused.output and "--replace" in refused.output
+    assert "schemaRegistry.credentials: (sensitive value changed)" in refused.output
+    assert _secret_free(refused.output) and len(writes(emulator.requests())) == before
+    replaced = _run("apply", root, state, other, "--replace")
+    assert replaced.exit_code == 0, replaced.output
+    assert _secret_free(replaced.output) and _secret_free(state.read_text())
+    (new,) = pipes_named(emulator, "returns")
+    assert new["id"] != pipe["id"]
+    assert _run("plan", root, state, other, "--detailed-exitcode").exit_code == 0
+
+
+def test_an_adopted_pipe_compares_registry_credentials_to_nothing(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    write_manifest(root / "returns.yaml", "Pipe", "returns", registry_spec())
+    assert _run("apply", root, state, emulator.env()).exit_code == 0
+    fresh = tmp_path / "fresh.json"  # another workspace adopts the pipe by name
+    adopted = _run("apply", root, fresh, emulator.env())
+    assert adopted.exit_code == 0, adopted.output
+    assert "must be replaced" not in adopted.output
+    again = _run("plan", root, fresh, emulator.env(), "--detailed-exitcode")
+    assert again.exit_code == 0, again.output

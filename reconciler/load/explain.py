@@ -225,8 +225,8 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
         if is_create_time_secret(spec):
             return (
                 "sensitive, create-time: secret sent only when the pipe is created, never read "
-                "back or compared afterwards (a new value needs --replace); write {fromEnv: NAME} "
-                "or {fromFile: PATH}, never the value"
+                "back; a value other than the one this tool created the pipe with needs "
+                "--replace; write {fromEnv: NAME} or {fromFile: PATH}, never the value"
             )
         if is_secret_path(spec):
             return (

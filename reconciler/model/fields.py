@@ -162,7 +162,8 @@ def is_create_time_secret(path: JsonPath) -> bool:
     """Tell whether a secret path lies in a create-time field (schema registry credentials).
 
     The service takes it in the create body only and never returns it: it is sent on create,
-    fingerprinted then, and compared to nothing afterwards (a new value needs ``--replace``).
+    fingerprinted then, and afterwards compared to that fingerprint alone (a new value needs
+    ``--replace``; a pipe this tool did not create has none, so nothing is compared).
     """
     return is_secret_path(path) and is_create_time_path(path)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from reconciler.model.fields import is_secret_path
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, FieldValue, Missing
@@ -70,6 +71,8 @@ def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str
         if creating:
             return "+", f"{change.dotted}: (sensitive value)"
         return "~", f"{change.dotted}: (sensitive value changed)"
+    if change.kind is ChangeKind.REPLACE and is_secret_path(change.path):
+        return "-/+", f"{change.dotted}: (sensitive value changed) (must be replaced)"
     if change.kind is ChangeKind.REPLACE:
         before, after = value_pair(change.old, change.new)
         return "-/+", f"{change.dotted}: {before} → {after} (must be replaced)"

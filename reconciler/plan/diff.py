@@ -319,7 +319,17 @@ def diff_pipe(
                     changes.append(FieldChange(here, MISSING, None, ChangeKind.RESET, loc(here)))
                 continue
             if field.sent_once:
-                continue  # a create-time secret: sent on create, compared to nothing after
+                # A create-time secret is never read back: compared only to the fingerprint
+                # recorded when this tool created the pipe (none for an adopted or pinned one).
+                recorded = secrets.recorded.get(secret_field_name(here))
+                secret_key = secrets.key
+                if (
+                    recorded is not None
+                    and secret_key is not None
+                    and fingerprint(secret_key, want) != recorded
+                ):
+                    changes.append(FieldChange(here, MISSING, want, ChangeKind.REPLACE, loc(here)))
+                continue
             if field.secret:
                 recorded = secrets.recorded.get(secret_field_name(here))
                 now = fingerprint(secrets.key, want) if secrets.key is not None else None

@@ -199,7 +199,12 @@ def replacement_errors(
     """Say why a pipe whose create-time fields differ is not replaced (none: it may be)."""
     if not reasons:
         return []
-    what = "; ".join(f"{c.dotted}: {_plain(c.old)} → {_plain(c.new)}" for c in reasons)
+    what = "; ".join(
+        f"{c.dotted}: (sensitive value changed)"
+        if is_secret_path(c.path)
+        else f"{c.dotted}: {_plain(c.old)} → {_plain(c.new)}"
+        for c in reasons
+    )
     head = f"must be replaced ({what}): create-time field(s) differ"
     if pinned is not None:
         return [
