@@ -14,16 +14,23 @@ from reconciler.model.fields import (
     SECRET_FIELDS,
     is_secret_path,
 )
-from reconciler.model.resources import Resource
+from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import REDACTED, Secret, holds_secret, secret_paths
 
-EVERY_SECRET = [(kind, name) for kind, names in SECRET_FIELDS.items() for name in names]
+EVERY_SECRET = [(kind, sub) for kind, subs in SECRET_FIELDS.items() for sub in subs]
 
 
-@pytest.mark.parametrize(("kind", "name"), EVERY_SECRET)
-def test_every_listed_secret_is_a_secret_path_inside_and_out(kind: str, name: str) -> None:
-    assert is_secret_path(("source", kind, name))
-    assert is_secret_path(("source", kind, name, "password"))
+def _nested(sub: tuple[str | int, ...], leaf: object) -> object:
+    """A mapping holding ``leaf`` at the path ``sub``."""
+    for key in reversed(sub):
+        leaf = {key: leaf}
+    return leaf
+
+
+@pytest.mark.parametrize(("kind", "sub"), EVERY_SECRET)
+def test_every_listed_secret_is_a_secret_path_inside_and_out(kind: str, sub: JsonPath) -> None:
+    assert is_secret_path(("source", kind, *sub))
+    assert is_secret_path(("source", kind, *sub, "password"))
 
 
 @pytest.mark.parametrize(
@@ -34,22 +41,25 @@ def test_every_listed_secret_is_a_secret_path_inside_and_out(kind: str, name: st
         ("source", "postgres", "accessKey"),
         ("destination", "credentials", "x"),
         ("source", "kafka"),
+        ("source", "kafka", "schemaRegistry"),
+        ("source", "kafka", "schemaRegistry", "url"),
     ],
 )
 def test_fields_outside_the_list_are_not_secret(path: tuple[str, ...]) -> None:
     assert not is_secret_path(path)
 
 
-@pytest.mark.parametrize(("kind", "name"), EVERY_SECRET)
-def test_schema_messages_hide_every_listed_secret(kind: str, name: str) -> None:
-    assert _secret(("spec", "source", kind, name))
-    assert not _secret(("spec", "source", kind, name, "fromEnv"))
+@pytest.mark.parametrize(("kind", "sub"), EVERY_SECRET)
+def test_schema_messages_hide_every_listed_secret(kind: str, sub: JsonPath) -> None:
+    assert _secret(("spec", "source", kind, *sub))
+    assert not _secret(("spec", "source", kind, *sub, "fromEnv"))
 
 
-@pytest.mark.parametrize(("kind", "name"), EVERY_SECRET)
-def test_the_resolver_visits_every_listed_secret(kind: str, name: str) -> None:
-    resource = Resource("Pipe", "p", {"source": {kind: {name: {"fromEnv": "X"}}}}, "p.yaml")
-    assert list(secret_paths(resource)) == [("source", kind, name)]
+@pytest.mark.parametrize(("kind", "sub"), EVERY_SECRET)
+def test_the_resolver_visits_every_listed_secret(kind: str, sub: JsonPath) -> None:
+    spec = {"source": {kind: _nested(sub, {"fromEnv": "X"})}}
+    resource = Resource("Pipe", "p", spec, "p.yaml")
+    assert list(secret_paths(resource)) == [("source", kind, *sub)]
 
 
 def test_views_redact_every_secret_field_and_secret_member() -> None:
