@@ -27,7 +27,7 @@ def references(value: object) -> list[dict[str, str]]:
 @pytest.mark.parametrize("kind", sorted(k for k in SECRET_FIELDS if k != "kafka"))
 def test_each_secret_field_of_a_source_kind_gets_one_hint_of_references(kind: str) -> None:
     hints = [parsed(line) for line in secret_hints(kind, {}, "ORDERS", "orders")]
-    assert [next(iter(h)) for h in hints] == list(SECRET_FIELDS[kind])
+    assert [(next(iter(h)),) for h in hints] == list(SECRET_FIELDS[kind])
     for hint in hints:
         refs = references(next(iter(hint.values())))
         assert refs and all(r.get("fromEnv", "").startswith("ORDERS_") for r in refs)
