@@ -118,6 +118,10 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
                 "privateKey",
             ],
         ),
+        (
+            "Pipe.spec.source.kafka.schemaRegistry.credentials",
+            ["ACCESS:   sensitive, create-time: secret sent only when the pipe is created"],
+        ),
         ("Pipe.spec.pipeId", ["ACCESS:   identity: says which pipe"]),
         ("Dashboard.spec.tiles.series.type", ["VALUES:   time, table, number, search, markdown"]),
         ("Organization", ["spec (required)", "KIND:     Organization"]),

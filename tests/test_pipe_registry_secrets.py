@@ -142,3 +142,15 @@ def test_an_adopted_pipe_compares_registry_credentials_to_nothing(
     assert "must be replaced" not in adopted.output
     again = _run("plan", root, fresh, emulator.env(), "--detailed-exitcode")
     assert again.exit_code == 0, again.output
+
+
+def test_a_literal_registry_password_is_refused_at_its_line_without_echoing_it(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    root, state = tmp_path / "m", tmp_path / "s.json"
+    literal = {"username": {"fromEnv": "REGISTRY_USER"}, "password": "reg-pass-SECRETVALUE-lit"}
+    write_manifest(root / "returns.yaml", "Pipe", "returns", registry_spec(literal))
+    refused = _run("plan", root, state, emulator.env())
+    assert refused.exit_code == 1, refused.output
+    assert "returns.yaml:" in refused.output and "schemaRegistry.credentials" in refused.output
+    assert _secret_free(refused.output) and writes(emulator.requests()) == []

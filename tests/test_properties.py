@@ -225,10 +225,13 @@ class PipeServer:
         postgres = source.get("postgres", {})
         removes = postgres.pop("tableMappingsToRemove", [])
         adds = postgres.pop("tableMappingsToAdd", [])
-        for kind, names in SECRET_FIELDS.items():
-            for name in names:
-                if name in source.get(kind, {}):
-                    self.secrets[("source", kind, name)] = source[kind].pop(name)
+        for kind, subs in SECRET_FIELDS.items():
+            for sub in subs:
+                parent = source.get(kind, {})
+                for key in sub[:-1]:
+                    parent = parent.get(key, {}) if isinstance(parent, dict) else {}
+                if isinstance(parent, dict) and sub[-1] in parent:
+                    self.secrets[("source", kind, *sub)] = parent.pop(sub[-1])
         removed_tables = {mapping_key(r)[:2] for r in removes}
         assert not removed_tables & {mapping_key(a)[:2] for a in adds}, (
             "the service rejects adding and removing the same table in one request"
