@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from prometheus_client.core import CollectorRegistry, Metric
 
+    from reconciler.client.api import ClientStats
     from reconciler.plan.actions import Plan
 
 PREFIX = "reconcile_"
@@ -89,7 +90,7 @@ class RunRecord:
             counts["error"] = counts.get("error", 0) + len(plan.failed)
         self.count(counts, drifted=len(plan.changed))
 
-    def add_client_stats(self, stats: list[Any]) -> None:
+    def add_client_stats(self, stats: Iterable[ClientStats]) -> None:
         """Add the requests and 429s of the clients the run opened (``ClientStats``)."""
         for item in stats:
             for interface, n in item.requests.items():

@@ -225,3 +225,21 @@ def test_locked_state_of_a_killed_holder_is_free(
         assert not state.exists
         holder_doc = json.loads((tmp_path / "state.json.holder").read_text(encoding="utf-8"))
         assert holder_doc["pid"] == os.getpid()
+
+
+@pytest.mark.parametrize(
+    ("message", "url", "shown"),
+    [
+        ("auth failed for s3cr3t\nDETAIL", "postgresql://u:s3cr3t@db/x", "auth failed for ***"),
+        ("connection refused", "postgresql://u@db/x", "connection refused"),
+        ("", "postgresql://db/x", "OperationalError"),
+    ],
+)
+def test_driver_errors_show_their_first_line_with_the_password_masked(
+    message: str, url: str, shown: str
+) -> None:
+    import psycopg
+
+    from reconciler.state.postgres import error_text
+
+    assert error_text(psycopg.OperationalError(message), url) == shown

@@ -77,3 +77,20 @@ def test_readiness_before_any_cycle(leader: bool, checked: bool, reason: str | N
     status = WatchStatus(mode="detect", interval=1, state="s", workspace="default", running=True)
     status.leader, status.lease_checked = leader, checked
     assert status.not_ready() == reason
+
+
+def test_a_local_lease_writes_its_holder_record_whole_where_state_reads_records(
+    tmp_path: Path,
+) -> None:
+    from reconciler.state.local import read_record
+
+    lease = LocalLease(tmp_path / "state.json", Holder.current("test"))
+    try:
+        assert lease.try_acquire()
+        record, holder = read_record(lease.record_path), lease.holder()
+        assert record is not None and holder is not None
+        assert record == holder and record["pid"] == Holder.current("test").pid
+        assert not list(tmp_path.glob("*.tmp"))  # the temp file it was written to was renamed
+    finally:
+        lease.release()
+    assert lease.holder() is None

@@ -50,6 +50,7 @@ from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStat
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.paths import PipeIds
+from reconciler.client.responses import RequestRecord, Undecoded
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -61,7 +62,9 @@ from reconciler.model.errors import (
     NotFound,
     Unsupported,
 )
+from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.plan.runstate import (
@@ -267,13 +270,8 @@ class Applier:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
                     try:
-                        last, record = await self.client.call(
-                            request.interface,
-                            "PATCH",
-                            request.path,
-                            patch_body,
-                            resource=label,
-                            idempotent=False,
+                        last, record = await self._request(
+                            request, patch_body, label, idempotent=False, method="PATCH"
                         )
                     except AuthenticationFailed:  # the run stops: never one resource's error
                         raise
@@ -290,13 +288,8 @@ class Applier:
                 if isinstance(waited, str):
                     return last, halt(waited, index)
             try:
-                last, record = await self.client.call(
-                    request.interface,
-                    request.method,
-                    request.path,
-                    self._with_secrets(action, request),
-                    resource=label,
-                    idempotent=request.idempotent,
+                last, record = await self._request(
+                    request, self._with_secrets(action, request), label, request.idempotent
                 )
                 done.append(ok(request, record))
             except Interrupted as exc:
@@ -419,19 +412,31 @@ class Applier:
             return live, already_made(request, exc)
         narrowed = self._with_secrets(action, dataclasses.replace(request, body=rest))
         try:
-            answer, record = await self.client.call(
-                request.interface,
-                request.method,
-                request.path,
-                narrowed,
-                resource=label,
-                idempotent=False,
-            )
+            answer, record = await self._request(request, narrowed, label, idempotent=False)
         except AuthenticationFailed:
             raise
         except ApiError as final:
             return final
         return answer, ok(request, record)
+
+    async def _request(
+        self,
+        request: Request,
+        body: Mapping[str, SecretTree] | None,
+        label: str | None,
+        idempotent: bool,
+        *,
+        method: str | None = None,
+    ) -> tuple[JsonValue | Undecoded, RequestRecord]:
+        """Send ``request`` with ``body`` (its own method unless ``method``), named ``label``."""
+        return await self.client.call(
+            request.interface,
+            method or request.method,
+            request.path,
+            body,
+            resource=label,
+            idempotent=idempotent,
+        )
 
     def _with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:
         if request.body is None:
@@ -483,12 +488,8 @@ class Applier:
             return live
         # Not applied: the request never took effect, so sending it once more is safe.
         try:
-            result, _ = await self.client.call(
-                request.interface,
-                request.method,
-                request.path,
-                self._with_secrets(action, request),
-                idempotent=False,
+            result, _ = await self._request(
+                request, self._with_secrets(action, request), None, idempotent=False
             )
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise

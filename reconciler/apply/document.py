@@ -7,11 +7,11 @@ passes no results and the errors).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from reconciler.apply.results import ActionResult
 from reconciler.apply.run import count_outcomes
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.actions import Plan
 from reconciler.plan.planfile import action_errors
 
@@ -20,10 +20,10 @@ def results_document(
     results: Sequence[ActionResult],
     plan: Plan,
     *,
-    errors: Sequence[Mapping[str, Any]] = (),
+    errors: Sequence[JsonMapping] = (),
     exit_code: int | None = None,
     notes: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> dict[str, JsonLike]:
     """Return the ``apply -o json`` document (schemas/apply-result.schema.json)."""
     entries = [*map(dict, errors), *action_errors(plan)]
     planned_errors = {a.key for a in plan.failed}

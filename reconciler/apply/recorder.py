@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
-from typing import Any
 
 from reconciler.apply.verify import leaf_paths
 from reconciler.model.identity import Record
+from reconciler.model.json import JsonMapping, JsonValue
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import ChangeKind
 from reconciler.state.document import State
@@ -36,7 +36,7 @@ class StateRecorder:
         self._pending: asyncio.Future[None] | None = None
         self._last_save = float("-inf")
 
-    async def applied(self, action: Action, live: Any) -> None:
+    async def applied(self, action: Action, live: JsonValue) -> None:
         """Record an applied action (from the last answer ``live``) and save it."""
         # Every field the manifest manages (not only the changed ones), secrets included.
         # A create's basis names the object it replaces, not fields the manifest manages.
@@ -66,7 +66,7 @@ class StateRecorder:
             self.state.record(action.key, managed=managed or None)
             self.record_identity(action, live)
         elif action.kind == "Organization" and isinstance(live, Mapping):
-            observed = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
+            observed: JsonMapping = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
             self.state.record(action.key, observed=observed, target=dict(action.target))
         elif action.kind == "Dashboard":
             self.move_renamed(action)
@@ -92,7 +92,7 @@ class StateRecorder:
         # A dashboard's or a pipe's identity is urgent: losing it could mean creating it twice.
         await self.persist(urgent=action.kind == "Dashboard" or _identity_changed(action))
 
-    def record_identity(self, action: Action, live: Any) -> None:
+    def record_identity(self, action: Action, live: JsonValue) -> None:
         """Record which live pipe a pipe manifest is bound to (the id is its identity from now).
 
         A created pipe is marked as ours (prune may delete it later); an adopted or pinned one
@@ -130,7 +130,7 @@ class StateRecorder:
             self.state.forget(action.key)
             await self.persist(urgent=False)
 
-    async def created(self, action: Action, live: Mapping[str, Any]) -> None:
+    async def created(self, action: Action, live: JsonMapping) -> None:
         """Right after a pipe's create answered: record its id before anything else happens."""
         target = {**action.target, "pipeId": str(live.get("id"))}
         self.state.record(

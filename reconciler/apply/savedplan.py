@@ -28,10 +28,17 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import fingerprint, unresolved
+from reconciler.model.secrets import SecretTree, fingerprint, unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.compute import resolve_pipe_secrets
-from reconciler.plan.diff import MISSING, ChangeKind, content_hash, leaf_differences, project
+from reconciler.plan.diff import (
+    MISSING,
+    ChangeKind,
+    Missing,
+    content_hash,
+    leaf_differences,
+    project,
+)
 from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
@@ -195,10 +202,12 @@ def _plain(value: Any) -> str:
 
 
 def secrets_for_saved_plan(
-    plan: Plan, resolved: Mapping[str, Mapping[str, Any]], fingerprint_of: Callable[[Any], str]
-) -> dict[str, dict[JsonPath, Any]]:
+    plan: Plan,
+    resolved: Mapping[str, Mapping[str, SecretTree]],
+    fingerprint_of: Callable[[SecretTree], str],
+) -> dict[str, dict[JsonPath, SecretTree]]:
     """Match each saved sensitive change with the secret resolved now; refuse a changed secret."""
-    out: dict[str, dict[JsonPath, Any]] = {}
+    out: dict[str, dict[JsonPath, SecretTree]] = {}
     for action in plan.actions:
         for change in action.changes:
             if change.kind is not ChangeKind.SENSITIVE or not action.has_changes:
@@ -211,7 +220,7 @@ def secrets_for_saved_plan(
             value = value_at(spec, change.path)
             dotted = ".".join(str(p) for p in change.path)
             expected = action.secrets.get(dotted)
-            if value is MISSING or expected is None or fingerprint_of(value) != expected:
+            if isinstance(value, Missing) or expected is None or fingerprint_of(value) != expected:
                 raise PlanError(
                     f"{action.key}: the secret at {dotted} differs from the one the plan was made with; run plan again"
                 )
@@ -221,7 +230,7 @@ def secrets_for_saved_plan(
 
 def resolve_saved_secrets(
     plan: Plan, resources: Sequence[Resource], key: bytes
-) -> dict[str, dict[JsonPath, Any]]:
+) -> dict[str, dict[JsonPath, SecretTree]]:
     """Resolve the manifests' secrets again and match them with a saved plan's fingerprints.
 
     Every unresolvable reference is reported at once (``ManifestErrors``); a secret that
@@ -230,7 +239,7 @@ def resolve_saved_secrets(
     errors = unresolved(resources)
     if errors:
         raise ManifestErrors(errors)
-    resolved: dict[str, Mapping[str, Any]] = {
+    resolved: dict[str, Mapping[str, SecretTree]] = {
         r.key: resolve_pipe_secrets(r) for r in resources if r.kind == "Pipe"
     }
     return secrets_for_saved_plan(plan, resolved, lambda value: fingerprint(key, value))

@@ -13,14 +13,18 @@ at plan time. All pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reconciler.model.json import JsonMapping, JsonObject, as_items
 from reconciler.model.resources import JsonPath
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Action, Op, Request
 from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
+    FieldValue,
+    Missing,
     format_mapping_key,
     is_default,
     mapping_key,
@@ -29,17 +33,18 @@ from reconciler.plan.diff import (
 from reconciler.plan.runstate import RunState
 
 
-def value_at(obj: Any, path: JsonPath) -> Any:
+def value_at(obj: SecretTree, path: JsonPath) -> FieldValue:
+    """Return the value at ``path`` inside ``obj`` (MISSING where a key is absent)."""
     node = obj
     for part in path:
-        if isinstance(node, Mapping) and part in node:
+        if isinstance(node, Mapping) and isinstance(part, str) and part in node:
             node = node[part]
         else:
-            return MISSING
+            return Missing()  # MISSING itself (one instance), typed
     return node
 
 
-def unconverged(action: Action, live: Mapping[str, Any], *, waited: bool = True) -> list[str]:
+def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> list[str]:
     """List the planned changes that ``live`` (the object after the writes) does not show.
 
     A run state is checked only when apply ``waited`` for it (``--no-wait`` leaves it moving).
@@ -87,7 +92,7 @@ def unconverged(action: Action, live: Mapping[str, Any], *, waited: bool = True)
     elif action.kind == "Organization":
         endpoints = {
             str(e.get("id")): e
-            for e in live.get("privateEndpoints") or []
+            for e in as_items(live.get("privateEndpoints"))
             if isinstance(e, Mapping)
         }
         added = {str(c.path[-1]) for c in action.changes if c.kind is ChangeKind.ADD}
@@ -125,16 +130,22 @@ def _run_state_problems(action: Action, live: Mapping[str, Any], *, waited: bool
     return problems
 
 
-def leaf_paths(value: Any, path: JsonPath = ()) -> list[JsonPath]:
+def _items(value: SecretTree) -> Sequence[SecretTree]:
+    """Return a list member of a request body (absent or null: empty)."""
+    return value if isinstance(value, list | tuple) else ()
+
+
+def leaf_paths(value: object, path: JsonPath = ()) -> list[JsonPath]:
+    """List the paths of the leaves of a tree (an empty mapping is a leaf)."""
     if isinstance(value, Mapping) and value:
         return [leaf for k, v in value.items() for leaf in leaf_paths(v, (*path, k))]
     return [path] if path else []
 
 
-def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[dict[str, Any]]:
+def deferred_endpoint_bodies(action: Action, live: JsonMapping) -> list[JsonObject]:
     """Compute private endpoint add/remove bodies from the organization just read."""
     wanted = [dict(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
-    current = [e for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)]
+    current = [e for e in as_items(live.get("privateEndpoints")) if isinstance(e, Mapping)]
     by_id = {str(e.get("id")): e for e in current}
     want_ids = {str(e.get("id")) for e in wanted}
     adds = [e for e in wanted if str(e.get("id")) not in by_id]
@@ -151,7 +162,9 @@ def deferred_endpoint_bodies(action: Action, live: Mapping[str, Any]) -> list[di
     return bodies
 
 
-def without_edits_made(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any] | None:
+def without_edits_made(
+    body: Mapping[str, SecretTree], live: JsonMapping
+) -> dict[str, SecretTree] | None:
     """Return a pipe write's ``body`` without the table-mapping edits ``live`` already shows.
 
     A removal is made when no mapping of its key is left; an addition when a mapping of its
@@ -164,8 +177,8 @@ def without_edits_made(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict
     mappings = value_at(live, ("source", "postgres", "tableMappings"))
     listed = mappings if isinstance(mappings, list) else []
     present = {mapping_key(m): m for m in listed if isinstance(m, Mapping)}
-    removes = [m for m in postgres.get("tableMappingsToRemove") or [] if isinstance(m, Mapping)]
-    adds = [m for m in postgres.get("tableMappingsToAdd") or [] if isinstance(m, Mapping)]
+    removes = [m for m in _items(postgres.get("tableMappingsToRemove")) if isinstance(m, Mapping)]
+    adds = [m for m in _items(postgres.get("tableMappingsToAdd")) if isinstance(m, Mapping)]
     left_removes = [m for m in removes if mapping_key(m) in present]
     left_adds = [
         m for m in adds if mapping_key(m) not in present or not same(m, present[mapping_key(m)])
@@ -175,7 +188,10 @@ def without_edits_made(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict
     edits = ("tableMappingsToRemove", "tableMappingsToAdd")
     rest = {k: v for k, v in postgres.items() if k not in edits}
     rest.update((k, v) for k, v in zip(edits, (left_removes, left_adds), strict=True) if v)
-    source = {k: v for k, v in body["source"].items() if k != "postgres"}
+    stated = body["source"]  # a mapping: value_at found postgres inside it
+    source = {
+        k: v for k, v in (stated.items() if isinstance(stated, Mapping) else ()) if k != "postgres"
+    }
     if rest:
         source["postgres"] = rest
     out = {k: v for k, v in body.items() if k != "source"}
@@ -185,7 +201,8 @@ def without_edits_made(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict
     return out
 
 
-def write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> bool:
+def write_visible(action: Action, request: Request, live: JsonMapping) -> bool:
+    """Tell from a re-read whether a lost write's table-mapping or endpoint edits took effect."""
     body = request.body or {}
     if action.kind == "Pipe":
         postgres = (body.get("source") or {}).get("postgres") or {}
@@ -198,7 +215,9 @@ def write_visible(action: Action, request: Request, live: Mapping[str, Any]) -> 
         return bool(removes) and all(k not in present for k in removes)
     if action.kind == "Organization":
         endpoints = {
-            str(e.get("id")) for e in live.get("privateEndpoints") or [] if isinstance(e, Mapping)
+            str(e.get("id"))
+            for e in as_items(live.get("privateEndpoints"))
+            if isinstance(e, Mapping)
         }
         change = body.get("privateEndpoints") or {}
         added = [str(e.get("id")) for e in change.get("add") or []]

@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
+from reconciler.model.json import JsonMapping, JsonValue
 from reconciler.plan.runstate import FAILED_STATES
 
 DEFAULT_WAIT_TIMEOUT = 600.0
@@ -58,7 +58,7 @@ class WaitResult:
 
     status: WaitStatus
     state: str
-    live: Mapping[str, Any] | None
+    live: JsonMapping | None
     seconds: float
     error: str | None = None
 
@@ -82,7 +82,7 @@ class _Waiter:
     deadline: float
     future: asyncio.Future[WaitResult]
     state: str = "?"
-    live: Mapping[str, Any] | None = None
+    live: JsonMapping | None = None
 
 
 @dataclass
@@ -100,7 +100,7 @@ class PipeWatcher:
     _listable: bool | None = None
 
     async def until(
-        self, ids: PipeIds, name: str, accept: Collection[str], *, first: Any = None
+        self, ids: PipeIds, name: str, accept: Collection[str], *, first: JsonValue = None
     ) -> WaitResult:
         """Wait until the pipe's state is one of ``accept`` (or failed, or the timeout)."""
         now = self.clock()
@@ -208,7 +208,7 @@ class PipeWatcher:
         except ApiError as exc:
             self._fail(members, exc)
 
-    def _saw(self, waiter: _Waiter, pipe: Mapping[str, Any] | None) -> None:
+    def _saw(self, waiter: _Waiter, pipe: JsonMapping | None) -> None:
         if pipe is None:
             seconds = self.clock() - waiter.started
             message = f"pipe {waiter.ids.pipe_id} is no longer listed in its service"

@@ -209,10 +209,15 @@ def output_option(
         from reconciler.cli.machine import remember_output
 
         extra = {"is_eager": True, "callback": remember_output}
+    return choice_option("--output", "-o", "output", choices=choices, help=help, **extra)
+
+
+def choice_option(
+    *decls: str, choices: Sequence[str], help: str | None = None, **extra: Any
+) -> Callable[[F], F]:
+    """An option taking one of ``choices``; the first is the default (and shown)."""
     return click.option(
-        "--output",
-        "-o",
-        "output",
+        *decls,
         type=click.Choice(list(choices)),
         default=choices[0],
         show_default=True,
@@ -227,13 +232,19 @@ def path_option(flag: str, name: str, help: str, *, directory: bool = False) -> 
     return click.option(flag, name, type=kind, help=help)
 
 
-def lock_timeout_option(help: str = "Seconds to wait for the state lock.") -> Callable[[F], F]:
-    """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock)."""
+def lock_timeout_option(
+    help: str = "Seconds to wait for the state lock.", *, default: float = 0.0, forever: bool = True
+) -> Callable[[F], F]:
+    """``--lock-timeout SECONDS`` (default 0: fail at once when another run holds the lock).
+
+    ``forever``: ``inf`` is accepted (wait as long as it takes); a loop that must go on
+    (``watch``) refuses it.
+    """
     return click.option(
         "--lock-timeout",
-        default=0.0,
+        default=default,
         show_default=True,
-        type=Seconds(min_open=False, allow_inf=True),
+        type=Seconds(min_open=False, allow_inf=forever),
         help=help,
     )
 

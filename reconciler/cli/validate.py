@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import output_option
+from reconciler.model.json import JsonObject
 
 if TYPE_CHECKING:
     from reconciler.model.resources import Resource
@@ -82,7 +83,7 @@ def validate(
             click.echo(f"{len(errors)} error{plural} in {files} file{'s' if files != 1 else ''}")
         return 1
     if output == "json":
-        listed = [
+        listed: list[JsonObject] = [
             {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index} for r in resources
         ]
         click.echo(json.dumps(document([], listed, 0), indent=2))
@@ -125,7 +126,7 @@ def _validate_all(output: str, check_env: bool) -> int:
                     click.echo(f"  {line}")
             continue
         resources = [e.resource for e in effective]
-        listed = [
+        listed: list[JsonObject] = [
             {"kind": r.kind, "name": r.name, "file": r.file, "index": r.index} for r in resources
         ]
         reports.append({"name": name, "valid": True, "errors": [], "resources": listed})

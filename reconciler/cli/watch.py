@@ -12,13 +12,16 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, Seconds
+from reconciler.cli.common import Connection, choice_option, lock_timeout_option
 from reconciler.cli.plan import ManifestOptions, plan_options
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -61,36 +64,33 @@ class Fraction(click.FloatRange):
         return number
 
 
+# The loop's timings: (declarations, type, default as a user writes it, help).
+_TIMINGS: tuple[tuple[tuple[str, ...], click.FloatRange, str, str], ...] = (
+    (("--interval",), Duration(), "5m", "Time between cycles (30s, 5m, 1h)."),
+    (("--jitter",), Fraction(), "10%", "Random delay added to each interval, as a share of it."),
+    (
+        ("--lease", "lease_seconds"),
+        Duration(),
+        "30s",
+        "With a shared state: a standby takes over at most this long after the leader dies.",
+    ),
+)
+
+
+def timing_options(func: F) -> F:
+    """Add ``--interval``, ``--jitter`` and ``--lease`` (defaults shown as written)."""
+    for decls, kind, default, help in reversed(_TIMINGS):
+        func = click.option(*decls, default=default, show_default=True, type=kind, help=help)(func)
+    return func
+
+
 @click.command("watch")
 @plan_options
-@click.option(
-    "--interval",
-    default="5m",
-    show_default=True,
-    type=Duration(),
-    help="Time between cycles (30s, 5m, 1h).",
-)
-@click.option(
+@timing_options
+@choice_option(
     "--mode",
-    type=click.Choice(["detect", "correct"]),
-    default="detect",
-    show_default=True,
+    choices=("detect", "correct"),  # reconciler.watch.Mode, imported when the command runs
     help="detect: plan and report drift, never write; correct: apply the plan when it has changes.",
-)
-@click.option(
-    "--jitter",
-    default="10%",
-    show_default=True,
-    type=Fraction(),
-    help="Random delay added to each interval, as a share of it.",
-)
-@click.option(
-    "--lease",
-    "lease_seconds",
-    default="30s",
-    show_default=True,
-    type=Duration(),
-    help="With a shared state: a standby takes over at most this long after the leader dies.",
 )
 @click.option(
     "--listen",
@@ -99,19 +99,13 @@ class Fraction(click.FloatRange):
     metavar="HOST:PORT",
     help="Address of /healthz, /readyz, /metrics, / and /api/status (port 0: any free port).",
 )
-@click.option(
-    "--log-format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="One line per cycle, as text or JSON.",
+@choice_option(
+    "--log-format", choices=("text", "json"), help="One line per cycle, as text or JSON."
 )
-@click.option(
-    "--lock-timeout",
+@lock_timeout_option(
+    "Seconds a correcting cycle waits for the state lock (another apply may hold it).",
     default=10.0,
-    show_default=True,
-    type=Seconds(min_open=False),
-    help="Seconds a correcting cycle waits for the state lock (another apply may hold it).",
+    forever=False,
 )
 @click.pass_context
 def watch(

@@ -47,7 +47,13 @@ from reconciler.client.limits import (
     redirect_target,
 )
 from reconciler.client.pacing import Pacer
-from reconciler.client.responses import RequestRecord, parse_error, transport_error, unwrap
+from reconciler.client.responses import (
+    RequestRecord,
+    Undecoded,
+    parse_error,
+    transport_error,
+    unwrap,
+)
 from reconciler.client.retry import (
     Attempts,
     OutcomeUnknown,
@@ -70,7 +76,8 @@ from reconciler.model.errors import (
     ResponseTooLarge,
     Unsupported,
 )
-from reconciler.model.secrets import reveal
+from reconciler.model.json import JsonValue
+from reconciler.model.secrets import SecretTree, reveal
 
 __all__ = [
     "DASHBOARDS",
@@ -201,7 +208,7 @@ class Client:
 
     async def get(
         self, path: str, *, resource: str | None = None, optional: bool = False, decode: bool = True
-    ) -> Any:
+    ) -> JsonValue | Undecoded:
         """GET a management path and return the envelope's ``result``.
 
         ``optional`` marks an endpoint the spec does not guarantee: a 404/405 then raises
@@ -223,12 +230,12 @@ class Client:
         self,
         method: str,
         path: str,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, SecretTree] | None = None,
         *,
         resource: str | None = None,
         idempotent: bool | None = None,
         optional: bool = False,
-    ) -> Any:
+    ) -> JsonValue | Undecoded:
         """Call the dashboards interface and return the ``data`` member (``optional`` as in ``get``)."""
         safe = method in ("GET", "PUT", "DELETE") if idempotent is None else idempotent
         result, _ = await self.call(
@@ -243,13 +250,13 @@ class Client:
         interface: str,
         method: str,
         path: str,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, SecretTree] | None = None,
         *,
         resource: str | None = None,
         idempotent: bool,
         optional: bool = False,
         decode: bool = True,
-    ) -> tuple[Any, RequestRecord]:
+    ) -> tuple[JsonValue | Undecoded, RequestRecord]:
         """Send one logical request (with retries); return the payload and its record.
 
         Raises an ``ApiError`` branch chosen by status (``NotFound``, ``RateLimited``, …);
@@ -281,11 +288,11 @@ class Client:
         interface: str,
         method: str,
         path: str,
-        body: Mapping[str, Any] | None,
+        body: Mapping[str, SecretTree] | None,
         resource: str | None,
         idempotent: bool,
         decode: bool = True,
-    ) -> tuple[Any, RequestRecord]:
+    ) -> tuple[JsonValue | Undecoded, RequestRecord]:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = Attempts(self.config.limits, self.config.max_attempts)
         budget = self._budgets[interface]
@@ -296,7 +303,7 @@ class Client:
             ):
                 with attempt:
                     response = await self._once(interface, method, path, payload, attempts)
-                    unwrapped: tuple[Any, RequestRecord] = unwrap(
+                    unwrapped: tuple[JsonValue | Undecoded, RequestRecord] = unwrap(
                         interface, response, method, path, attempts.count, decode=decode
                     )
                     return unwrapped

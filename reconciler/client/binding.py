@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from reconciler.client.paths import PipeIds
 from reconciler.model.identity import Binding, Bound, Identities, Listed, bind
+from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
 
@@ -41,9 +41,7 @@ class PipeBinder:
             return PipeIds(org, service, record.id)
         return PipeIds(org, service, "")
 
-    def bind_all(
-        self, service: str, members: list[Resource], by_id: dict[str, dict[str, Any]]
-    ) -> None:
+    def bind_all(self, service: str, members: list[Resource], by_id: dict[str, JsonObject]) -> None:
         """Bind each member to its live pipe by the identity rule, before any is settled.
 
         Two manifests bound to one live pipe are both errors (nothing is sent for them).

@@ -32,6 +32,7 @@ from reconciler.model.errors import (
     suggest,
 )
 from reconciler.model.identity import Binding, Bound, Identities
+from reconciler.model.json import JsonMapping, JsonObject
 from reconciler.model.resources import Resource
 
 NO_IDENTITIES = Identities({}, {})
@@ -48,7 +49,7 @@ YIELD_AFTER = 0.002
 class Observed:
     """What fetching found for one desired resource."""
 
-    live: Mapping[str, Any] | None = None
+    live: JsonMapping | None = None
     error: str | None = None
     path: str = ""
     endpoint_status: Mapping[str, str | None] = field(default_factory=dict)
@@ -74,7 +75,7 @@ class LiveState:
     # How each pipe manifest was bound (``identity.bind``); a NEW one has no pipe id yet.
     bindings: dict[str, Binding] = field(default_factory=dict)
     organizations: dict[str, Observed] = field(default_factory=dict)
-    dashboards: list[dict[str, Any]] | None = None
+    dashboards: list[JsonObject] | None = None
     dashboards_error: str | None = None
     capabilities: Capabilities = field(default_factory=Capabilities)
     notes: list[str] = field(default_factory=list)
@@ -92,7 +93,7 @@ class Fetcher:
         self,
         client: Client,
         *,
-        organization_fallback: Callable[[str], Mapping[str, Any] | None] | None = None,
+        organization_fallback: Callable[[str], JsonMapping | None] | None = None,
         progress: Callable[[int], None] | None = None,
         on_pipe: Callable[[Resource], None] | None = None,
         identities: Identities = NO_IDENTITIES,
@@ -163,9 +164,9 @@ class Fetcher:
                 self._settle_list(key, members, first)
             await asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
             return
-        current: dict[str, dict[str, Any]] | ApiError = first
+        current: dict[str, JsonObject] | ApiError = first
         del first
-        ahead: asyncio.Task[Callable[[], list[dict[str, Any]]]] | None = None
+        ahead: asyncio.Task[Callable[[], list[JsonObject]]] | None = None
         try:
             for index, (key, members) in enumerate(groups):
                 if index + 1 < len(groups):
@@ -188,8 +189,8 @@ class Fetcher:
                 await asyncio.gather(ahead, return_exceptions=True)
 
     async def _decoded(
-        self, ahead: asyncio.Task[Callable[[], list[dict[str, Any]]]]
-    ) -> dict[str, dict[str, Any]] | ApiError:
+        self, ahead: asyncio.Task[Callable[[], list[JsonObject]]]
+    ) -> dict[str, JsonObject] | ApiError:
         """Wait for a list read ahead and decode it now (its error, if any, is returned)."""
         try:
             listed = _decode(await ahead)
@@ -256,7 +257,7 @@ class Fetcher:
         *,
         hold: bool = False,
         get_each: bool = True,
-    ) -> dict[str, dict[str, Any]] | None:
+    ) -> dict[str, JsonObject] | None:
         """Read and settle one service's pipes: its list, else one GET per pipe.
 
         With ``hold``, a list that was read is returned (by pipe id) instead of settled;
@@ -292,7 +293,7 @@ class Fetcher:
             self._observed(resource, Observed(error=str(error), path=path))
 
     def _settle_list(
-        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
+        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, JsonObject]
     ) -> None:
         """Hand each member its live pipe from a service's list (each kept until it is planned)."""
         self.binder.bind_all(key[1], members, by_id)
@@ -300,7 +301,7 @@ class Fetcher:
             self._settle_one(key[1], resource, by_id)
 
     async def _settle_list_yielding(
-        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, dict[str, Any]]
+        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, JsonObject]
     ) -> None:
         """``_settle_list``, letting other reads move (the next list's bytes) every few pipes."""
         self.binder.bind_all(key[1], members, by_id)
@@ -311,9 +312,7 @@ class Fetcher:
                 await asyncio.sleep(0)
                 turn = time.perf_counter()
 
-    def _settle_one(
-        self, service: str, resource: Resource, by_id: dict[str, dict[str, Any]]
-    ) -> None:
+    def _settle_one(self, service: str, resource: Resource, by_id: dict[str, JsonObject]) -> None:
         ids = self.live.pipe_ids[resource.key]
         binding = self.live.bindings[resource.key]
         if binding.error is not None:
@@ -455,7 +454,7 @@ class Fetcher:
         self.live.dashboards = listed
 
 
-def _decode(decode: Callable[[], list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def _decode(decode: Callable[[], list[JsonObject]]) -> dict[str, JsonObject]:
     """Decode a pipe list and index it by id (the list itself is let go).
 
     Each pipe lives until it is planned: the cyclic collector is kept off them (they form no

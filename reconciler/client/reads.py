@@ -12,7 +12,6 @@ real service's extensions: the pipe list, the organization GET, the dashboard li
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.paths import (
@@ -26,8 +25,7 @@ from reconciler.client.paths import (
 )
 from reconciler.client.responses import Undecoded
 from reconciler.model.errors import ApiError
-
-JsonObject = dict[str, Any]
+from reconciler.model.json import JsonObject
 
 
 def _objects(value: object) -> list[JsonObject]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
 from reconciler.client.config import MANAGEMENT
 from reconciler.model.errors import ApiError, api_error_type
+from reconciler.model.json import JsonValue
 
 
 @dataclass
@@ -91,7 +91,7 @@ class Undecoded:
     path: str
     content: bytes
 
-    def payload(self) -> Any:
+    def payload(self) -> JsonValue:
         """Return the envelope's member, or raise the error ``unwrap`` would have raised."""
         return _envelope(self.interface, self.status, self.content, self.method, self.path)[0]
 
@@ -104,7 +104,7 @@ def unwrap(
     attempts: int,
     *,
     decode: bool = True,
-) -> tuple[Any, RequestRecord]:
+) -> tuple[JsonValue | Undecoded, RequestRecord]:
     """Return a response's payload (its envelope's member) and its record, or raise its error.
 
     Without ``decode``, a successful answer's payload is an ``Undecoded`` (body still bytes).
@@ -121,10 +121,10 @@ def unwrap(
 
 def _envelope(
     interface: str, status: int, content: bytes, method: str, path: str
-) -> tuple[Any, str | None]:
+) -> tuple[JsonValue, str | None]:
     """Decode a successful body: its envelope's member and (management) its requestId."""
     try:
-        body = json.loads(content)  # what httpx's ``Response.json`` does
+        body: JsonValue = json.loads(content)  # what httpx's ``Response.json`` does
     except ValueError:
         raise ApiError(
             status=status, message="response is not JSON", method=method, path=path

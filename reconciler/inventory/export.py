@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from reconciler.model.fields import (
     is_secret_path,
     is_writable_pipe_path,
 )
+from reconciler.model.json import JsonLike, JsonMapping, as_mapping
 from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
 
@@ -122,7 +123,13 @@ def _resolve(node: Mapping[str, Any], doc: str) -> tuple[Mapping[str, Any], str]
     return node, doc
 
 
-def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any) -> Any:
+def _fit(
+    value: JsonLike,
+    node: Mapping[str, Any],
+    doc: str,
+    path: JsonPath,
+    keep: Callable[[JsonPath], bool],
+) -> Any:
     """Keep the parts of ``value`` the schema ``node`` allows and ``keep(path)`` accepts."""
     node, doc = _resolve(node, doc)
     if value is None:
@@ -133,7 +140,7 @@ def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any
         for key, sub in value.items():
             if key not in props or is_secret_path((*path, key)):
                 continue
-            kept = fit(sub, props[key], doc, (*path, key), keep)
+            kept = _fit(sub, props[key], doc, (*path, key), keep)
             if kept is not _MISSING:
                 out[str(key)] = kept
         return out if out or not value else _MISSING
@@ -141,7 +148,7 @@ def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any
         return _MISSING
     items = node.get("items")
     if isinstance(value, list) and isinstance(items, Mapping):
-        fitted = [fit(v, items, doc, (), lambda p: True) for v in value]
+        fitted = [_fit(v, items, doc, (), lambda p: True) for v in value]
         return [v for v in fitted if v is not _MISSING]
     return value
 
@@ -150,7 +157,7 @@ def fit(value: Any, node: Mapping[str, Any], doc: str, path: JsonPath, keep: Any
 
 
 def pipe_document(
-    pipe: Mapping[str, Any],
+    pipe: JsonMapping,
     org: str,
     service_id: str,
     name: str,
@@ -176,7 +183,7 @@ def pipe_document(
         return with_expectations or is_writable_pipe_path(path)
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
-    fitted = fit(body, schema, KIND_FILES["Pipe"], (), keep)
+    fitted = _fit(body, schema, KIND_FILES["Pipe"], (), keep)
     spec: dict[str, Any]
     if by_name is not None:
         spec = {"service": by_name, "name": str(pipe.get("name") or name)}
@@ -192,7 +199,7 @@ def pipe_document(
         source.setdefault(kind, {})
         spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
         prefix = env_prefix(str(pipe.get("name") or name))
-        live = (pipe.get("source") or {}).get(kind) or {}
+        live = as_mapping(as_mapping(pipe.get("source")).get(kind))
         hints = secret_hints(kind, live, prefix, slugify(prefix))
         order = [
             "organizationId",
@@ -210,20 +217,20 @@ def pipe_document(
     return Document("Pipe", name, spec, hints, kind if has_secrets(kind) else None)
 
 
-def organization_document(org: Mapping[str, Any], name: str) -> Document:
+def organization_document(org: JsonMapping, name: str) -> Document:
     """Build the Organization manifest: id, name and the full private endpoint list."""
     schema = load_schemas()[KIND_FILES["Organization"]]["properties"]["spec"]
     body = {k: v for k, v in org.items() if k in ("name", "privateEndpoints")}
-    fitted = fit(body, schema, KIND_FILES["Organization"], (), lambda p: True)
+    fitted = _fit(body, schema, KIND_FILES["Organization"], (), lambda p: True)
     spec = {"organizationId": str(org.get("id"))} | (fitted if isinstance(fitted, dict) else {})
     return Document("Organization", name, spec)
 
 
-def dashboard_document(dashboard: Mapping[str, Any], name: str) -> Document:
+def dashboard_document(dashboard: JsonMapping, name: str) -> Document:
     """Build the Dashboard manifest: name, tiles and tags, without service-assigned ids."""
     schema = load_schemas()[KIND_FILES["Dashboard"]]["properties"]["spec"]
     body = {k: v for k, v in dashboard.items() if k in ("name", "tiles", "tags")}
-    fitted = fit(body, schema, KIND_FILES["Dashboard"], (), lambda p: True)
+    fitted = _fit(body, schema, KIND_FILES["Dashboard"], (), lambda p: True)
     return Document("Dashboard", name, fitted if isinstance(fitted, dict) else {})
 
 

@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
@@ -27,6 +26,7 @@ from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
 from reconciler.model.errors import ConfigError, Unsupported, suggest
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
+from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -42,7 +42,7 @@ def is_uuid(text: str) -> bool:
     return bool(_UUID.match(text))
 
 
-def human_size(size: Any) -> str:
+def human_size(size: object) -> str:
     """Format a byte count in binary units: ``1.2 GiB``."""
     if not isinstance(size, int | float) or isinstance(size, bool):
         return "-"
@@ -54,7 +54,7 @@ def human_size(size: Any) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def human_duration(seconds: Any) -> str:
+def human_duration(seconds: object) -> str:
     """Format seconds as the two largest units: ``3m 12s``, ``4d 2h``."""
     if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         return "-"
@@ -82,7 +82,7 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def parse_time(value: Any) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
     """Parse an ISO 8601 time from the API (None when absent or unreadable)."""
     if not isinstance(value, str) or not value:
         return None
@@ -93,7 +93,7 @@ def parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def utc_iso(value: Any) -> str:
+def utc_iso(value: object) -> str:
     """Format a time as UTC ISO 8601 to the second: ``2026-11-21T22:00:00Z``."""
     moment = value if isinstance(value, datetime) else parse_time(value)
     if moment is None:
@@ -101,19 +101,19 @@ def utc_iso(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def redact_secrets(value: Any) -> Any:
+def redact_secrets(value: JsonLike) -> JsonValue:
     """Return a copy with every secret-bearing member replaced by ``(sensitive)``."""
     if isinstance(value, Mapping):
         return {
             str(k): (REDACTED if k in REDACTED_KEYS and v not in (None, "") else redact_secrets(v))
             for k, v in value.items()
         }
-    if isinstance(value, list):
-        return [redact_secrets(v) for v in value]
-    return value
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return value
+    return [redact_secrets(v) for v in value]
 
 
-def source_kind(pipe: Mapping[str, Any]) -> str:
+def source_kind(pipe: JsonMapping) -> str:
     """Return the pipe's source kind (kafka, objectStorage, kinesis, postgres) or ``?``."""
     source = pipe.get("source")
     if isinstance(source, Mapping):
@@ -126,14 +126,14 @@ def source_kind(pipe: Mapping[str, Any]) -> str:
 # -- fetching -------------------------------------------------------------------------------
 
 
-async def resolve_service(client: Client, org: str, ref: str) -> dict[str, Any]:
+async def resolve_service(client: Client, org: str, ref: str) -> JsonObject:
     """Return the service named or identified by ``ref`` (a uuid costs no request)."""
     if is_uuid(ref):
         return {"id": ref, "name": ref}
     return pick_service(await list_services(client, org), ref, org)
 
 
-def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> dict[str, Any]:
+def pick_service(services: Sequence[JsonObject], ref: str, org: str) -> JsonObject:
     """Find one service by id or name in a services list, or explain why not."""
     found = [dict(s) for s in services if ref in (s.get("id"), s.get("name"))]
     if len(found) == 1:
@@ -147,13 +147,13 @@ def pick_service(services: Sequence[Mapping[str, Any]], ref: str, org: str) -> d
     raise ConfigError(f"service name {ref!r} is ambiguous ({len(found)} services); use its id")
 
 
-async def list_backups(client: Client, org: str, service_id: str) -> list[dict[str, Any]]:
+async def list_backups(client: Client, org: str, service_id: str) -> list[JsonObject]:
     """Return a service's backups, newest first."""
     items = await reads.list_backups(client, org, service_id)
     return sorted(items, key=lambda b: utc_iso(b.get("startedAt")), reverse=True)
 
 
-async def list_pipes(client: Client, org: str, service_id: str) -> list[dict[str, Any]] | None:
+async def list_pipes(client: Client, org: str, service_id: str) -> list[JsonObject] | None:
     """Return every pipe of a service, or None when the server has no pipe list."""
     try:
         return await reads.list_pipes(client, org, service_id)
@@ -161,7 +161,7 @@ async def list_pipes(client: Client, org: str, service_id: str) -> list[dict[str
         return None
 
 
-async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[str, Any]:
+async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> JsonObject:
     """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
     if is_uuid(ref):
         return await reads.get_pipe(client, PipeIds(org, service_id, ref), name=ref)
@@ -179,7 +179,7 @@ async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> dict[
     return found[0]
 
 
-async def get_organization(client: Client, org: str) -> dict[str, Any]:
+async def get_organization(client: Client, org: str) -> JsonObject:
     """Return the organization; a server without its GET is a ``ConfigError``."""
     try:
         return await reads.get_organization(client, org, name=org)
@@ -190,7 +190,7 @@ async def get_organization(client: Client, org: str) -> dict[str, Any]:
         ) from None
 
 
-async def get_dashboards(client: Client) -> list[dict[str, Any]]:
+async def get_dashboards(client: Client) -> list[JsonObject]:
     """Return the live dashboards; a server without the list is a ``ConfigError``."""
     try:
         return await reads.list_dashboards(client)
@@ -206,7 +206,7 @@ async def get_dashboards(client: Client) -> list[dict[str, Any]]:
 
 async def service_backups(
     client: Client, org: str, service: str, *, since: timedelta | None, now: datetime
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Return a service's backups, newest first (only those started within ``since``)."""
     found = await resolve_service(client, org, service)
     backups = await list_backups(client, org, str(found["id"]))
@@ -216,21 +216,19 @@ async def service_backups(
     return [b for b in backups if (t := parse_time(b.get("startedAt"))) and t >= limit]
 
 
-async def service_endpoint(
-    client: Client, org: str, service: str, endpoint_id: str
-) -> dict[str, Any]:
+async def service_endpoint(client: Client, org: str, service: str, endpoint_id: str) -> JsonObject:
     """Return one reverse private endpoint of a service."""
     found = await resolve_service(client, org, service)
     return await get_endpoint(client, org, str(found["id"]), endpoint_id)
 
 
-async def service_pipe(client: Client, org: str, service: str, pipe: str) -> dict[str, Any]:
+async def service_pipe(client: Client, org: str, service: str, pipe: str) -> JsonObject:
     """Return one pipe of a service, given by id or by name."""
     found = await resolve_service(client, org, service)
     return await get_pipe(client, org, str(found["id"]), pipe)
 
 
-async def service_pipes(client: Client, org: str, service: str) -> list[dict[str, Any]]:
+async def service_pipes(client: Client, org: str, service: str) -> list[JsonObject]:
     """Return every pipe of a service; a server without the pipe list is a ``ConfigError``."""
     found = await resolve_service(client, org, service)
     listed = await list_pipes(client, org, str(found["id"]))
@@ -246,7 +244,7 @@ async def backup_freshness(
     client: Client, org: str, services: Sequence[str], *, max_age: timedelta, now: datetime
 ) -> list[BackupFreshness]:
     """Assess each selected service's backups (every service when none is named)."""
-    listed: list[dict[str, Any]] = []
+    listed: list[JsonObject] = []
     if not services or any(not is_uuid(r) for r in services):
         listed = await list_services(client, org)
     selected = (
@@ -270,9 +268,9 @@ class BackupFreshness:
     ok: bool
     last_good: datetime | None
     age: timedelta | None
-    last_error: dict[str, Any] | None
+    last_error: JsonObject | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Return a JSON-friendly description."""
         error = self.last_error
         return {
@@ -292,14 +290,14 @@ class BackupFreshness:
         }
 
 
-def backup_time(backup: Mapping[str, Any]) -> datetime | None:
+def backup_time(backup: JsonMapping) -> datetime | None:
     """Return when a backup completed (its start when the finish is unknown)."""
     return parse_time(backup.get("finishedAt")) or parse_time(backup.get("startedAt"))
 
 
 def assess_backups(
-    service: Mapping[str, Any],
-    backups: Sequence[Mapping[str, Any]],
+    service: JsonMapping,
+    backups: Sequence[JsonObject],
     max_age: timedelta,
     now: datetime,
 ) -> BackupFreshness:

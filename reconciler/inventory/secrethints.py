@@ -22,12 +22,13 @@ from reconciler.model.fields import (
     KAFKA_DEFAULT_AUTHENTICATION,
     SECRET_FIELDS,
 )
+from reconciler.model.json import JsonMapping
 
 # Members that are PEM files rather than short values: referenced as files, with this suffix.
 _FILE_SUFFIX = {"certificate": "crt", "privateKey": "key"}
 
 
-def secret_hints(kind: str, source: Mapping[str, Any], prefix: str, stem: str) -> list[str]:
+def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list[str]:
     """Return one YAML line per way to state the secrets of a ``kind`` source (first: usual)."""
     if kind == "kafka":
         method = str(source.get("authentication") or KAFKA_DEFAULT_AUTHENTICATION)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any
 
 from reconciler.inventory.reads import (
     BackupFreshness,
@@ -18,57 +17,60 @@ from reconciler.inventory.reads import (
     source_kind,
     utc_iso,
 )
+from reconciler.model.json import JsonLike, JsonMapping, as_items, as_mapping
+
+# Per source kind, a few words on where a pipe reads from (given the kind's own body).
+_SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {
+    "kafka": lambda b: f"kafka {b.get('topics', '?')} @ {b.get('brokers', '?')}",
+    "objectStorage": lambda b: f"objectStorage {b.get('url') or b.get('path') or '?'}",
+    "kinesis": lambda b: f"kinesis {b.get('streamName', '?')} ({b.get('region', '?')})",
+    "postgres": lambda b: (
+        f"postgres {b.get('host', '?')}:{b.get('port', '?')}/{b.get('database', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
+}
 
 
-def source_summary(pipe: Mapping[str, Any]) -> str:
+def source_summary(pipe: JsonMapping) -> str:
     """Describe where a pipe reads from in a few words."""
     kind = source_kind(pipe)
-    body: Mapping[str, Any] = (pipe.get("source") or {}).get(kind) or {}
-    if kind == "kafka":
-        return f"kafka {body.get('topics', '?')} @ {body.get('brokers', '?')}"
-    if kind == "objectStorage":
-        return f"objectStorage {body.get('url') or body.get('path') or '?'}"
-    if kind == "kinesis":
-        return f"kinesis {body.get('streamName', '?')} ({body.get('region', '?')})"
-    if kind == "postgres":
-        tables = len(body.get("tableMappings") or [])
-        return f"postgres {body.get('host', '?')}:{body.get('port', '?')}/{body.get('database', '?')} ({tables} tables)"
-    return "?"
+    summary = _SOURCE_SUMMARIES.get(kind)
+    return summary(as_mapping(as_mapping(pipe.get("source")).get(kind))) if summary else "?"
 
 
-def destination_summary(pipe: Mapping[str, Any]) -> str:
+def destination_summary(pipe: JsonMapping) -> str:
     """Return ``database.table`` of a pipe's destination."""
-    dest = pipe.get("destination") or {}
+    dest = as_mapping(pipe.get("destination"))
     return f"{dest.get('database', '?')}.{dest.get('table', '?')}"
 
 
-def scaling_summary(pipe: Mapping[str, Any]) -> str:
+def scaling_summary(pipe: JsonMapping) -> str:
     """Describe a pipe's scaling: ``2 × (500m CPU, 2 GiB)``, concurrency too."""
-    s = pipe.get("scaling") or {}
+    s = as_mapping(pipe.get("scaling"))
     if not s:
         return "-"
-    memory = human_size(float(s.get("replicaMemoryGb", 0)) * 1024**3)
+    memory = human_size(float(str(s.get("replicaMemoryGb", 0))) * 1024**3)
     return (
         f"{s.get('replicas', '?')} × ({s.get('replicaCpuMillicores', '?')}m CPU, {memory}), "
         f"concurrency {_concurrency(s.get('concurrency'))}"
     )
 
 
-def _concurrency(value: Any) -> str:
+def _concurrency(value: JsonLike) -> str:
     # 0 is how the service says "auto-scaled".
     return "auto" if value == 0 and not isinstance(value, bool) else str(value or "?")
 
 
-def source_access(pipe: Mapping[str, Any]) -> str:
+def source_access(pipe: JsonMapping) -> str:
     """Describe how a pipe's source is read: ``JSONEachRow, authentication PLAIN``."""
-    body: Mapping[str, Any] = (pipe.get("source") or {}).get(source_kind(pipe)) or {}
+    body = as_mapping(as_mapping(pipe.get("source")).get(source_kind(pipe)))
     parts = [str(body["format"])] if body.get("format") else []
     if body.get("authentication"):
         parts.append(f"authentication {body['authentication']}")
     return ", ".join(parts) or "-"
 
 
-def placement(item: Mapping[str, Any], provider_key: str = "provider") -> str:
+def placement(item: JsonMapping, provider_key: str = "provider") -> str:
     """Return ``provider/region`` of a service or endpoint (``-`` for what is not shown)."""
     provider, region = item.get(provider_key), item.get("region")
     if not provider and not region:
@@ -76,9 +78,9 @@ def placement(item: Mapping[str, Any], provider_key: str = "provider") -> str:
     return f"{provider or '?'}/{region or '?'}"
 
 
-def tags_text(service: Mapping[str, Any]) -> str:
+def tags_text(service: JsonMapping) -> str:
     """Render service tags as ``Key=Value,Key``."""
-    tags = service.get("tags") or []
+    tags = as_items(service.get("tags"))
     return (
         ",".join(
             f"{t.get('key')}={t['value']}" if t.get("value") is not None else str(t.get("key"))
@@ -100,7 +102,7 @@ def offender_line(item: BackupFreshness) -> str:
     return text
 
 
-def describe_backup(backup: Mapping[str, Any]) -> str:
+def describe_backup(backup: JsonMapping) -> str:
     """Name a backup by its time and name: ``2026-11-21T19:17:34Z (backup-20261121-1910)``."""
     return f"{utc_iso(backup_time(backup))} ({backup.get('backupName') or backup.get('id')})"
 
@@ -113,20 +115,20 @@ def _secs(delta: timedelta | None) -> float | None:
 
 # A column: its header and how it shows one object. Each table is one list of columns, so a
 # header and its value never drift apart.
-Column = tuple[str, Callable[[Mapping[str, Any]], str]]
+Column = tuple[str, Callable[[JsonMapping], str]]
 
 
-def _field(name: str, missing: str | None = None) -> Callable[[Mapping[str, Any]], str]:
+def _field(name: str, missing: str | None = None) -> Callable[[JsonMapping], str]:
     """Show one field of an object (``missing`` when it is absent)."""
     return lambda item: str(item.get(name, missing))
 
 
-def _set(name: str) -> Callable[[Mapping[str, Any]], str]:
+def _set(name: str) -> Callable[[JsonMapping], str]:
     """Show one field of an object, ``-`` when it is absent or empty."""
     return lambda item: str(item.get(name) or "-")
 
 
-def _time(name: str) -> Callable[[Mapping[str, Any]], str]:
+def _time(name: str) -> Callable[[JsonMapping], str]:
     """Show a timestamp field in UTC ISO form."""
     return lambda item: utc_iso(item.get(name))
 
@@ -163,8 +165,8 @@ PIPE_COLUMNS: tuple[Column, ...] = (
 DASHBOARD_COLUMNS: tuple[Column, ...] = (
     ("NAME", _field("name")),
     ("ID", _field("id")),
-    ("TILES", lambda d: str(len(d.get("tiles") or []))),
-    ("TAGS", lambda d: ",".join(str(t) for t in d.get("tags") or []) or "-"),
+    ("TILES", lambda d: str(len(as_items(d.get("tiles"))))),
+    ("TAGS", lambda d: ",".join(str(t) for t in as_items(d.get("tags"))) or "-"),
 )
 SERVICE_HEADERS = tuple(header for header, _ in SERVICE_COLUMNS)
 BACKUP_HEADERS = tuple(header for header, _ in BACKUP_COLUMNS)
@@ -173,27 +175,27 @@ DASHBOARD_HEADERS = tuple(header for header, _ in DASHBOARD_COLUMNS)
 FRESHNESS_HEADERS = ("SERVICE", "STATUS", "LAST GOOD BACKUP", "AGE", "LAST ERROR")
 
 
-def rows(items: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> list[list[str]]:
+def rows(items: Sequence[JsonMapping], columns: Sequence[Column]) -> list[list[str]]:
     """Return one row per object, one cell per column."""
     return [[show(item) for _, show in columns] for item in items]
 
 
-def service_rows(services: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def service_rows(services: Sequence[JsonMapping]) -> list[list[str]]:
     """Return one row per service."""
     return rows(services, SERVICE_COLUMNS)
 
 
-def backup_rows(backups: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def backup_rows(backups: Sequence[JsonMapping]) -> list[list[str]]:
     """Return one row per backup."""
     return rows(backups, BACKUP_COLUMNS)
 
 
-def pipe_rows(pipes: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def pipe_rows(pipes: Sequence[JsonMapping]) -> list[list[str]]:
     """Return one row per pipe."""
     return rows(pipes, PIPE_COLUMNS)
 
 
-def dashboard_rows(dashboards: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def dashboard_rows(dashboards: Sequence[JsonMapping]) -> list[list[str]]:
     """Return one row per dashboard."""
     return rows(dashboards, DASHBOARD_COLUMNS)
 
@@ -212,9 +214,9 @@ def freshness_rows(items: Sequence[BackupFreshness]) -> list[list[str]]:
     ]
 
 
-def pipe_details(pipe: Mapping[str, Any]) -> list[tuple[str, str]]:
+def pipe_details(pipe: JsonMapping) -> list[tuple[str, str]]:
     """Return (label, value) pairs describing one pipe."""
-    mappings = pipe.get("fieldMappings") or []
+    mappings = as_items(pipe.get("fieldMappings"))
     return [
         ("Name", str(pipe.get("name"))),
         ("ID", str(pipe.get("id"))),
@@ -223,7 +225,7 @@ def pipe_details(pipe: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Source", source_summary(pipe)),
         ("Access", source_access(pipe)),
         ("Destination", destination_summary(pipe)),
-        ("Columns", str(len((pipe.get("destination") or {}).get("columns") or []))),
+        ("Columns", str(len(as_items(as_mapping(pipe.get("destination")).get("columns"))))),
         ("Field mappings", str(len(mappings))),
         ("Scaling", scaling_summary(pipe)),
         ("Created", utc_iso(pipe.get("createdAt"))),
@@ -231,7 +233,7 @@ def pipe_details(pipe: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def endpoint_details(endpoint: Mapping[str, Any]) -> list[tuple[str, str]]:
+def endpoint_details(endpoint: JsonMapping) -> list[tuple[str, str]]:
     """Return (label, value) pairs describing one reverse private endpoint."""
     return [
         ("ID", str(endpoint.get("id"))),
@@ -242,22 +244,25 @@ def endpoint_details(endpoint: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Endpoint ID", str(endpoint.get("endpointId") or "-")),
         ("Service name", str(endpoint.get("vpcEndpointServiceName") or "-")),
         ("Cluster authentication", str(endpoint.get("mskAuthentication") or "-")),
-        ("DNS names", ", ".join(endpoint.get("dnsNames") or []) or "-"),
-        ("Private DNS names", ", ".join(endpoint.get("privateDnsNames") or []) or "-"),
+        ("DNS names", ", ".join(map(str, as_items(endpoint.get("dnsNames")))) or "-"),
+        (
+            "Private DNS names",
+            ", ".join(map(str, as_items(endpoint.get("privateDnsNames")))) or "-",
+        ),
     ]
 
 
-def organization_details(org: Mapping[str, Any]) -> list[tuple[str, str]]:
+def organization_details(org: JsonMapping) -> list[tuple[str, str]]:
     """Return (label, value) pairs describing the organization."""
     endpoints = [
         f"{e.get('id')} ({e.get('description') or '-'})"
         + (f" {placement(e, 'cloudProvider')}" if e.get("region") or e.get("cloudProvider") else "")
-        for e in org.get("privateEndpoints") or []
+        for e in as_items(org.get("privateEndpoints"))
         if isinstance(e, Mapping)
     ]
     byoc = [
         f"{b.get('id')} ({b.get('accountName')})"
-        for b in org.get("byocConfig") or []
+        for b in as_items(org.get("byocConfig"))
         if isinstance(b, Mapping)
     ]
     return [
@@ -275,7 +280,7 @@ def details_text(pairs: Sequence[tuple[str, str]]) -> str:
     return "".join(f"{(label + ':').ljust(width)}  {value}\n" for label, value in pairs)
 
 
-def dump(value: Any, fmt: str) -> str:
+def dump(value: JsonLike, fmt: str) -> str:
     """Serialise objects for scripts as JSON or YAML (secrets already redacted)."""
     import json
 

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from reconciler.load.overlays import Effective
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath, format_path
 
 FORMAT_VERSION = 1
@@ -69,14 +70,14 @@ class FieldDifference:
     """One field whose value differs; ``in_a``/``in_b`` false when that side lacks it."""
 
     path: str
-    a: Any
-    b: Any
+    a: JsonValue
+    b: JsonValue
     in_a: bool = True
     in_b: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Return the difference as JSON data (an absent side is left out)."""
-        out: dict[str, Any] = {"path": self.path}
+        out: JsonObject = {"path": self.path}
         if self.in_a:
             out["a"] = self.a
         if self.in_b:

@@ -22,6 +22,7 @@ from reconciler.model.fields import (
     is_secret_path,
     is_writable_pipe_path,
 )
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 
 
@@ -46,10 +47,10 @@ class Explanation:
     type: str
     access: str
     bounds: list[str] = field(default_factory=list)
-    enum: list[Any] = field(default_factory=list)
+    enum: list[JsonValue] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Return a JSON-friendly form."""
         return {
             "kind": self.kind,
@@ -58,9 +59,9 @@ class Explanation:
             "description": self.description,
             "type": self.type,
             "access": self.access,
-            "bounds": self.bounds,
+            "bounds": list[JsonValue](self.bounds),
             "enum": self.enum,
-            "fields": [f.__dict__ for f in self.fields],
+            "fields": [dict(f.__dict__) for f in self.fields],
         }
 
 

@@ -36,6 +36,7 @@ from reconciler.load.manifests import (
 from reconciler.load.positions import DocumentLocator, MergedLocator
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import KINDS, JsonPath, Resource, check_default_organization
 from reconciler.model.secrets import is_reference
 
@@ -64,7 +65,7 @@ class Effective:
 
     kind: str
     name: str
-    document: dict[str, Any] = field(repr=False)
+    document: JsonObject = field(repr=False)
     files: tuple[str, ...]
     resource: Resource = field(repr=False)
 
@@ -78,7 +79,7 @@ class Effective:
 class _Doc:
     """A parsed document on its way through the merge: its data, layers and origins."""
 
-    data: Any
+    data: Any  # a parsed document: checked to be a mapping by ``identity`` before it is merged
     layers: list[DocumentLocator]
     origins: dict[JsonPath, int] = field(default_factory=dict)
 
@@ -88,7 +89,7 @@ class _Doc:
         return MergedLocator(tuple(self.layers), dict(self.origins))
 
 
-def identity(doc: Any) -> tuple[str, str] | None:
+def identity(doc: JsonValue) -> tuple[str, str] | None:
     """Return ``(kind, metadata.name)`` of a parsed document, or None if it lacks either."""
     if not isinstance(doc, dict):
         return None
@@ -100,8 +101,8 @@ def identity(doc: Any) -> tuple[str, str] | None:
 
 
 def merge(
-    base: Any, patch: Any, origins: dict[JsonPath, int], layer: int, path: JsonPath = ()
-) -> Any:
+    base: JsonValue, patch: JsonValue, origins: dict[JsonPath, int], layer: int, path: JsonPath = ()
+) -> JsonValue:
     """Return ``patch`` applied to ``base`` (neither changed), recording in ``origins`` the
     path of every value ``layer`` wrote: mappings merge key by key; anything else replaces.
     A secret reference (``{fromEnv: …}``/``{fromFile: …}``) is one value: it replaces, never
@@ -111,8 +112,8 @@ def merge(
     if not (isinstance(base, dict) and isinstance(patch, dict)) or is_reference(patch):
         if type(base) is type(patch) and base == patch and not is_reference(patch):
             return base  # restated (kind, metadata.name): its origin stays where it was
-        for key in [k for k in origins if k[: len(path)] == path and len(k) > len(path)]:
-            del origins[key]  # what an earlier layer wrote below here is gone
+        for below in [k for k in origins if k[: len(path)] == path and len(k) > len(path)]:
+            del origins[below]  # what an earlier layer wrote below here is gone
         origins[path] = layer
         return _copy(patch)
     out = dict(base)
@@ -125,7 +126,7 @@ def merge(
     return out
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: JsonValue) -> JsonValue:
     """Return a copy of parsed YAML data (mappings, lists, scalars): deepcopy's result, faster."""
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
@@ -316,7 +317,8 @@ def load_layered(
     out: list[Effective] = []
     for document, locator in zip(documents, locators, strict=True):
         resource = by_locator.get(id(locator))
-        if resource is None:  # pragma: no cover - every clean document became a resource
+        # pragma: no cover - every clean document became a resource, so it is a mapping
+        if resource is None or not isinstance(document, dict):  # pragma: no cover
             continue
         files = locator.files if isinstance(locator, MergedLocator) else (locator.source.name,)
         out.append(Effective(resource.kind, resource.name, document, files, resource))

@@ -26,6 +26,7 @@ from reconciler.load.schema import explain, schema_dir, suggest
 from reconciler.load.schemacompile import Compiler, Unsupported
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath, format_path
 
 FILE_NAME = "reconcile.yaml"
@@ -54,7 +55,7 @@ class ProjectFile:
     """A loaded, valid project file: its path, values and the line of every key."""
 
     path: Path
-    values: dict[str, Any] = field(default_factory=dict)
+    values: JsonObject = field(default_factory=dict)
     lines: dict[JsonPath, int] = field(default_factory=dict)
 
     @property
@@ -62,9 +63,9 @@ class ProjectFile:
         """Return the directory relative paths in the file are resolved from."""
         return self.path.parent
 
-    def get(self, key: JsonPath) -> Any:
+    def get(self, key: JsonPath) -> JsonValue:
         """Return the value at ``key`` (a path of keys), or None when absent."""
-        value: Any = self.values
+        value: JsonValue = self.values
         for part in key:
             if not isinstance(value, dict) or part not in value:
                 return None
@@ -105,9 +106,9 @@ def find_project_file(start: Path | None = None) -> Path | None:
 
 
 @cache
-def project_schema() -> dict[str, Any]:
+def project_schema() -> JsonObject:
     """Return the published JSON Schema of the project file."""
-    loaded: dict[str, Any] = json.loads((schema_dir() / SCHEMA_FILE).read_text(encoding="utf-8"))
+    loaded: JsonObject = json.loads((schema_dir() / SCHEMA_FILE).read_text(encoding="utf-8"))
     return loaded
 
 
@@ -141,10 +142,11 @@ def load_project_file(path: Path) -> ProjectFile:
     if errors:
         raise ManifestErrors(errors)
     lines = {key: pos[0] for key, pos in source.positions(0).items()}
-    return ProjectFile(path.resolve(), doc, lines)
+    # The schema holds the file to one object: the isinstance only tells mypy so.
+    return ProjectFile(path.resolve(), doc if isinstance(doc, dict) else {}, lines)
 
 
-def project_errors(doc: Any) -> list[tuple[JsonPath, str]]:
+def project_errors(doc: JsonValue) -> list[tuple[JsonPath, str]]:
     """Return ``(path, message)`` for every problem of a parsed project file."""
     out: list[tuple[JsonPath, str]] = []
     if isinstance(doc, dict):

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
 from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.fields import SECRET_FIELD_NAMES
+from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
 from reconciler.model.resources import JsonPath
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 KIND_FILES: dict[str, str] = {
     "Pipe": "pipe.schema.json",
@@ -68,6 +72,8 @@ def schema_dir() -> Path:
 
 
 @cache
+# Any: the schema documents are walked by paths the repository's own schemas fix ($defs, properties);
+# narrowing each step would add noise and catch nothing a schema test does not.
 def load_schemas() -> dict[str, dict[str, Any]]:
     """Return every schema document by file name (which is also its ``$id``)."""
     directory = schema_dir()
@@ -76,7 +82,7 @@ def load_schemas() -> dict[str, dict[str, Any]]:
 
 
 @cache
-def json_validator(kind: str) -> Any:
+def json_validator(kind: str) -> Draft202012Validator:
     """Return the jsonschema ``Draft202012Validator`` of ``kind`` (imported only when needed)."""
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
@@ -89,7 +95,7 @@ def json_validator(kind: str) -> Any:
 
 
 @cache
-def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, Any]:
+def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, JsonValue]:
     """Spec paths where ``null`` means "reset to the service's default", and that default.
 
     Read from the schema itself: a property that admits ``null`` (in its ``type`` or its
@@ -98,7 +104,7 @@ def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, Any]:
     schemas = load_schemas()
     file = KIND_FILES[kind]
     root: Any = schemas[file]["$defs"]["spec"] if kind == "Pipe" else schemas[file]
-    found: dict[JsonPath, Any] = {}
+    found: dict[JsonPath, JsonValue] = {}
 
     def resolve(node: Any, doc: str) -> tuple[Any, str]:
         while isinstance(node, dict) and "$ref" in node:
@@ -137,16 +143,16 @@ class KindSchema:
     """
 
     kind: str
-    schema: dict[str, Any]
+    schema: JsonObject
     fast_check: Check
     normalise: Fix
 
     @property
-    def validator(self) -> Any:
+    def validator(self) -> Draft202012Validator:
         """Return the jsonschema validator of this kind (the authority on errors)."""
         return json_validator(self.kind)
 
-    def errors(self, doc: Any) -> list[tuple[JsonPath, str]]:
+    def errors(self, doc: JsonLike) -> list[tuple[JsonPath, str]]:
         """Return ``(path, message)`` for every problem in ``doc`` (empty when valid)."""
         if self.fast_check(doc):
             return []
@@ -178,7 +184,7 @@ def _secret(path: JsonPath) -> bool:
     return any(part in SECRET_FIELD_NAMES for part in path)
 
 
-def describe(value: Any, hide: bool = False) -> str:
+def describe(value: object, hide: bool = False) -> str:
     """Describe a value's type (and, unless ``hide``, the value) for a message."""
     if isinstance(value, bool):
         kind, text = "boolean", "true" if value else "false"
@@ -197,7 +203,7 @@ def describe(value: Any, hide: bool = False) -> str:
     return f"a {kind}" if hide else f"{kind} {text}"
 
 
-def _show(value: Any, hide: bool) -> str:
+def _show(value: object, hide: bool) -> str:
     if hide:
         return "the value"
     if isinstance(value, str | int | float) and not isinstance(value, bool):
@@ -205,7 +211,7 @@ def _show(value: Any, hide: bool) -> str:
     return describe(value)
 
 
-def explain(errors: Any) -> list[tuple[JsonPath, str]]:
+def explain(errors: Iterable[ValidationError]) -> list[tuple[JsonPath, str]]:
     """Turn jsonschema errors into ``(path, message)`` pairs a person understands."""
     out: list[tuple[JsonPath, str]] = []
     seen: set[tuple[JsonPath, str]] = set()
@@ -310,19 +316,19 @@ _MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
 }
 
 
-def message_for(keyword: str, value: Any, instance: Any, hide: bool = False) -> str:
+def message_for(keyword: str, value: JsonValue, instance: object, hide: bool = False) -> str:
     """Return the message for one failed keyword (``value`` is the keyword's schema value)."""
     shown = _show(instance, hide)
     if keyword == "type":
-        names = [value] if isinstance(value, str) else list(value)
+        names = [value] if isinstance(value, str) else [str(n) for n in as_items(value)]
         if len(names) > 1 and instance is not None:
             # null only resets a field to its default: naming it would only distract.
             names = [n for n in names if n != "null"]
         expected = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
         return f"expected {expected}, got {describe(instance, hide)}"
     if keyword == "enum":
-        allowed = ", ".join(str(v) for v in value)
-        hint = "" if hide else suggest(instance, value)
+        allowed = ", ".join(str(v) for v in as_items(value))
+        hint = "" if hide else suggest(instance, as_items(value))
         return f"{shown} is not one of the allowed values: {allowed}{hint}"
     if keyword in _MESSAGES:
         return _MESSAGES[keyword](value, instance, shown)

@@ -13,8 +13,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-Check = Callable[[Any], bool]
-Fix = Callable[[Any], Any]
+from reconciler.model.json import JsonValue
+
+# A compiled check takes any parsed value (a wrong type is simply invalid); a fix returns it normalised.
+Check = Callable[[object], bool]
+Fix = Callable[[JsonValue], JsonValue]
 
 _ANNOTATIONS = frozenset(
     {
@@ -43,7 +46,7 @@ class Compiler:
         self.checks: dict[tuple[str, str], Check] = {}
         self.fixes: dict[tuple[str, str], Fix | None] = {}
 
-    def resolve(self, ref: str, base: str) -> tuple[dict[str, Any], str, str]:
+    def _resolve(self, ref: str, base: str) -> tuple[dict[str, Any], str, str]:
         """Return the schema a ``$ref`` names, its document and pointer."""
         doc, _, pointer = ref.partition("#")
         doc = doc or base
@@ -54,8 +57,8 @@ class Compiler:
             node = node[part.replace("~1", "/").replace("~0", "~")]
         return node, doc, pointer
 
-    def ref_check(self, ref: str, base: str) -> Check:
-        target, doc, pointer = self.resolve(ref, base)
+    def _ref_check(self, ref: str, base: str) -> Check:
+        target, doc, pointer = self._resolve(ref, base)
         key = (doc, pointer)
         if key not in self.checks:
             cell: list[Check] = []
@@ -64,18 +67,21 @@ class Compiler:
             self.checks[key] = cell[0]
         return self.checks[key]
 
-    def check(self, schema: Any, base: str) -> Check:
-        """Return a function telling whether an instance is valid under ``schema``."""
-        if schema is True:
+    def check(self, node: JsonValue, base: str) -> Check:
+        """Return a function telling whether an instance is valid under ``node`` (a schema)."""
+        if node is True:
             return lambda x: True
-        if schema is False:
+        if node is False:
             return lambda x: False
+        if not isinstance(node, dict):
+            raise Unsupported(f"a schema that is neither an object nor a boolean: {node!r}")
+        schema: dict[str, Any] = node  # walked by the keywords checked below
         unknown = set(schema) - _ANNOTATIONS - _HANDLED
         if unknown:
             raise Unsupported(", ".join(sorted(unknown)))
         checks: list[Check] = []
         if "$ref" in schema:
-            checks.append(self.ref_check(schema["$ref"], base))
+            checks.append(self._ref_check(schema["$ref"], base))
         if "type" in schema:
             checks.append(_type_check(schema["type"]))
         if "enum" in schema:
@@ -99,9 +105,9 @@ class Compiler:
             "minProperties",
             "maxProperties",
         } & set(schema):
-            checks.append(self.object_check(schema, base))
+            checks.append(self._object_check(schema, base))
         if {"items", "minItems", "maxItems"} & set(schema):
-            checks.append(self.array_check(schema, base))
+            checks.append(self._array_check(schema, base))
         if "oneOf" in schema:
             alternatives = [self.check(s, base) for s in schema["oneOf"]]
             checks.append(lambda x: sum(1 for c in alternatives if c(x)) == 1)
@@ -119,7 +125,7 @@ class Compiler:
 
         return all_of
 
-    def object_check(self, schema: dict[str, Any], base: str) -> Check:
+    def _object_check(self, schema: dict[str, Any], base: str) -> Check:
         props = {k: self.check(v, base) for k, v in schema.get("properties", {}).items()}
         required = tuple(schema.get("required", ()))
         extra = schema.get("additionalProperties", True)
@@ -147,7 +153,7 @@ class Compiler:
 
         return check
 
-    def array_check(self, schema: dict[str, Any], base: str) -> Check:
+    def _array_check(self, schema: dict[str, Any], base: str) -> Check:
         item = self.check(schema["items"], base) if "items" in schema else None
         low = schema.get("minItems", 0)
         high = schema.get("maxItems")
@@ -161,12 +167,13 @@ class Compiler:
 
         return check
 
-    def fix(self, schema: Any, base: str) -> Fix | None:
-        """Return a function turning integral floats into ints where ``schema`` says integer."""
-        if not isinstance(schema, dict):
+    def fix(self, node: JsonValue, base: str) -> Fix | None:
+        """Return a function turning integral floats into ints where ``node`` (a schema) says integer."""
+        if not isinstance(node, dict):
             return None
+        schema: dict[str, Any] = node
         if "$ref" in schema:
-            target, doc, pointer = self.resolve(schema["$ref"], base)
+            target, doc, pointer = self._resolve(schema["$ref"], base)
             key = (doc, pointer)
             if key not in self.fixes:
                 self.fixes[key] = None  # a recursive reference normalises nothing more
@@ -229,13 +236,14 @@ _TYPES: dict[str, Check] = {
     "array": lambda x: type(x) is list,
     "null": lambda x: x is None,
 }
+_NEVER: Check = lambda x: False  # noqa: E731 - an unknown type name matches nothing
 
 
 def _type_check(types: str | list[str]) -> Check:
     # One predicate per type name, chosen here: the check runs for every value of every
     # manifest, so it builds nothing per call.
     names = [types] if isinstance(types, str) else list(types)
-    predicates = [_TYPES.get(n, lambda x: False) for n in names]
+    predicates: list[Check] = [_TYPES.get(n, _NEVER) for n in names]
     if len(predicates) == 1:
         return predicates[0]
     if len(predicates) == 2:

@@ -6,12 +6,14 @@ print the same shape.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from reconciler.model.json import JsonLike, JsonMapping
 
 
 def document(
-    errors: list[dict[str, Any]], resources: list[dict[str, Any]], exit_code: int
-) -> dict[str, Any]:
+    errors: Sequence[JsonMapping], resources: Sequence[JsonMapping], exit_code: int
+) -> dict[str, JsonLike]:
     """Return ``validate -o json``'s document: ``exitCode`` and typed ``errors[]`` as elsewhere."""
     return {
         "formatVersion": 1,

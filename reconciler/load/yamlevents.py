@@ -26,8 +26,10 @@ from ruamel.yaml.events import (
     AliasEvent,
     DocumentEndEvent,
     DocumentStartEvent,
+    Event,
     MappingEndEvent,
     MappingStartEvent,
+    NodeEvent,
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
@@ -36,6 +38,7 @@ from ruamel.yaml.events import (
 )
 
 from reconciler.model.errors import ConfigError
+from reconciler.model.json import JsonArray, JsonObject, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath
 
 try:  # the C extension: the point of this module
@@ -103,7 +106,7 @@ class YamlSyntaxError(Exception):
         super().__init__(f"{line}:{col}: {message}")
 
 
-def resolve_plain(value: str) -> Any:
+def resolve_plain(value: str) -> JsonScalar:
     """Return the JSON value of an untagged plain scalar (YAML 1.2 core schema)."""
     if not value or value[0] in "~nNtTfF":
         if _NULL.match(value):
@@ -129,13 +132,13 @@ def resolve_plain(value: str) -> Any:
     return value
 
 
-def _tagged(tag: str, value: str, line: int, col: int) -> Any:
+def _tagged(tag: str, value: str, line: int, col: int) -> JsonScalar:
     """Return the value of a scalar with an explicit tag (``!!str``, ``!!int``, …)."""
     name = tag[len(_TAG) :] if tag.startswith(_TAG) else None
     if name == "str" or tag == "!":
         return value
     resolved = resolve_plain(value)
-    expected: dict[str | None, Callable[[Any], bool]] = {
+    expected: dict[str | None, Callable[[JsonScalar], bool]] = {
         "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
         "bool": lambda v: isinstance(v, bool),
@@ -146,7 +149,8 @@ def _tagged(tag: str, value: str, line: int, col: int) -> Any:
         raise YamlSyntaxError(line, col, f"unsupported tag {tag} (use plain YAML values)")
     if not check(resolved):
         raise YamlSyntaxError(line, col, f"{value!r} is not a valid !!{name}")
-    return float(resolved) if name == "float" else resolved
+    # The check above made a !!float int or float; the isinstance only tells mypy so.
+    return float(resolved) if name == "float" and isinstance(resolved, int | float) else resolved
 
 
 class Builder:
@@ -171,7 +175,7 @@ class Builder:
         self.limits = limits
         self.index: dict[JsonPath, tuple[int, int]] = {}
         self.indexes: list[dict[JsonPath, tuple[int, int]]] = []
-        self.anchors: dict[str, Any] = {}
+        self.anchors: dict[str, JsonValue] = {}
         self.reset_document()
 
     def reset_document(self) -> None:
@@ -182,8 +186,15 @@ class Builder:
         self.alias_nodes = 0
         self.deepest = 0
 
-    def _enter(self, event: Any, path: JsonPath) -> None:
-        """Count one collection node at depth ``len(path) + 1``; refuse one nested too deep."""
+    def _enter(self, event: Any, path: JsonPath, tag: str, value: JsonValue) -> None:
+        """Open the collection ``value`` that ``event`` starts (``tag``: ``map``/``seq``).
+
+        Refuse another tag; count one collection node at depth ``len(path) + 1`` and refuse
+        one nested too deep; make its anchor known (unfinished: an alias to it is refused).
+        """
+        if event.tag not in (None, "!", _TAG + tag):
+            mark = event.start_mark
+            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {event.tag}")
         self.nodes += 1
         depth = len(path) + 1
         if depth > self.deepest:
@@ -196,8 +207,10 @@ class Builder:
                     "(raise RECONCILE_MANIFEST_MAX_DEPTH if this is intended)",
                 )
             self.deepest = depth
+        if event.anchor is not None:
+            self.anchors[event.anchor] = value
 
-    def _alias(self, event: Any, path: JsonPath) -> Any:
+    def _alias(self, event: Any, path: JsonPath) -> JsonValue:
         """Return an anchored value, counting what it expands to against the limits."""
         mark = event.start_mark
         anchor = event.anchor
@@ -232,7 +245,7 @@ class Builder:
             self.deepest = max(self.deepest, depth)
         return self.anchors[anchor]
 
-    def _anchored(self, event: Any, path: JsonPath) -> Any:
+    def _anchored(self, event: Any, path: JsonPath) -> JsonValue:
         """Build an anchored value and record its size and height for later aliases."""
         self.sizes.pop(event.anchor, None)  # a redefined anchor is unfinished again
         nodes, deepest = self.nodes, self.deepest
@@ -244,12 +257,12 @@ class Builder:
         self.anchors[event.anchor] = value
         return value
 
-    def mark(self, event: Any, path: JsonPath) -> None:
+    def mark(self, event: Event, path: JsonPath) -> None:
         if path not in self.index:
             mark = event.start_mark
             self.index[path] = (mark.line + 1, mark.column + 1)
 
-    def node(self, event: Any, path: JsonPath) -> Any:
+    def node(self, event: NodeEvent, path: JsonPath) -> JsonValue:
         """Build the value that starts with ``event`` (its end event is consumed)."""
         if type(event) is AliasEvent:
             return self._alias(event, path)
@@ -257,8 +270,9 @@ class Builder:
             return self._anchored(event, path)
         return self._build(event, path)
 
-    def _build(self, event: Any, path: JsonPath) -> Any:
+    def _build(self, event: Any, path: JsonPath) -> JsonValue:
         kind = type(event)
+        value: JsonValue
         if kind is ScalarEvent:
             self.nodes += 1
             if event.tag is not None and event.tag != "!":
@@ -277,16 +291,11 @@ class Builder:
             raise YamlSyntaxError(mark.line + 1, mark.column + 1, "unexpected YAML event")
         return value
 
-    def mapping(self, start: Any, path: JsonPath) -> dict[str, Any]:
+    def mapping(self, start: MappingStartEvent, path: JsonPath) -> JsonObject:
         """Build a mapping; duplicate keys are errors, ``<<`` merges."""
-        if start.tag not in (None, "!", _TAG + "map"):
-            mark = start.start_mark
-            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
-        self._enter(start, path)
-        out: dict[str, Any] = {}
-        if start.anchor is not None:
-            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
-        merges: list[Any] = []
+        out: JsonObject = {}
+        self._enter(start, path, "map", out)
+        merges: list[tuple[ScalarEvent, JsonValue]] = []
         get_event = self.parser.get_event
         positions = self.positions
         marks = self.marks if len(path) < 2 else None
@@ -326,15 +335,10 @@ class Builder:
                     out.setdefault(k, v)
         return out
 
-    def sequence(self, start: Any, path: JsonPath) -> list[Any]:
+    def sequence(self, start: SequenceStartEvent, path: JsonPath) -> JsonArray:
         """Build a sequence."""
-        if start.tag not in (None, "!", _TAG + "seq"):
-            mark = start.start_mark
-            raise YamlSyntaxError(mark.line + 1, mark.column + 1, f"unsupported tag {start.tag}")
-        self._enter(start, path)
-        out: list[Any] = []
-        if start.anchor is not None:
-            self.anchors[start.anchor] = out  # known but unfinished: an alias to it is refused
+        out: JsonArray = []
+        self._enter(start, path, "seq", out)
         get_event = self.parser.get_event
         while True:
             event = get_event()
@@ -346,10 +350,10 @@ class Builder:
             out.append(self.node(event, child))
         return out
 
-    def documents(self) -> list[tuple[Any, tuple[int, int]]]:
+    def documents(self) -> list[tuple[JsonValue, tuple[int, int]]]:
         """Return every document as ``(value, (line, col) of its root)``."""
         get_event = self.parser.get_event
-        docs: list[tuple[Any, tuple[int, int]]] = []
+        docs: list[tuple[JsonValue, tuple[int, int]]] = []
         try:
             event = get_event()
             assert type(event) is StreamStartEvent

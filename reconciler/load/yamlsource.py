@@ -10,8 +10,6 @@ event-to-data builder, its scalar resolver and the ``ManifestLimits`` bounds liv
 
 from __future__ import annotations
 
-from typing import Any
-
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from reconciler.load.positions import DocumentLocator, SourceFile, position_index
@@ -23,6 +21,7 @@ from reconciler.load.yamlevents import (
     YamlSyntaxError,
     resolve_plain,
 )
+from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
 
 __all__ = [
@@ -80,7 +79,7 @@ def _syntax_error(exc: YAMLError, text: str) -> YamlSyntaxError:
     return YamlSyntaxError(line, col, message)
 
 
-def parse(data: bytes, limits: ManifestLimits = DEFAULT_LIMITS) -> list[Any]:
+def parse(data: bytes, limits: ManifestLimits = DEFAULT_LIMITS) -> list[JsonValue]:
     """Parse every document of ``data`` into plain JSON data (raise ``YamlSyntaxError``)."""
     text = _decode_check(data)
     try:
@@ -91,7 +90,7 @@ def parse(data: bytes, limits: ManifestLimits = DEFAULT_LIMITS) -> list[Any]:
 
 def parse_located(
     data: bytes, limits: ManifestLimits = DEFAULT_LIMITS
-) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+) -> tuple[list[JsonValue], list[dict[JsonPath, tuple[int, int]]]]:
     """Parse like ``parse`` and also return each document's position index, in one pass."""
     text = _decode_check(data)
     builder = Builder(data, positions=True, strict=True, limits=limits)
@@ -106,7 +105,7 @@ def parse_marked(
     data: bytes,
     limits: ManifestLimits = DEFAULT_LIMITS,
     marks: frozenset[JsonPath] = NAME_PATHS,
-) -> tuple[list[Any], list[dict[JsonPath, tuple[int, int]]]]:
+) -> tuple[list[JsonValue], list[dict[JsonPath, tuple[int, int]]]]:
     """Parse like ``parse`` and return each document's positions of ``marks`` only (cheap)."""
     text = _decode_check(data)
     builder = Builder(data, positions=False, strict=True, limits=limits, marks=marks)

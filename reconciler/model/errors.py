@@ -8,12 +8,14 @@ and the CLI never parse message strings. The CLI maps the tree to exit codes in 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from reconciler.model.json import JsonLike, JsonMapping
 
-def suggest(word: str, choices: Iterable[object]) -> str:
+
+def suggest(word: object, choices: Iterable[object]) -> str:
     """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -24,7 +26,7 @@ class ReconcileError(Exception):
 
     exit_code = 1
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return a JSON-friendly description of the error."""
         return {"type": type(self).__name__, "message": str(self)}
 
@@ -62,7 +64,7 @@ class ManifestError(ReconcileError):
             return f"{where}: {self.path}: {self.message}"
         return f"{where}: {self.message}"
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the error as ``{file, line, col, path, message}``."""
         return {
             "file": self.location.file,
@@ -80,7 +82,7 @@ class ManifestErrors(ReconcileError):
         self.errors = list(errors)
         super().__init__("\n".join(str(e) for e in self.errors))
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return every error as a list of objects."""
         return {"type": "ManifestErrors", "errors": [e.to_dict() for e in self.errors]}
 
@@ -137,7 +139,7 @@ class ApiError(ReconcileError):
             path=self.path,
         )
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the error's fields."""
         return {
             "type": "ApiError",
@@ -280,7 +282,7 @@ class InterfaceDown(ReconcileError):
         )
         return copy
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the interface, why it was given up, and its last answer."""
         return {
             "type": "InterfaceDown",
@@ -318,7 +320,7 @@ class StateLockedError(StateError):
     def __init__(
         self,
         location: str,
-        holder: Mapping[str, object] | None,
+        holder: JsonMapping | None,
         *,
         waited: float = 0.0,
         age: float | None = None,
@@ -347,7 +349,7 @@ class StateLockedError(StateError):
             text += f". If that run is dead, remove its lock with: reconcile state unlock {h.get('lockId')}"
         return text
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the holder record and how long this run waited."""
         return {
             "type": "StateLockedError",
@@ -423,13 +425,13 @@ class AuthenticationFailed(AuthError):
     def _copy(self, cls: type[ApiError], *, resource: str | None) -> ApiError:
         return self  # one error for the whole run: the same object, whatever asks for a copy
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the API error's fields (no request's method or path) and the interface."""
         fields = {k: v for k, v in super().to_dict().items() if k not in ("method", "path")}
         return {**fields, "type": "AuthenticationFailed", "interface": self.interface}
 
 
-def error_entries(exc: ReconcileError) -> list[dict[str, object]]:
+def error_entries(exc: ReconcileError) -> list[dict[str, JsonLike]]:
     """Return the ``errors[]`` entries of a machine document for ``exc`` (one per manifest problem)."""
     if isinstance(exc, ManifestErrors):
         return [{"type": "ManifestError", **e.to_dict()} for e in exc.errors]

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+
+from reconciler.model.json import JsonMapping
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Binding:
 
     how: Bound
     id: str | None = None
-    live: Mapping[str, Any] | None = None
+    live: JsonMapping | None = None
     record: Record | None = None
     # The metadata.name whose state record this manifest takes over (a rename).
     renamed_from: str | None = None
@@ -95,7 +96,7 @@ def bind(
     if listed is None:
         return Binding(Bound.NEW, record=record, renamed_from=renamed_from)
     held = held or {}
-    free: list[Mapping[str, Any]] = []
+    free: list[JsonMapping] = []
     others: list[tuple[str, str]] = []
     for item in listed.named(name):
         holder = held.get(str(item.get("id")))
@@ -123,16 +124,16 @@ def bind(
 class Listed:
     """The live objects of one scope, by id and (built on first use) by name."""
 
-    def __init__(self, by_id: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, by_id: Mapping[str, JsonMapping]) -> None:
         self.by_id = by_id
-        self._by_name: dict[str, list[Mapping[str, Any]]] | None = None
+        self._by_name: dict[str, list[JsonMapping]] | None = None
 
     @classmethod
-    def of(cls, items: Iterable[Mapping[str, Any]]) -> Listed:
+    def of(cls, items: Iterable[JsonMapping]) -> Listed:
         """Index a list of live objects."""
         return cls({str(i.get("id")): i for i in items})
 
-    def named(self, name: str) -> list[Mapping[str, Any]]:
+    def named(self, name: str) -> list[JsonMapping]:
         """Return the live objects whose ``name`` is ``name``."""
         if self._by_name is None:
             self._by_name = {}

@@ -16,13 +16,14 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias, TypeGuard
 
 from reconciler.model.errors import ManifestError
 from reconciler.model.fields import SECRET_FIELDS
+from reconciler.model.json import JsonLike, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath, Resource, format_path
 
 REDACTED = "(sensitive)"
@@ -67,11 +68,14 @@ class Secret:
         return hash(("Secret", len(self._value)))
 
 
+# A spec subtree once its references are resolved: JSON with ``Secret`` leaves (read-only view).
+SecretTree: TypeAlias = "JsonScalar | Secret | Mapping[str, SecretTree] | Sequence[SecretTree]"
+
 # The key of a reference that accepts an empty value.
 ALLOW_EMPTY = "allowEmpty"
 
 
-def is_reference(value: Any) -> bool:
+def is_reference(value: object) -> TypeGuard[Mapping[str, JsonLike]]:
     """Tell whether ``value`` is a ``{fromEnv}``/``{fromFile}`` reference (``allowEmpty`` aside)."""
     if not isinstance(value, Mapping):
         return False
@@ -79,7 +83,7 @@ def is_reference(value: Any) -> bool:
     return keys in ({"fromEnv"}, {"fromFile"})
 
 
-def holds_secret(value: Any) -> bool:
+def holds_secret(value: object) -> bool:
     """Tell whether ``value`` is or contains a resolved ``Secret`` or a secret reference."""
     if isinstance(value, Secret) or is_reference(value):
         return True
@@ -104,7 +108,7 @@ def secret_paths(resource: Resource) -> Iterator[JsonPath]:
                 yield ("source", kind, name)
 
 
-def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, Any]) -> Secret:
+def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, JsonLike]) -> Secret:
     field = format_path(("spec", *path))
     empty_ok = ref.get(ALLOW_EMPTY) is True
     if "fromEnv" in ref:
@@ -151,7 +155,7 @@ def unresolved(resources: Iterable[Resource]) -> list[ManifestError]:
     return errors
 
 
-def _tree_errors(resource: Resource, path: JsonPath, value: Any) -> Iterator[ManifestError]:
+def _tree_errors(resource: Resource, path: JsonPath, value: JsonLike) -> Iterator[ManifestError]:
     if is_reference(value):
         try:
             _resolve_ref(resource, path, value)
@@ -165,7 +169,7 @@ def _tree_errors(resource: Resource, path: JsonPath, value: Any) -> Iterator[Man
             yield from _tree_errors(resource, (*path, i), v)
 
 
-def resolve_tree(resource: Resource, path: JsonPath, value: Any) -> Any:
+def resolve_tree(resource: Resource, path: JsonPath, value: JsonLike) -> SecretTree:
     """Replace every reference inside ``value`` by a ``Secret`` (raising ``ManifestError``)."""
     if is_reference(value):
         return _resolve_ref(resource, path, value)
@@ -176,29 +180,29 @@ def resolve_tree(resource: Resource, path: JsonPath, value: Any) -> Any:
     return value
 
 
-def reveal(value: Any) -> Any:
+def reveal(value: SecretTree) -> JsonValue:
     """Return ``value`` with every ``Secret`` replaced by its plain text (for the wire only)."""
     if isinstance(value, Secret):
         return value.reveal()
     if isinstance(value, Mapping):
         return {k: reveal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [reveal(v) for v in value]
-    return value
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return value
+    return [reveal(v) for v in value]
 
 
-def redact(value: Any) -> Any:
+def redact(value: SecretTree) -> JsonValue:
     """Return ``value`` with every ``Secret`` replaced by a fixed marker (for output)."""
     if isinstance(value, Secret):
         return REDACTED
     if isinstance(value, Mapping):
         return {k: redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return value
+    return [redact(v) for v in value]
 
 
-def fingerprint(key: bytes, value: Any) -> str:
+def fingerprint(key: bytes, value: SecretTree) -> str:
     """Return the HMAC-SHA256 of a resolved secret subtree, as ``hmac-sha256:<hex>``."""
     canonical = json.dumps(reveal(value), sort_keys=True, separators=(",", ":"))
     digest = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()

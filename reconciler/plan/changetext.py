@@ -9,18 +9,17 @@ whole elements added or removed in full. The text and markdown renderers both us
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action
-from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, FieldValue, Missing
 from reconciler.plan.listdiff import ElementChange, ElementOp, counts, field_changes, list_changes
 
 _VALUE_WIDTH = 100
 
 
-def value_text(value: Any, width: int = _VALUE_WIDTH) -> str:
-    if value is MISSING:
+def value_text(value: FieldValue, width: int = _VALUE_WIDTH) -> str:
+    if isinstance(value, Missing):
         return "(absent)"
     text = json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
     if len(text) > width:
@@ -28,14 +27,14 @@ def value_text(value: Any, width: int = _VALUE_WIDTH) -> str:
     return text
 
 
-def full_text(value: Any) -> str:
+def full_text(value: FieldValue) -> str:
     """A value in full, on one line (an element of a list: the whole of it is the change)."""
-    if value is MISSING:
+    if isinstance(value, Missing):
         return "(absent)"
     return json.dumps(redact(value), ensure_ascii=False, separators=(", ", ": "))
 
 
-def value_pair(old: Any, new: Any, width: int = _VALUE_WIDTH) -> tuple[str, str]:
+def value_pair(old: FieldValue, new: FieldValue, width: int = _VALUE_WIDTH) -> tuple[str, str]:
     """Show two values within ``width`` each, never cutting before the first difference.
 
     When the first difference lies beyond the width, both are shown from a little before it
@@ -59,7 +58,7 @@ def _window(text: str, start: int, width: int) -> str:
     return head + body
 
 
-def reset_text(default: Any) -> str:
+def reset_text(default: FieldValue) -> str:
     shown = "unset" if default is None else value_text(default)
     return f"reset to default ({shown})"
 
@@ -99,7 +98,7 @@ def describe_change(change: FieldChange, *, creating: bool = False) -> tuple[str
     return "~", f"{change.dotted}: {before} → {after}"
 
 
-ElementLine = tuple[str, str, Any, Any]  # sign, field, old, new (MISSING: not shown)
+ElementLine = tuple[str, str, FieldValue, FieldValue]  # sign, field, old, new (MISSING: not shown)
 
 
 def expand_change(

@@ -21,7 +21,7 @@ from reconciler.client.live import Fetcher, LiveState, Observed
 from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.identity import Binding, Bound
 from reconciler.model.resources import Resource
-from reconciler.model.secrets import resolve_tree, secret_paths, unresolved
+from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.bindings import (
     PRUNE_PARTIAL,
@@ -74,7 +74,7 @@ class PlanOptions:
         return self.complete_kinds is None or kind in self.complete_kinds
 
 
-def resolve_pipe_secrets(resource: Resource) -> dict[str, Any]:
+def resolve_pipe_secrets(resource: Resource) -> dict[str, SecretTree]:
     """Return the pipe's spec with every secret reference resolved to a ``Secret``."""
     spec: dict[str, Any] = dict(resource.spec)
     for path in secret_paths(resource):

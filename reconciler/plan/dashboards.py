@@ -18,6 +18,7 @@ from typing import Any
 
 from reconciler.client.paths import DASHBOARDS_PATH, dashboard_path
 from reconciler.model.errors import Location
+from reconciler.model.json import JsonMapping
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import DASHBOARDS, Action, Op, Purpose, Request
 from reconciler.plan.diff import (
@@ -44,7 +45,7 @@ _LOST_CREATE = (
 
 def plan_dashboard(
     resource: Resource,
-    live: Mapping[str, Any] | None,
+    live: JsonMapping | None,
     record: DashboardRecord | None,
     *,
     can_read: bool,
@@ -75,7 +76,7 @@ def plan_dashboard(
     return evolve(action, target=target)
 
 
-def _create(resource: Resource, base: Action, content: Mapping[str, Any], **fields: Any) -> Action:
+def _create(resource: Resource, base: Action, content: JsonMapping, **fields: Any) -> Action:
     request = Request(
         "POST", DASHBOARDS_PATH, content, DASHBOARDS, idempotent=False, purpose=Purpose.CREATE
     )
@@ -89,8 +90,8 @@ def _create(resource: Resource, base: Action, content: Mapping[str, Any], **fiel
 def _listed(
     resource: Resource,
     base: Action,
-    content: Mapping[str, Any],
-    live: Mapping[str, Any] | None,
+    content: JsonMapping,
+    live: JsonMapping | None,
     record: DashboardRecord | None,
     *,
     can_update: bool,
@@ -131,7 +132,7 @@ def _listed(
 def _recorded(
     resource: Resource,
     base: Action,
-    content: Mapping[str, Any],
+    content: JsonMapping,
     record: DashboardRecord | None,
     *,
     replace: bool,

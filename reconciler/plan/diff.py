@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
@@ -36,16 +36,17 @@ from reconciler.model.fields import (
     is_validate_only,
     is_writable_pipe_path,
 )
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import Secret, fingerprint
+from reconciler.model.secrets import SecretTree, fingerprint
 
 
-class _Missing:
+class Missing:
     """The absence of a value (distinct from JSON null)."""
 
-    _instance: _Missing | None = None
+    _instance: Missing | None = None
 
-    def __new__(cls) -> _Missing:
+    def __new__(cls) -> Missing:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -57,7 +58,9 @@ class _Missing:
         return False
 
 
-MISSING: Any = _Missing()
+MISSING: Any = Missing()
+# A field's value in a change: JSON (a secret resolved to a ``Secret``), or MISSING (absent).
+FieldValue: TypeAlias = "SecretTree | Missing"
 
 
 class ChangeKind(StrEnum):
@@ -104,10 +107,13 @@ class FieldChange:
 # value comparison
 
 
-def same(desired: Any, live: Any) -> bool:
+def same(want: object, have: object) -> bool:
     """Compare a desired value with a live one: numbers by value, dict items on stated keys."""
     # The exact JSON types take the short ways below (each gives what ``_same`` gives); any
-    # other type (a Mapping, a str or number subclass) goes the general way.
+    # other type (a Mapping, a str or number subclass) goes the general way. ``type() is``
+    # tested through ``kind`` is not narrowed by mypy: the two views below say so (no copy).
+    desired: Any = want
+    live: Any = have
     kind = type(desired)
     if kind is str:
         return type(live) is str and desired == live
@@ -149,53 +155,55 @@ def _same(desired: Any, live: Any) -> bool:
     return bool(desired == live) and type(desired) is type(live)
 
 
-def canonical(value: Any) -> Any:
+def canonical(given: JsonLike) -> JsonLike:
     """Return a JSON value with integral floats as ints, so hashes ignore 5000 vs 5000.0."""
+    value: Any = given  # narrowed by ``type() is`` below, which mypy does not follow
     kind = type(value)  # the exact JSON types first, as in ``same``
     if kind is str or kind is int or kind is bool or value is None:
-        return value
+        return given
     if kind is dict:
         return {k if type(k) is str else str(k): canonical(v) for k, v in value.items()}
     if kind is list:
         return [canonical(v) for v in value]
     if kind is float:
-        return int(value) if value.is_integer() else value
-    return _canonical(value)
+        return int(value) if value.is_integer() else given
+    return _canonical(given)
 
 
-def _canonical(value: Any) -> Any:
+def _canonical(value: object) -> JsonLike:
     """``canonical`` for any types: the definition its short ways follow."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, int | float):
+        return value  # a number subclass: kept as it is
     if isinstance(value, Mapping):
         return {str(k): canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
-    if isinstance(value, Secret):
-        raise TypeError("a secret cannot be made canonical")
-    return value
+    # What is not JSON (a Secret included) has no canonical form: the hash would fail on it.
+    raise TypeError(f"a {type(value).__name__} cannot be made canonical")
 
 
 # One encoder for every hash (``json.dumps`` with these options builds a new one per call).
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
-def content_hash(value: Any) -> str:
+def content_hash(value: JsonLike) -> str:
     """Return ``sha256:<hex>`` of a JSON value's canonical form."""
     text = _HASH_ENCODER.encode(canonical(value))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def is_default(default: Any, live: Any) -> bool:
+def is_default(default: object, live: object) -> bool:
     """Tell whether a live value is the service's default (an unset default: null or absent)."""
     if default is None:
         return live is None or live is MISSING
     return same(default, live)
 
 
-def project(live: Any, shape: Any) -> Any:
+def project(live: JsonLike, shape: JsonLike) -> JsonLike:
     """Return the part of ``live`` that ``shape`` (a desired value) manages."""
     if isinstance(shape, Mapping) and isinstance(live, Mapping):
         return {
@@ -210,12 +218,12 @@ def project(live: Any, shape: Any) -> Any:
 # pipes
 
 
-def pipe_managed(spec: Mapping[str, Any]) -> dict[str, Any]:
+def pipe_managed(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
     """Return the managed part of a Pipe spec (its identity removed)."""
     return {k: v for k, v in spec.items() if k not in PIPE_IDENTITY}
 
 
-def mapping_key(item: Mapping[str, Any]) -> tuple[str, str, str]:
+def mapping_key(item: Mapping[str, object]) -> tuple[str, str, str]:
     """Return a table mapping's identity (sourceSchemaName, sourceTable, targetTable)."""
     a, b, c = (str(item.get(k, "")) for k in TABLE_MAPPING_KEY)
     return (a, b, c)
@@ -267,8 +275,8 @@ def _field_tree(defaults: Mapping[JsonPath, Any]) -> dict[str, _Field]:
 
 def diff_pipe(
     resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
+    live: JsonMapping,
     secrets: SecretCheck,
 ) -> list[FieldChange]:
     """Return the field changes that make ``live`` match the pipe ``spec`` (secrets resolved)."""
@@ -346,9 +354,9 @@ def _diff_mappings(resource: Resource, desired: Any, live: Any) -> list[FieldCha
 def diff_keyed_set(
     resource: Resource,
     at: JsonPath,
-    desired: Any,
-    live: Any,
-    identity: Callable[[Mapping[str, Any]], str],
+    desired: JsonLike,
+    live: JsonLike,
+    identity: Callable[[JsonMapping], str],
 ) -> list[FieldChange]:
     """Compare a set-like list by item identity: removals first, then additions.
 
@@ -382,7 +390,7 @@ def diff_keyed_set(
 # organizations and dashboards
 
 
-def diff_organization(resource: Resource, live: Mapping[str, Any]) -> list[FieldChange]:
+def diff_organization(resource: Resource, live: JsonMapping) -> list[FieldChange]:
     """Return the changes that make a live organization match its manifest."""
     spec = resource.spec
     changes: list[FieldChange] = []
@@ -412,12 +420,12 @@ def diff_organization(resource: Resource, live: Mapping[str, Any]) -> list[Field
 DASHBOARD_FIELDS: tuple[str, ...] = ("name", "tiles", "tags")
 
 
-def dashboard_content(spec: Mapping[str, Any]) -> dict[str, Any]:
+def dashboard_content(spec: JsonMapping) -> dict[str, JsonLike]:
     """Return the dashboard body a manifest describes (name, tiles, tags as stated)."""
     return {k: spec[k] for k in DASHBOARD_FIELDS if k in spec}
 
 
-def diff_dashboard(resource: Resource, live: Mapping[str, Any]) -> list[FieldChange]:
+def diff_dashboard(resource: Resource, live: JsonMapping) -> list[FieldChange]:
     """Return the changes that make a live dashboard match its manifest (ids ignored)."""
     changes: list[FieldChange] = []
     for key, want in dashboard_content(resource.spec).items():
@@ -430,11 +438,11 @@ def diff_dashboard(resource: Resource, live: Mapping[str, Any]) -> list[FieldCha
 
 
 def leaf_differences(
-    before: Any, after: Any, path: JsonPath = ()
-) -> list[tuple[JsonPath, Any, Any]]:
-    """List the leaves where two JSON trees differ (for stale-plan messages)."""
+    before: object, after: object, path: JsonPath = ()
+) -> list[tuple[JsonPath, object, object]]:
+    """List the leaves where two JSON trees differ (MISSING where a side lacks one)."""
     if isinstance(before, Mapping) and isinstance(after, Mapping):
-        out: list[tuple[JsonPath, Any, Any]] = []
+        out: list[tuple[JsonPath, object, object]] = []
         for key in sorted(set(before) | set(after), key=str):
             out.extend(
                 leaf_differences(before.get(key, MISSING), after.get(key, MISSING), (*path, key))

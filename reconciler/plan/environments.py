@@ -18,12 +18,12 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from reconciler.client.api import ApiConfig
 from reconciler.model.errors import ReconcileError, error_entries
+from reconciler.model.json import JsonLike
 from reconciler.model.secrets import variables
 from reconciler.plan import render
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Plan
@@ -216,9 +216,9 @@ def render_markdown(plans: Sequence[EnvironmentPlan], *, limit: int = render.MAR
     return "\n".join(head) + "\n\n" + "\n".join(sections)
 
 
-def to_json(plans: Sequence[EnvironmentPlan], exit_code: int) -> dict[str, Any]:
+def to_json(plans: Sequence[EnvironmentPlan], exit_code: int) -> dict[str, JsonLike]:
     """Return one document holding each environment's plan document and the exit code."""
-    environments: list[dict[str, Any]] = []
+    environments: list[dict[str, JsonLike]] = []
     for plan in plans:
         code = 1 if plan.failed else (2 if exit_code == 2 and plan.changed else 0)
         if plan.result is not None:

@@ -23,8 +23,9 @@ from reconciler.client.paths import pipe_path, pipes_path
 from reconciler.model.errors import Location
 from reconciler.model.fields import is_secret_path
 from reconciler.model.identity import Bound, Record
+from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import fingerprint, redact
+from reconciler.model.secrets import SecretTree, fingerprint, redact
 from reconciler.plan.actions import Action, Op, Purpose, Request
 from reconciler.plan.diff import (
     MISSING,
@@ -54,7 +55,7 @@ _LOST = {
 }
 
 
-def create_body(spec: Mapping[str, Any]) -> dict[str, Any]:
+def create_body(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
     """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service.
 
     ``source.validateSamples`` qualifies an update only: the create body's source holds the
@@ -72,7 +73,7 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def create_changes(resource: Resource, body: Mapping[str, Any]) -> list[FieldChange]:
+def create_changes(resource: Resource, body: Mapping[str, SecretTree]) -> list[FieldChange]:
     """Return one change per field the create sends (a secret subtree as one sensitive change)."""
     out: list[FieldChange] = []
 
@@ -105,7 +106,7 @@ def _secrets_sent(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[
 
 def plan_create(
     resource: Resource,
-    spec: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
     secrets: SecretCheck,
     *,
     target: Mapping[str, str],
@@ -119,7 +120,12 @@ def plan_create(
     changes = create_changes(resource, body)
     path = pipes_path(target["organizationId"], target["serviceId"])
     post = Request("POST", path, body, idempotent=False, purpose=Purpose.CREATE)
-    basis = {"id": None, "name": body.get("name"), "serviceId": target["serviceId"]}
+    named = body.get("name")  # a string: the schema says so (None: a manifest without one)
+    basis = {
+        "id": None,
+        "name": named if isinstance(named, str) else None,
+        "serviceId": target["serviceId"],
+    }
     gone = (
         (f"pipe {record.id} recorded in state no longer exists on the server; creating it again",)
         if record is not None and record.id
@@ -144,10 +150,10 @@ def plan_create(
 
 def plan_replace(
     resource: Resource,
-    spec: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
     secrets: SecretCheck,
     *,
-    live: Mapping[str, Any],
+    live: JsonMapping,
     target: Mapping[str, str],
     reasons: Sequence[FieldChange],
     bound: str | None,
@@ -163,7 +169,7 @@ def plan_replace(
         None,
         purpose=Purpose.DELETE_FOR_REPLACE,
     )
-    kinds = [k for k in (spec.get("source") or {}) if k in _LOST]
+    kinds = [k for k in as_mapping(spec.get("source")) if k in _LOST]
     lost = "; ".join(_LOST[k] for k in kinds) or "its progress"
     warning = (
         f"replaces pipe {old}: it is deleted and created again with a new id, so ingestion "
@@ -209,9 +215,7 @@ def replacement_errors(
     return []
 
 
-def plan_prune(
-    name: str, record: Record, live: Mapping[str, Any] | None, location: Location
-) -> Action:
+def plan_prune(name: str, record: Record, live: JsonMapping | None, location: Location) -> Action:
     """Plan the deletion of a pipe this tool created whose manifest is gone."""
     scope = record.scope or {}
     ident = record.id or ""
@@ -281,7 +285,7 @@ _AUTH_NEEDS: dict[str, dict[str, str]] = {
 _DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
 
 
-def create_errors(resource: Resource, spec: Mapping[str, Any]) -> list[str]:
+def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[str]:
     """List what a pipe lacks to be created, each naming the manifest place (inferred rules)."""
     source: Mapping[str, Any] = _mapping(spec.get("source"))
     kinds = [k for k in source if k in _REQUIRED]

@@ -61,7 +61,7 @@ class ElementChange:
     new: Any = MISSING
 
 
-def list_changes(path: JsonPath, old: Any, new: Any) -> tuple[ElementChange, ...] | None:
+def list_changes(path: JsonPath, old: object, new: object) -> tuple[ElementChange, ...] | None:
     """Return the element changes between two lists (None unless both are lists)."""
     if not isinstance(old, list) or not isinstance(new, list):
         return None
@@ -75,7 +75,7 @@ def list_changes(path: JsonPath, old: Any, new: Any) -> tuple[ElementChange, ...
     return _line_changes(old, new)
 
 
-def field_changes(old: Any, new: Any) -> tuple[ElementChange, ...]:
+def field_changes(old: object, new: object) -> tuple[ElementChange, ...]:
     """Return the changed fields of one element (e.g. a table mapping sent as remove + add)."""
     return tuple(
         ElementChange(ElementOp.CHANGED, "", path, before, after)

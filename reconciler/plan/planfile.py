@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.model.errors import Location, PlanError
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import package_version
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
@@ -25,13 +26,13 @@ from reconciler.plan.listdiff import field_changes, list_changes
 SENSITIVE_TEXT = "(sensitive value changed)"
 
 
-def _location(loc: Location) -> dict[str, Any]:
+def _location(loc: Location) -> dict[str, JsonLike]:
     return {"file": loc.file, "line": loc.line, "col": loc.col}
 
 
-def change_to_json(change: FieldChange) -> dict[str, Any]:
+def change_to_json(change: FieldChange) -> dict[str, JsonLike]:
     """Serialise one field change (secrets redacted, absent values omitted)."""
-    out: dict[str, Any] = {
+    out: dict[str, JsonLike] = {
         "path": change.dotted,
         "pathParts": list(change.path),
         "kind": change.kind.value,
@@ -50,7 +51,7 @@ def change_to_json(change: FieldChange) -> dict[str, Any]:
     return out
 
 
-def _elements(change: FieldChange) -> list[dict[str, Any]]:
+def _elements(change: FieldChange) -> list[dict[str, JsonLike]]:
     """The element changes of a list change (or the changed fields of a re-added item)."""
     if change.kind is ChangeKind.SET:
         found = list_changes(change.path, change.old, change.new) or ()
@@ -61,9 +62,9 @@ def _elements(change: FieldChange) -> list[dict[str, Any]]:
         )
     else:
         return []
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, JsonLike]] = []
     for element in found:
-        entry: dict[str, Any] = {"change": element.op.value, "element": element.element}
+        entry: dict[str, JsonLike] = {"change": element.op.value, "element": element.element}
         if element.path:
             entry["path"] = element.path
         if element.old is not MISSING:
@@ -78,14 +79,14 @@ def _elements(change: FieldChange) -> list[dict[str, Any]]:
 _REQUEST_FIELDS = ("method", "path", "interface", "idempotent", "purpose")
 
 
-def request_to_json(request: Request) -> dict[str, Any]:
+def request_to_json(request: Request) -> dict[str, JsonLike]:
     """Serialise one request (secrets in the body replaced by a marker)."""
-    out: dict[str, Any] = {name: getattr(request, name) for name in _REQUEST_FIELDS}
+    out: dict[str, JsonLike] = {name: getattr(request, name) for name in _REQUEST_FIELDS}
     out["body"] = redact(request.body) if request.body is not None else None
     return out
 
 
-def action_to_json(action: Action) -> dict[str, Any]:
+def action_to_json(action: Action) -> dict[str, JsonLike]:
     """Serialise one action."""
     return {
         "resource": action.key,
@@ -110,7 +111,7 @@ def action_to_json(action: Action) -> dict[str, Any]:
     }
 
 
-def action_errors(plan: Plan) -> list[dict[str, Any]]:
+def action_errors(plan: Plan) -> list[dict[str, JsonLike]]:
     """Return each action's errors as ``errors[]`` entries naming resource and manifest place."""
     return [
         {
@@ -129,9 +130,9 @@ def action_errors(plan: Plan) -> list[dict[str, Any]]:
 def plan_to_json(
     plan: Plan,
     *,
-    errors: Sequence[Mapping[str, Any]] = (),
+    errors: Sequence[JsonMapping] = (),
     exit_code: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, JsonLike]:
     """Return the versioned, redacted JSON document of a plan.
 
     ``errors`` lists what ended the run (manifest, connection, lock errors) before the actions'
@@ -154,9 +155,7 @@ def plan_to_json(
     }
 
 
-def dumps(
-    plan: Plan, *, errors: Sequence[Mapping[str, Any]] = (), exit_code: int | None = None
-) -> str:
+def dumps(plan: Plan, *, errors: Sequence[JsonMapping] = (), exit_code: int | None = None) -> str:
     """Return the plan document as indented JSON text."""
     document = plan_to_json(plan, errors=errors, exit_code=exit_code)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -20,8 +20,9 @@ from typing import Any
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
 from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
+from reconciler.model.json import as_mapping
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import fingerprint, holds_secret, secret_paths
+from reconciler.model.secrets import SecretTree, fingerprint, holds_secret, secret_paths
 from reconciler.plan.actions import (
     Action,
     Op,
@@ -43,8 +44,7 @@ from reconciler.plan.diff import (
 )
 from reconciler.plan.lifecycle import plan_replace, replacement_errors
 from reconciler.plan.rules import (
-    field_mapping_errors,
-    kafka_credential_errors,
+    pipe_rule_errors,
     resend_credentials,
 )
 from reconciler.plan.runstate import SCALING, after_create, plan_lifecycle, settled
@@ -75,7 +75,7 @@ def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def plan_pipe(
     resource: Resource,
-    spec: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
     observed: Observed,
     secrets: SecretCheck,
     *,
@@ -129,8 +129,7 @@ def plan_pipe(
             errors.append(f"reverse private endpoint {endpoint_id} does not exist")
         elif status != "Ready":
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
-    errors.extend(field_mapping_errors(resource, spec, live, changes))
-    errors.extend(kafka_credential_errors(resource, spec, live, changes))
+    errors.extend(pipe_rule_errors(resource, spec, live, changes))
 
     requests = [*life.before, *_pipe_requests(observed.path, spec, changes), *life.after]
     recorded = {
@@ -162,7 +161,7 @@ def plan_pipe(
 
 
 def _pipe_requests(
-    path: str, spec: Mapping[str, Any], changes: Sequence[FieldChange]
+    path: str, spec: Mapping[str, SecretTree], changes: Sequence[FieldChange]
 ) -> list[Request]:
     if not changes:
         return []  # most pipes of a large plan: nothing below would be built
@@ -176,11 +175,7 @@ def _pipe_requests(
             _set_in(body, change.path, None)
     removes = [_mapping_ref(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
     adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
-    validate = (
-        spec.get("source", {}).get("validateSamples")
-        if isinstance(spec.get("source"), Mapping)
-        else None
-    )
+    validate = as_mapping(spec.get("source")).get("validateSamples")
 
     def with_validate(b: dict[str, Any]) -> dict[str, Any]:
         if validate is not None and "source" in b:

@@ -242,7 +242,7 @@ def render_markdown(plan: Plan, *, limit: int = MARKDOWN_LIMIT) -> str:
     return out
 
 
-def render_errors_markdown(errors: Iterable[Mapping[str, Any]], exit_code: int) -> str:
+def render_errors_markdown(errors: Iterable[Mapping[str, object]], exit_code: int) -> str:
     """Render the errors that stopped a plan (bad manifests, connection, lock) as markdown."""
     lines = [
         "### reconcile plan",
@@ -342,7 +342,7 @@ def _md_element(line: ElementLine) -> str:
 
 
 def table(
-    rows: Iterable[Iterable[Any]], headers: Iterable[str], fmt: Callable[[Any], str] = str
+    rows: Iterable[Iterable[object]], headers: Iterable[str], fmt: Callable[[object], str] = str
 ) -> str:
     """Render aligned columns (shared by the read-only commands)."""
     head = [str(h) for h in headers]

@@ -13,14 +13,16 @@ Pure: imports neither httpx nor click.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from reconciler.model.fields import (
     KAFKA_CREDENTIAL_SHAPES,
     KAFKA_DEFAULT_AUTHENTICATION,
     field_mapping_problems,
 )
+from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import Resource
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 _MAPPINGS = ("fieldMappings",)
@@ -29,20 +31,37 @@ CREDENTIALS = ("source", "kafka", "credentials")
 _COLUMNS = ("destination", "columns")
 
 
-def _names(items: Any, key: str) -> list[str] | None:
+def _names(items: object, key: str) -> list[str] | None:
     if not isinstance(items, list):
         return None
     return [str(i.get(key)) for i in items if isinstance(i, Mapping)]
 
 
-def field_mapping_errors(
+@dataclass(frozen=True)
+class PipeCheck:
+    """What a pipe rule looks at: the manifest's spec (secrets resolved), the live pipe, the diff."""
+
+    resource: Resource
+    spec: Mapping[str, SecretTree]
+    live: JsonMapping
+    changes: Sequence[FieldChange]
+
+
+def pipe_rule_errors(
     resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
+    live: JsonMapping,
     changes: Sequence[FieldChange],
 ) -> list[str]:
+    """Return the errors of every pipe rule, in order (each names the manifest place)."""
+    check = PipeCheck(resource, spec, live, changes)
+    return [*field_mapping_errors(check), *kafka_credential_errors(check)]
+
+
+def field_mapping_errors(check: PipeCheck) -> list[str]:
     """Check "every destination column mapped once, to existing columns only" when either
     list is about to change."""
+    resource, spec, live, changes = check.resource, check.spec, check.live, check.changes
     touched = {c.path for c in changes if c.kind is ChangeKind.SET}
     if _MAPPINGS not in touched and _COLUMNS not in touched:
         return []
@@ -53,7 +72,7 @@ def field_mapping_errors(
     columns_value = (
         destination["columns"]
         if stated_columns and isinstance(destination, Mapping)
-        else (live.get("destination") or {}).get("columns")
+        else as_mapping(live.get("destination")).get("columns")
     )
     columns = _names(columns_value, "name")
     targets = _names(mappings, "destinationField")
@@ -78,26 +97,22 @@ def _shape(keys: frozenset[str]) -> str:
     return "{" + ", ".join(sorted(keys)) + "}"
 
 
-def kafka_authentication(spec: Mapping[str, Any], live: Mapping[str, Any]) -> str:
+def kafka_authentication(spec: Mapping[str, SecretTree], live: JsonMapping) -> str:
     """The Kafka authentication method the pipe will have: the manifest's, else the live one."""
-    stated = ((spec.get("source") or {}).get("kafka") or {}).get("authentication", MISSING)
+    stated = as_mapping(as_mapping(spec.get("source")).get("kafka")).get("authentication", MISSING)
     if isinstance(stated, str):
         return stated
     if stated is None:  # null: back to the service's default
         return KAFKA_DEFAULT_AUTHENTICATION
-    current = ((live.get("source") or {}).get("kafka") or {}).get("authentication")
+    current = as_mapping(as_mapping(live.get("source")).get("kafka")).get("authentication")
     return str(current) if current else KAFKA_DEFAULT_AUTHENTICATION
 
 
-def kafka_credential_errors(
-    resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
-    changes: Sequence[FieldChange],
-) -> list[str]:
+def kafka_credential_errors(check: PipeCheck) -> list[str]:
     """Check that the stated credentials fit the method, and that a switch of method brings
     credentials that fit it."""
-    kafka = (spec.get("source") or {}).get("kafka")
+    resource, spec, live, changes = check.resource, check.spec, check.live, check.changes
+    kafka = as_mapping(spec.get("source")).get("kafka")
     if not isinstance(kafka, Mapping):
         return []
     method = kafka_authentication(spec, live)
@@ -123,11 +138,11 @@ def kafka_credential_errors(
 
 
 def resend_credentials(
-    resource: Resource, spec: Mapping[str, Any], changes: Sequence[FieldChange]
+    resource: Resource, spec: Mapping[str, SecretTree], changes: Sequence[FieldChange]
 ) -> list[FieldChange]:
     """When the method changes, the stated credentials go with it even if their fingerprint is
     unchanged (PLAIN to SCRAM-SHA-512 with the same user): the service wants both at once."""
-    credentials = ((spec.get("source") or {}).get("kafka") or {}).get("credentials")
+    credentials = as_mapping(as_mapping(spec.get("source")).get("kafka")).get("credentials")
     switched = any(c.path == AUTHENTICATION for c in changes)
     already = any(c.path == CREDENTIALS for c in changes)
     if not switched or already or not isinstance(credentials, Mapping):

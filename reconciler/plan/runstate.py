@@ -26,7 +26,9 @@ from typing import Any
 
 from reconciler.client.paths import PipeIds, pipes_path
 from reconciler.model.errors import Location
+from reconciler.model.json import JsonMapping
 from reconciler.model.resources import Resource
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import CREATED_ID, Action, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
@@ -114,10 +116,11 @@ STATE_PATH = ("state",)
 SCALING = "scaling"
 
 
-def desired_run_state(spec: Mapping[str, Any]) -> RunState | None:
+def desired_run_state(spec: Mapping[str, SecretTree]) -> RunState | None:
     """Return the run state a pipe spec asks for, or None (absent, or an expectation)."""
     value = spec.get("state")
-    return RunState(value) if value in (RunState.RUNNING, RunState.STOPPED) else None
+    wanted = isinstance(value, str) and value in (RunState.RUNNING, RunState.STOPPED)
+    return RunState(value) if wanted and isinstance(value, str) else None
 
 
 def settled(state: str) -> str:
@@ -156,8 +159,8 @@ class LifecyclePlan:
 
 def plan_lifecycle(
     resource: Resource,
-    spec: Mapping[str, Any],
-    live: Mapping[str, Any],
+    spec: Mapping[str, SecretTree],
+    live: JsonMapping,
     changes: Sequence[FieldChange],
     ids: PipeIds | None,
     *,
@@ -288,7 +291,7 @@ def _pause_error(
     )
 
 
-def after_create(resource: Resource, spec: Mapping[str, Any], action: Action) -> Action:
+def after_create(resource: Resource, spec: Mapping[str, SecretTree], action: Action) -> Action:
     """Stop a pipe just created when its manifest wants it stopped (a pipe is created running).
 
     The command goes to the created pipe (``CREATED_ID``) once it is Running: apply waits

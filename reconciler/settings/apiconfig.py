@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 def api_config_of(
-    values: Mapping[str, Any],
+    values: Mapping[str, object],
     *,
     insecure: bool = False,
     origins: Mapping[str, str] | None = None,
@@ -35,7 +35,7 @@ def api_config_of(
 
     named = dict(origins or {})
 
-    def parsed(name: str, value: Any, parse: Callable[[str], T]) -> T:
+    def parsed(name: str, value: object, parse: Callable[[str], T]) -> T:
         try:
             return parse(str(value))
         except (ValueError, ConfigError) as exc:
@@ -57,18 +57,18 @@ def api_config_of(
         else parsed("max_response_size", size, parse_size),
     }
     limits = RequestLimits(**{k: v for k, v in given.items() if v is not None})
-    optional = {
+    optional: dict[str, Any] = {  # each parsed already, by the setting's kind
         name: values[name]
         for name in ("parallelism", "timeout", "max_attempts")
         if values.get(name) is not None
     }
-    base_url = values.get("base_url") or ""
+    base_url = str(values.get("base_url") or "")
     return ApiConfig(
         base_url=base_url,
-        key_id=values.get("key_id") or "",
-        key_secret=values.get("key_secret") or "",
-        dashboards_url=values.get("dashboards_url") or base_url,
-        dashboards_token=values.get("dashboards_token") or "",
+        key_id=str(values.get("key_id") or ""),
+        key_secret=str(values.get("key_secret") or ""),
+        dashboards_url=str(values.get("dashboards_url") or base_url),
+        dashboards_token=str(values.get("dashboards_token") or ""),
         insecure=insecure,
         limits=limits,
         origins=named,

@@ -14,10 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ConfigError
+from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
+
+if TYPE_CHECKING:
+    from reconciler.load.project import ProjectFile
 
 ENVIRONMENTS = "environments"
 DEFAULT_ENVIRONMENT = "defaultEnvironment"
@@ -53,7 +57,7 @@ class Environment:
     """One entry of ``environments:`` as written (paths seen from the current directory)."""
 
     name: str
-    values: Mapping[str, Any] = field(default_factory=dict)  # organizationId, baseUrl, …
+    values: Mapping[str, JsonValue] = field(default_factory=dict)  # organizationId, baseUrl, …
     credentials: Mapping[str, SecretRef] = field(default_factory=dict)  # keyId, …
     env_file: str | None = None
     overlays: tuple[str, ...] = ()
@@ -70,12 +74,13 @@ class Environment:
         return (ENVIRONMENTS, self.name)
 
 
-def parse_environments(project: Any) -> dict[str, Environment]:
+def parse_environments(project: ProjectFile) -> dict[str, Environment]:
     """Return the environments of a loaded ``ProjectFile`` (validated already), by name."""
-    raw = project.get((ENVIRONMENTS,)) or {}
+    raw = project.get((ENVIRONMENTS,))
     out: dict[str, Environment] = {}
-    for name, entry in raw.items():
-        entry = entry or {}
+    # The project schema makes each of these a mapping (or null): the isinstance tells mypy so.
+    for name, stated in (raw if isinstance(raw, dict) else {}).items():
+        entry = stated if isinstance(stated, dict) else {}
         credentials = {}
         for key in ("keyId", "keySecret", "dashboardsToken"):
             ref = entry.get(key)
@@ -85,7 +90,7 @@ def parse_environments(project: Any) -> dict[str, Environment]:
                     if "fromEnv" in ref
                     else SecretRef(file=project.path_value(str(ref["fromFile"])))
                 )
-        values = {
+        values: dict[str, JsonValue] = {
             key: entry[key]
             for key in ("organizationId", "baseUrl", "dashboardsUrl", "state", "workspace")
             if entry.get(key) is not None
@@ -98,10 +103,15 @@ def parse_environments(project: Any) -> dict[str, Environment]:
             values=values,
             credentials=credentials,
             env_file=project.path_value(str(env_file)) if env_file else None,
-            overlays=tuple(project.path_value(str(d)) for d in entry.get("overlays") or ()),
-            exclude=tuple(str(g) for g in entry.get("exclude") or ()),
+            overlays=tuple(project.path_value(str(d)) for d in _listed(entry.get("overlays"))),
+            exclude=tuple(str(g) for g in _listed(entry.get("exclude"))),
         )
     return out
+
+
+def _listed(value: JsonValue) -> list[JsonValue]:
+    """Return a list value of the (validated) project file; absent or null: empty."""
+    return value if isinstance(value, list) else []
 
 
 def choose(

@@ -40,13 +40,13 @@ class Resolved:
     """One setting's value, its source, and the words ``reconcile config`` shows for it."""
 
     setting: Setting
-    given: Any = field(repr=False)  # the value; for a default, worked out when first read
+    given: object = field(repr=False)  # the value; for a default, worked out when first read
     source: Source
     where: str  # "flag --state", "env RECONCILE_STATE", "reconcile.yaml:3", "default"
     problem: str | None = None  # e.g. an environment's credential whose variable is unset
 
     @property
-    def value(self) -> Any:
+    def value(self) -> object:
         """Return the value (a built-in default is read from its owner only when asked for:
         the client's defaults live beside the HTTP stack, which ``validate`` never loads)."""
         if self.source is Source.DEFAULT and self.given is LAZY_DEFAULT:
@@ -85,7 +85,7 @@ class EnvFile:
 class SettingsRequest:
     """What a resolution was asked: explicit values and where to look (``reload`` repeats it)."""
 
-    explicit: Mapping[str, Any] = field(default_factory=dict, repr=False)  # may hold a secret
+    explicit: Mapping[str, object] = field(default_factory=dict, repr=False)  # may hold a secret
     config: str | None = None  # the project file (else RECONCILE_CONFIG, else found upwards)
     env_file: str | None = None  # an env file read before the project's
     environment: str | None = None  # else RECONCILE_ENV, else the project's defaultEnvironment

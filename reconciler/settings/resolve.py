@@ -23,11 +23,11 @@ environment's key to another.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ConfigError
 from reconciler.settings.environments import (
@@ -71,7 +71,7 @@ class Settings:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> object:
         """Return the value of a setting named by parameter (``state_path``) or key."""
         return self.values[setting_named(name).param].value
 
@@ -86,7 +86,8 @@ class Settings:
     @property
     def manifests(self) -> tuple[str, ...]:
         """Return the manifest paths (explicit, else the project file's)."""
-        return tuple(self.values["paths"].value or ())
+        paths = self.values["paths"].value  # a tuple of str whatever its source (see _resolve_one)
+        return tuple(str(p) for p in paths) if isinstance(paths, tuple | list) else ()
 
     @property
     def project_manifests(self) -> tuple[str, ...] | None:
@@ -225,7 +226,7 @@ class Settings:
         if problems:
             raise ConfigError("; ".join(problems))
 
-    def override(self, explicit: Mapping[str, Any]) -> Settings:
+    def override(self, explicit: Mapping[str, object]) -> Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
         return apply_explicit(self, explicit)
 
@@ -246,7 +247,7 @@ class Settings:
 
 
 def resolve(
-    explicit: Mapping[str, Any] | None = None,
+    explicit: Mapping[str, object] | None = None,
     *,
     config: str | None = None,
     env_file: str | None = None,
@@ -280,7 +281,8 @@ def resolve_request(request: SettingsRequest) -> Settings:
         asked, asked_from = request.environment, request.environment_from
         if asked is None and environ.get(ENV_VARIABLE):
             asked, asked_from = environ[ENV_VARIABLE], ENV_VARIABLE
-        default = project.get((DEFAULT_ENVIRONMENT,))
+        stated = project.get((DEFAULT_ENVIRONMENT,))
+        default = stated if isinstance(stated, str) else None  # the schema makes it a string
         chosen = choose(environments, asked, asked_from, default, project_name(project))
     elif request.environment is not None:
         raise ConfigError(f"{request.environment_from} {request.environment}: no project file")
@@ -310,7 +312,7 @@ def list_environments(
 
 def resolve_environments(
     names: Collection[str] | None = None,
-    explicit: Mapping[str, Any] | None = None,
+    explicit: Mapping[str, object] | None = None,
     *,
     config: str | None = None,
     env_file: str | None = None,
@@ -329,7 +331,7 @@ def resolve_environments(
     }
 
 
-def apply_explicit(settings: Settings, explicit: Mapping[str, Any]) -> Settings:
+def apply_explicit(settings: Settings, explicit: Mapping[str, object]) -> Settings:
     """Return ``settings`` re-resolved with ``explicit`` values on top (no file is read)."""
     given = {
         **settings.request.explicit,
@@ -342,13 +344,13 @@ def apply_explicit(settings: Settings, explicit: Mapping[str, Any]) -> Settings:
 
 
 def _resolve_one(
-    setting: Setting, given: Any, settings: Settings, done: Mapping[str, Resolved]
+    setting: Setting, given: object, settings: Settings, done: Mapping[str, Resolved]
 ) -> Resolved:
     """Return one setting's value and source (see the module docstring for the order)."""
     if given is not None and given != ():
         if setting.kind is Kind.PATHS and isinstance(given, str | Path):
             given = (str(given),)
-        elif setting.kind is Kind.PATHS:
+        elif setting.kind is Kind.PATHS and isinstance(given, Iterable):
             given = tuple(str(g) for g in given)
         where = f"flag {setting.flag}" if setting.flag else "argument"
         return Resolved(setting, given, Source.FLAG, where)
@@ -369,12 +371,14 @@ def _resolve_one(
             where,
         )
     if project is not None and setting.in_project:
-        value = project.get(setting.key)
-        if value is not None:
-            if setting.kind is Kind.PATHS:
-                value = tuple(project.path_value(str(v)) for v in value)
+        stated = project.get(setting.key)
+        if stated is not None:
+            value: object = stated
+            # The project schema makes a PATHS setting a list: the isinstance only tells mypy so.
+            if setting.kind is Kind.PATHS and isinstance(stated, list):
+                value = tuple(project.path_value(str(v)) for v in stated)
             elif setting.kind is Kind.PATH:
-                value = project.path_value(str(value))
+                value = project.path_value(str(stated))
             return Resolved(setting, value, Source.PROJECT, project.where(setting.key))
     if setting.param == "dashboards_url":
         base = done.get("base_url")

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ConfigError
 from reconciler.settings.model import EnvFile, SettingsRequest
 
+if TYPE_CHECKING:
+    from reconciler.load.project import ProjectFile
 
-def project_file(request: SettingsRequest, environ: Mapping[str, str]) -> Any:
+
+def project_file(request: SettingsRequest, environ: Mapping[str, str]) -> ProjectFile | None:
     """Return the loaded ``ProjectFile`` the request names or finds, or None."""
     from reconciler.load.project import find_project_file, load_project_file
 
@@ -29,7 +32,7 @@ def project_file(request: SettingsRequest, environ: Mapping[str, str]) -> Any:
     return load_project_file(found) if found else None
 
 
-def project_name(project: Any) -> str:
+def project_name(project: ProjectFile) -> str:
     """Return the project file's path as shown in messages."""
     from reconciler.load.project import display_path
 

@@ -46,7 +46,7 @@ class Setting:
         """Return the dotted project-file key (``rates.management``)."""
         return ".".join(str(p) for p in self.key)
 
-    def convert(self, text: str, origin: str) -> Any:
+    def convert(self, text: str, origin: str) -> str | int | float | tuple[str, ...]:
         """Return the typed value of ``text`` read from ``origin`` (a variable's name)."""
         try:
             if self.kind is Kind.INT:
@@ -238,7 +238,7 @@ _DEFAULTS: dict[str, Callable[[], Any]] = {s.param: d for s, d in _SETTINGS}
 CREDENTIALS = ("keyId", "keySecret", "dashboardsToken")
 
 
-def default_of(setting: Setting) -> Any:
+def default_of(setting: Setting) -> object:
     """Return the built-in default of ``setting`` (None when it has none)."""
     return _DEFAULTS[setting.param]()
 

@@ -23,14 +23,15 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from reconciler.model.errors import StateConflictError
+from reconciler.model.json import JsonObject
 from reconciler.model.resources import check_form
 from reconciler.state.document import State, decode, new_state
 
@@ -69,7 +70,7 @@ class Holder:
             started=time.time(),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Return the record as JSON-ready data."""
         return asdict(self)
 
@@ -88,12 +89,17 @@ def _command_line() -> str:
     return shlex.join(shown[:3])
 
 
-def holder_age(record: dict[str, Any] | None) -> float | None:
+def holder_age(record: Mapping[str, object] | None) -> float | None:
     """Return how long ago a holder record was written (None when unknown)."""
     if not record:
         return None
     started = record.get("started")
     return time.time() - float(started) if isinstance(started, (int, float)) else None
+
+
+# A store's version of the document, compared only by the store that issued it: a file's identity
+# (inode, size, mtime, ctime), a row's version number, an object's ETag; None: no document yet.
+Version: TypeAlias = tuple[int, int, int, int] | int | str | None
 
 
 class Backend(Protocol):
@@ -102,11 +108,11 @@ class Backend(Protocol):
     description: str  # printable: never holds a password
     remote: bool  # True when nothing is kept in the working directory
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the document's bytes (None when new) and its version token."""
         ...
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Store ``data`` if the version is still ``expected``; return the new version."""
         ...
 
@@ -187,7 +193,7 @@ def locked_state(
         backend.release()
 
 
-def _cas_sink(backend: Backend, version: Any) -> Any:
+def _cas_sink(backend: Backend, version: Version) -> Callable[[bytes], None]:
     cell = [version]
 
     def sink(data: bytes) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from reconciler.model.errors import StateError
 from reconciler.model.identity import Record
+from reconciler.model.json import JsonLike, JsonObject
 
 STATE_FORMAT_VERSION = 1
 
@@ -112,7 +113,7 @@ class State:
         """Return every dashboard record by name."""
         return self.records("Dashboard")
 
-    def organization_values(self, resource_key: str) -> dict[str, Any] | None:
+    def organization_values(self, resource_key: str) -> JsonObject | None:
         """Return the organization values recorded at the last apply, if any."""
         entry = self.resources.get(resource_key, {})
         values = entry.get("observed")
@@ -120,7 +121,7 @@ class State:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def record(self, resource_key: str, **values: Any) -> None:
+    def record(self, resource_key: str, **values: JsonLike) -> None:
         """Merge ``values`` into a resource's entry (None removes a key) and stamp it."""
         self._lines.pop(resource_key, None)
         entry = self.resources.setdefault(resource_key, {})
@@ -156,7 +157,7 @@ class State:
         self._lines.pop(new, None)
         self.resources[new] = self.resources.pop(old)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Return the document."""
         return {
             "formatVersion": STATE_FORMAT_VERSION,

@@ -29,8 +29,9 @@ if TYPE_CHECKING:  # filelock is imported when a lock is taken: plan only reads 
     from filelock import FileLock
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.model.json import JsonMapping, JsonObject
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age
+from reconciler.state.backend import Holder, Version, holder_age
 from reconciler.state.document import (
     STATE_FORMAT_VERSION,
     DashboardRecord,
@@ -52,7 +53,9 @@ __all__ = [
     "find_project_root",
     "load_state",
     "locked_state",
+    "read_record",
     "resolve_state_path",
+    "write_record",
 ]
 
 
@@ -73,6 +76,22 @@ def _alive_here(record: dict[str, Any]) -> bool:
     return True
 
 
+def write_record(path: Path, record: JsonMapping) -> None:
+    """Write a lock holder's record file whole (temp file and rename): a reader never sees half."""
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_record(path: Path) -> JsonObject | None:
+    """Return a lock holder's record file (None when it is missing or unreadable)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
@@ -89,7 +108,7 @@ class LocalBackend:
         self._holder_path = self.path.with_name(self.path.name + ".holder")
         self._lock: FileLock | None = None
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the file's bytes and identity (None, None when it does not exist)."""
         try:
             with open(self.path, "rb") as handle:
@@ -99,13 +118,13 @@ class LocalBackend:
         except OSError as exc:
             raise StateError(f"state file {self.path} cannot be read ({exc})") from None
 
-    def _current(self) -> Any:
+    def _current(self) -> Version:
         try:
             return _identity(os.stat(self.path))
         except FileNotFoundError:
             return None
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Replace the file atomically if it is still the one read as ``expected``."""
         if self._current() != expected:
             raise StateConflictError(self.description)
@@ -144,10 +163,7 @@ class LocalBackend:
                 self.description, record, waited=timeout, age=holder_age(record)
             ) from None
         self._lock = lock
-        # Written whole (temp file and rename) so that a waiting run never reads half a record.
-        tmp = self._holder_path.with_name(self._holder_path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(holder.to_dict()) + "\n", encoding="utf-8")
-        os.replace(tmp, self._holder_path)
+        write_record(self._holder_path, holder.to_dict())
 
     def _live_holder(self) -> dict[str, Any] | None:
         """The holder's record, waiting a moment for it when the holder has yet to write it.
@@ -157,17 +173,10 @@ class LocalBackend:
         """
         until = time.monotonic() + _RECORD_GRACE_SECONDS
         while True:
-            record = self._holder()
+            record = read_record(self._holder_path)
             if (record and _alive_here(record)) or time.monotonic() >= until:
                 return record
             time.sleep(0.05)
-
-    def _holder(self) -> dict[str, Any] | None:
-        try:
-            record = json.loads(self._holder_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return record if isinstance(record, dict) else None
 
     def release(self) -> None:
         """Remove the holder record and give back the file lock."""
@@ -180,7 +189,7 @@ class LocalBackend:
 
     def unlock(self, lock_id: str) -> str:
         """Clear a dead run's holder record; a live holder's OS lock cannot be taken away."""
-        record = self._holder()
+        record = read_record(self._holder_path)
         if record is None or record.get("lockId") != lock_id:
             raise StateError(f"state {self.description} has no lock with ID {lock_id}")
         from filelock import FileLock, Timeout

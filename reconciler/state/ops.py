@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.model.errors import ConfigError, StateError, suggest
+from reconciler.model.json import JsonObject
 from reconciler.state.backend import Backend, locked_state, read_state
 from reconciler.state.document import State, decode
 
@@ -53,7 +54,7 @@ def list_addresses(backend: Backend) -> list[str]:
     return sorted(read_state(backend).resources)
 
 
-def show(backend: Backend, address: str) -> dict[str, Any]:
+def show(backend: Backend, address: str) -> JsonObject:
     """Return what the state records for one address."""
     return dict(_entry(read_state(backend), address))
 

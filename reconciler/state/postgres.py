@@ -19,15 +19,17 @@ import hashlib
 import json
 import threading
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import psycopg
+from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age, redact_address
+from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
 STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
@@ -35,6 +37,11 @@ LOCK_TABLE = "reconcile_state_locks"
 _SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
 # How long a run that gives up waits for the live holder's record to appear (see _holder_record).
 _RECORD_GRACE_SECONDS = 2.0
+
+
+class _Rows(Protocol):
+    def fetchone(self) -> Sequence[object] | None: ...
+
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {STATE_TABLE} (
@@ -53,9 +60,38 @@ CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
 """
 
 
-def _lock_key(workspace: str) -> int:
-    digest = hashlib.sha256(f"reconcile-state:{workspace}".encode()).digest()
+def advisory_key(purpose: str, workspace: str) -> int:
+    """Return the session advisory lock key of one workspace for one purpose (state, watch)."""
+    digest = hashlib.sha256(f"reconcile-{purpose}:{workspace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def advisory_holder_pid(execute: Callable[[str, tuple[int, int]], _Rows], key: int) -> int | None:
+    """Return the server pid of the session holding advisory lock ``key`` (None when free).
+
+    ``execute`` runs one statement (a connection's, or a backend's error-mapping wrapper).
+    """
+    hi, lo = (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF
+    row = execute(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
+        (hi, lo),
+    ).fetchone()
+    return int(str(row[0])) if row else None
+
+
+def create_tables(conn: psycopg.Connection[TupleRow], ddl: str) -> None:
+    """Run ``CREATE TABLE IF NOT EXISTS`` statements, serialised among concurrent first runs."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        conn.execute(ddl)
+
+
+def error_text(exc: BaseException, url: str) -> str:
+    """Return a driver error's first line, with the URL's password (if any) masked."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text
 
 
 class PostgresBackend:
@@ -70,7 +106,7 @@ class PostgresBackend:
         self._conn: psycopg.Connection[Any] | None = None
         self._guard = threading.Lock()
         self._holder: Holder | None = None
-        self._key = _lock_key(workspace)
+        self._key = advisory_key("state", workspace)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -82,16 +118,12 @@ class PostgresBackend:
                 raise StateError(
                     f"cannot connect to the state database {self.description}: {self._clean(exc)}"
                 ) from None
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                conn.execute(_SCHEMA)
+            create_tables(conn, _SCHEMA)
             self._conn = conn
         return self._conn
 
     def _clean(self, exc: BaseException) -> str:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(self._url).password
-        return text.replace(password, "***") if password else text
+        return error_text(exc, self._url)
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[Any]:
         with self._guard:
@@ -102,7 +134,7 @@ class PostgresBackend:
 
     # -- document ------------------------------------------------------------------------------
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the workspace's document and version (None, None when it has no row)."""
         row = self._run(
             f"SELECT document, version FROM {STATE_TABLE} WHERE workspace = %s",
@@ -112,7 +144,7 @@ class PostgresBackend:
             return None, None
         return bytes(row[0]), int(row[1])
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Store ``data`` if the row's version is still ``expected``; return the new version."""
         if expected is None:
             cursor = self._run(
@@ -127,7 +159,7 @@ class PostgresBackend:
                 "WHERE workspace = %s AND version = %s",
                 (data, self.workspace, expected),
             )
-            new = int(expected) + 1
+            new = int(str(expected)) + 1  # this store's own version: a number
         if cursor.rowcount != 1:
             raise StateConflictError(self.description)
         return new
@@ -162,16 +194,10 @@ class PostgresBackend:
         A holder takes the advisory lock, then writes its record: a run that gives up in between
         would see no record (or a dead session's), so it waits a moment for the live holder's.
         """
-        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
         until = time.monotonic() + _RECORD_GRACE_SECONDS
         while True:
             record = self._lock_record()
-            row = self._run(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
-                (hi, lo),
-            ).fetchone()
-            live = row[0] if row else None
+            live = advisory_holder_pid(self._run, self._key)
             if live is None or (record and record.get("serverPid") == live):
                 return record
             if time.monotonic() >= until:

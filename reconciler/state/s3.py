@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.model.errors import ConfigError, StateConflictError, StateError, StateLockedError
 from reconciler.state import backend as _backend
-from reconciler.state.backend import Holder, holder_age, workspace_name
+from reconciler.state.backend import Holder, Version, holder_age, workspace_name
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -69,7 +69,7 @@ class S3Backend:
 
     # -- document ------------------------------------------------------------------------------
 
-    def read(self) -> tuple[bytes | None, Any]:
+    def read(self) -> tuple[bytes | None, Version]:
         """Return the object's bytes and ETag (None, None when it does not exist)."""
         return self._get(self.key)
 
@@ -86,7 +86,7 @@ class S3Backend:
         except BotoCoreError as exc:
             raise self._fail(exc, f"reading {key}") from None
 
-    def write(self, data: bytes, expected: Any) -> Any:
+    def write(self, data: bytes, expected: Version) -> Version:
         """Put the object on condition of the ETag read (or of its absence); return the new ETag."""
         from botocore.exceptions import BotoCoreError, ClientError
 

@@ -20,14 +20,15 @@ Every call blocks (database and S3 drivers are synchronous): the loop runs them 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any, Protocol
 
 from reconciler.model.errors import StateError
+from reconciler.model.json import JsonObject
 from reconciler.state.backend import Holder, redact_address, workspace_name
+from reconciler.state.local import read_record, write_record
 
 
 class Lease(Protocol):
@@ -81,27 +82,27 @@ class PostgresLease:
         self.workspace = workspace
         self._holder = holder
         self.description = f"{redact_address(url)} (workspace {workspace})"
-        digest = hashlib.sha256(f"reconcile-watch:{workspace}".encode()).digest()
-        self._key = int.from_bytes(digest[:8], "big", signed=True)
+        from reconciler.state.postgres import advisory_key
+
+        self._key = advisory_key("watch", workspace)
         self._conn: Any = None
         self._held = False
 
     def _connection(self) -> Any:
         import psycopg
 
-        from reconciler.state.postgres import _SCHEMA_LOCK as SCHEMA_LOCK
+        from reconciler.state.postgres import create_tables
 
         if self._conn is None or self._conn.closed:
             self._held = False
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-            # Two replicas starting together would race on CREATE TABLE: serialise it as the
+            # Two replicas starting together would race on CREATE TABLE: serialised as the
             # state backend serialises its own tables.
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {self.TABLE} (workspace text PRIMARY KEY, "
-                    "holder jsonb NOT NULL, renewed_at timestamptz NOT NULL DEFAULT now())"
-                )
+            create_tables(
+                conn,
+                f"CREATE TABLE IF NOT EXISTS {self.TABLE} (workspace text PRIMARY KEY, "
+                "holder jsonb NOT NULL, renewed_at timestamptz NOT NULL DEFAULT now())",
+            )
             self._conn = conn
         return self._conn
 
@@ -126,21 +127,21 @@ class PostgresLease:
             return self._held
         except psycopg.Error as exc:
             self._drop()
-            raise StateError(f"watch lease on {self.description}: {_first_line(exc)}") from None
+            from reconciler.state.postgres import error_text
+
+            raise StateError(
+                f"watch lease on {self.description}: {error_text(exc, self._url)}"
+            ) from None
 
     def holder(self) -> dict[str, Any] | None:
         """Return the record the current leader wrote (None when no session holds the lock)."""
         import psycopg
 
-        hi, lo = (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF
+        from reconciler.state.postgres import advisory_holder_pid
+
         try:
             conn = self._connection()
-            live = conn.execute(
-                "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 1",
-                (hi, lo),
-            ).fetchone()
-            if live is None:
+            if advisory_holder_pid(conn.execute, self._key) is None:
                 return None
             row = conn.execute(
                 f"SELECT holder FROM {self.TABLE} WHERE workspace = %s", (self.workspace,)
@@ -278,27 +279,18 @@ class LocalLease:
             self._lock.acquire(timeout=0)
         except Timeout:
             return False
-        self.record_path.write_text(json.dumps(_record(self._holder)), encoding="utf-8")
+        write_record(self.record_path, _record(self._holder))
         return True
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the record the holder wrote."""
-        try:
-            record = json.loads(self.record_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return record if isinstance(record, dict) else None
+        return read_record(self.record_path)
 
     def release(self) -> None:
         """Remove the record and unlock."""
         if self._lock.is_locked:
             self.record_path.unlink(missing_ok=True)
             self._lock.release()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def describe_holder(record: dict[str, Any] | None) -> str:

@@ -44,21 +44,15 @@ class WatchMetrics:
         disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         r = self.registry
-        self.cycles = Counter(PREFIX + "cycles", "Cycles by result.", ["result"], registry=r)
-        self.found = Counter(
-            PREFIX + "drift_found",
-            "Changes found by plans, by resource kind.",
-            ["kind"],
-            registry=r,
-        )
-        self.corrected = Counter(
-            PREFIX + "drift_corrected", "Changes applied, by resource kind.", ["kind"], registry=r
-        )
-        self.requests = Counter(
-            PREFIX + "requests",
-            "HTTP requests sent by cycles, by interface.",
-            ["interface"],
-            registry=r,
+
+        def counter(name: str, doc: str, label: str) -> Counter:
+            return Counter(PREFIX + name, doc, [label], registry=r)
+
+        self.cycles = counter("cycles", "Cycles by result.", "result")
+        self.found = counter("drift_found", "Changes found by plans, by resource kind.", "kind")
+        self.corrected = counter("drift_corrected", "Changes applied, by resource kind.", "kind")
+        self.requests = counter(
+            "requests", "HTTP requests sent by cycles, by interface.", "interface"
         )
         self.duration = Histogram(
             PREFIX + "cycle_duration_seconds", "Duration of cycles.", buckets=BUCKETS, registry=r

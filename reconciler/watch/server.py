@@ -107,11 +107,12 @@ def render_page(status: WatchStatus) -> str:
         parts.append("</table>")
     parts.append("<h2>Resources</h2><table id='resources'>")
     parts.append("<tr><th>Resource</th><th>Status</th><th>Manifest</th></tr>")
-    for row in doc["resources"]:
+    for key in sorted(status.resources):  # the order of /api/status
+        row = status.resources[key]
         parts.append(
-            f"<tr class='{_e(row['state'])}'><td>{_e(row['resource'])}</td>"
-            f"<td class='{_e(row['state'])}'>{_e(_describe(row))}</td>"
-            f"<td>{_e(row['location'])}</td></tr>"
+            f"<tr class='{_e(row.state)}'><td>{_e(row.key)}</td>"
+            f"<td class='{_e(row.state)}'>{_e(row.describe())}</td>"
+            f"<td>{_e(row.location)}</td></tr>"
         )
     parts.append("</table><h2>Last cycles</h2><table id='cycles'>")
     parts.append(
@@ -128,19 +129,6 @@ def render_page(status: WatchStatus) -> str:
         )
     parts.append("</table></body></html>\n")
     return "".join(parts)
-
-
-def _describe(row: dict[str, object]) -> str:
-    state = row["state"]
-    if state == "drifted":
-        return f"drifted since {row['driftedSince']} ({row['operation']})"
-    if state == "corrected":
-        return f"corrected at {row['correctedAt']}"
-    if state == "failed":
-        return f"failed: {row['message']}"
-    if row.get("correctedAt"):
-        return f"in sync (corrected at {row['correctedAt']})"
-    return "in sync"
 
 
 __all__ = ["build_app", "render_page"]

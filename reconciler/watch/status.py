@@ -110,6 +110,19 @@ class ResourceRow:
             "message": self.message,
         }
 
+    def describe(self) -> str:
+        """Return the row's standing for people: ``drifted since … (update)``, ``in sync``."""
+        match self.state:
+            case ResourceState.DRIFTED:
+                return f"drifted since {iso(self.drifted_since)} ({self.operation})"
+            case ResourceState.CORRECTED:
+                return f"corrected at {iso(self.corrected_at)}"
+            case ResourceState.FAILED:
+                return f"failed: {self.message}"
+            case ResourceState.IN_SYNC if self.corrected_at is not None:
+                return f"in sync (corrected at {iso(self.corrected_at)})"
+        return "in sync"
+
 
 @dataclass
 class WatchStatus:
