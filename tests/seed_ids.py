@@ -9,6 +9,7 @@ OTHER_ORG_ID = "5d2f8e1a-6b3c-4d7e-9f0a-1b2c3d4e5f60"
 ANALYTICS = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71"
 STAGING = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a72"
 ARCHIVE = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a73"
+OTHER_ANALYTICS = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a74"  # the second organization's service
 KAFKA_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61"
 OBJECT_STORAGE_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c62"
 KINESIS_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c63"

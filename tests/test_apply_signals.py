@@ -273,3 +273,52 @@ def test_sigint_while_apply_is_still_reading_says_nothing_was_sent(
         assert document["results"] == []
     assert not writes(emulator.requests())
     settle(emulator)
+
+
+def test_sigterm_while_apply_waits_for_the_request_budget_ends_the_wait_at_once(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    # The budget allows one request per 30 s and the plan's read took it, so apply's PATCH waits
+    # for a place. SIGTERM used to leave that wait running to the window's end (~30 s here; a
+    # `watch` being stopped took one window to exit): the run must end before the place frees.
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    write_manifest(root / "org.yaml", "Organization", "acme", {"name": "Acme renamed"})
+    args = ["apply", str(root), "--auto-approve", "--state", str(state), "--rate", "1/30"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *args],
+        env={**os.environ, **emulator.env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    planned = ""
+    while "Requests made: 1 (management 1)." not in planned:
+        line = proc.stdout.readline()
+        assert line, f"apply ended before its plan was printed: {planned}"
+        planned += line
+    time.sleep(1.0)  # apply is now waiting for the budget's next place (in ~29 s)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=15)  # half the window: the place is not free yet
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("SIGTERM left apply waiting for the request budget") from None
+    assert proc.returncode == 143, planned + out + err
+    assert "Interrupted by SIGTERM: no new requests; none in flight.\n" in err
+    assert "Traceback" not in err
+    assert out.splitlines() == [
+        "Organization/acme: skipped",
+        f"    PATCH /v1/organizations/{emulator.org_id} [update]: skipped (-)",
+        "    not started: apply was interrupted by SIGTERM",
+        "Apply interrupted by SIGTERM: 0 applied, 0 failed, 1 skipped.",
+        "State is saved. Run apply again to finish the job.",
+    ]
+    assert not writes(emulator.requests())
+    again = run_cli(
+        ["apply", str(root), "--auto-approve", "--state", str(state), "--rate", "none"],
+        emulator.env(),
+    )
+    assert again.exit_code == 0, again.output
+    assert emulator.data()["organizations"][emulator.org_id]["name"] == "Acme renamed"

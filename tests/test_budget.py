@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from reconciler.client.budget import Rate, RequestBudget
+from reconciler.model.errors import Interrupted
 
 
 @pytest.mark.parametrize(
@@ -423,3 +424,28 @@ def test_places_a_raise_adds_go_one_at_a_time_until_a_window_confirms_them(
         await asyncio.gather(*tasks)
 
     asyncio.run(main())
+
+
+def test_halt_ends_a_pending_wait_for_a_place_and_refuses_later_ones() -> None:
+    # A stopped apply sends nothing more: its wait for the next place (here a 30 s window away)
+    # ends at once instead of lasting the window out, as every later take does.
+    budget = RequestBudget(Rate(1, 30.0))
+
+    async def main() -> tuple[BaseException | None, BaseException | None]:
+        await budget.acquire()
+        waiting = asyncio.create_task(budget.acquire())
+        await asyncio.sleep(0.05)  # the task now waits for the window to slide
+        assert not waiting.done()
+        budget.halt("SIGTERM")
+        done, _ = await asyncio.wait({waiting}, timeout=10)  # well before the 30 s window
+        assert done == {waiting}
+        try:
+            async with budget.slot():
+                pass
+        except Interrupted as later:
+            return waiting.exception(), later
+        return waiting.exception(), None
+
+    pending, later = asyncio.run(main())
+    assert isinstance(pending, Interrupted) and pending.reason == "SIGTERM"
+    assert isinstance(later, Interrupted) and later.reason == "SIGTERM"

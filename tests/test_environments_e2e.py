@@ -4,14 +4,17 @@ The example (``examples/environments``) is copied to a temporary directory: stag
 emulator's second organization (its own key and dashboards token), production the demo one.
 Covers ``render`` and ``compare``, ``plan --all-envs`` in markdown and json, an apply per
 environment each followed by a plan with exit 0, identity per workspace (a dashboard created in
-staging is never adopted or pruned from production), an overlay error's file:line, ``apply
---all-envs`` refused, and two environments on two emulators planned in one run.
+staging is never adopted or pruned from production; the pipe manifest without ``pipeId``
+creates a different pipe in each organization, production's with its overlay's replicas), an
+overlay error's file:line, ``apply --all-envs`` refused, and two environments on two emulators
+planned in one run.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,8 +82,11 @@ def test_render_prints_each_environment_with_its_sources(project: Path) -> None:
     assert "  name: Acme Analytics (staging)\n" in staging.stdout
     assert "# Source: overlays/staging/load-test.yaml\n" in staging.stdout
     body = production.json()
-    assert [m["key"] for m in body["manifests"]] == ["Dashboard/ingestion", "Organization/acme"]
+    keys = [m["key"] for m in body["manifests"]]
+    assert keys == ["Dashboard/ingestion", "Organization/acme", "Pipe/events"]
     assert body["manifests"][0]["manifest"]["spec"]["tags"] == ["pipes", "production"]
+    assert body["manifests"][2]["manifest"]["spec"]["scaling"] == {"replicas": 3}
+    assert "# Source: base/pipes/events.yaml\n" in staging.stdout
 
 
 def test_render_without_an_environment_names_those_defined(project: Path) -> None:
@@ -105,7 +111,13 @@ def test_compare_lists_resources_and_fields_that_differ(project: Path) -> None:
     )
     assert as_json.exit_code == 2
     keys = [r["key"] for r in as_json.json()["resources"]]
-    assert keys == ["Dashboard/ingestion", "Dashboard/load-test", "Organization/acme"]
+    assert keys == [
+        "Dashboard/ingestion",
+        "Dashboard/load-test",
+        "Organization/acme",
+        "Pipe/events",
+    ]
+    assert "    spec.scaling.replicas: production 3 -> staging 1\n" in result.stdout
 
 
 def test_plan_all_envs_then_apply_each_environment_converges(
@@ -115,8 +127,8 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     markdown = run_cli(["plan", "--all-envs", "-o", "markdown", "--detailed-exitcode"], env)
     assert markdown.exit_code == 2, markdown.output
     assert markdown.stdout.startswith("### reconcile plan: 2 environments\n")
-    assert "| `staging` | changes | 2 | 1 | 0 | 0 | 0 | 0 |" in markdown.stdout
-    assert "| `production` | changes | 1 | 0 | 0 | 0 | 1 | 0 |" in markdown.stdout
+    assert "| `staging` | changes | 3 | 1 | 0 | 0 | 0 | 0 |" in markdown.stdout
+    assert "| `production` | changes | 2 | 0 | 0 | 0 | 1 | 0 |" in markdown.stdout
     assert "#### Environment `production`" in markdown.stdout
 
     applied = run_cli(["apply", "--env", "staging", "--auto-approve"], env)
@@ -129,7 +141,11 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     # Production has its own workspace: staging's dashboards are neither adopted nor pruned.
     pruning = run_cli(["plan", "--env", "production", "--prune", "-o", "json"], env)
     actions = {a["resource"]: a["operation"] for a in pruning.json()["actions"]}
-    assert actions == {"Dashboard/ingestion": "create", "Organization/acme": "noop"}
+    assert actions == {
+        "Dashboard/ingestion": "create",
+        "Organization/acme": "noop",
+        "Pipe/events": "create",
+    }
 
     applied = run_cli(["apply", "--env", "production", "--auto-approve", "--prune"], env)
     assert applied.exit_code == 0, applied.output
@@ -144,7 +160,7 @@ def test_plan_all_envs_then_apply_each_environment_converges(
         env,
     )
     assert final.exit_code == 0, final.output
-    assert 'reconcile_resources{command="plan",outcome="unchanged"} 5.0' in metrics.read_text()
+    assert 'reconcile_resources{command="plan",outcome="unchanged"} 7.0' in metrics.read_text()
     body = final.json()
     _validate(body)
     assert [(e["name"], e["result"]) for e in body["environments"]] == [
@@ -155,6 +171,57 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     assert "other-key-secret" not in final.output and "demo-key-secret" not in final.output
 
 
+def _events_pipes(emulator: Emulator, org: str) -> list[dict[str, Any]]:
+    """The live pipes named ``events`` on the organization's services."""
+    data = emulator.data()
+    services = {s["id"] for s in data["services"].values() if s["organizationId"] == org}
+    return [
+        p for p in data["pipes"].values() if p["serviceId"] in services and p["name"] == "events"
+    ]
+
+
+def test_one_pipe_manifest_creates_a_different_pipe_in_each_environment(
+    project: Path, emulator: Emulator
+) -> None:
+    """base/pipes/events.yaml has no pipeId: each environment's first apply creates its own pipe
+    on its organization's ``analytics`` service and records that pipe's id in its workspace."""
+    env = _env(project, emulator)
+    outputs = []
+    for name in ("staging", "production"):
+        applied = run_cli(["apply", "--env", name, "--auto-approve"], env)
+        assert applied.exit_code == 0, applied.output
+        assert "Pipe/events: applied\n" in applied.stdout
+        outputs.append(applied.output)
+
+    (staging_pipe,) = _events_pipes(emulator, OTHER_ORG_ID)
+    (production_pipe,) = _events_pipes(emulator, emulator.org_id)
+    recorded = {}
+    for name in ("staging", "production"):
+        shown = run_cli(["state", "show", "Pipe/events", "--env", name, "-o", "json"], env)
+        assert shown.exit_code == 0, shown.output
+        recorded[name] = shown.json()["id"]
+    assert recorded == {"staging": staging_pipe["id"], "production": production_pipe["id"]}
+    assert recorded["staging"] != recorded["production"]
+    assert staging_pipe["scaling"]["replicas"] == 1
+    assert production_pipe["scaling"]["replicas"] == 3
+    assert production_pipe["settings"]["streaming_max_insert_wait_ms"] == 10000
+
+    for name in ("staging", "production"):
+        plan = run_cli(["plan", "--env", name, "--detailed-exitcode"], env)
+        assert plan.exit_code == 0, plan.output
+        outputs.append(plan.output)
+    before = len(emulator.requests())
+    for name in ("staging", "production"):
+        again = run_cli(["apply", "--env", name, "--auto-approve"], env)
+        assert again.exit_code == 0, again.output
+        assert "No changes." in again.output
+        outputs.append(again.output)
+    assert [r for r in emulator.requests()[before:] if r["method"] != "GET"] == []
+    assert len(_events_pipes(emulator, OTHER_ORG_ID)) == 1
+    assert len(_events_pipes(emulator, emulator.org_id)) == 1
+    assert not any("demo-password" in output for output in outputs)
+
+
 def test_plan_all_envs_reports_a_failed_environment_and_plans_the_others(
     project: Path, emulator: Emulator
 ) -> None:
@@ -162,7 +229,7 @@ def test_plan_all_envs_reports_a_failed_environment_and_plans_the_others(
     result = run_cli(["plan", "--all-envs"], env)
     assert result.exit_code == 1
     assert "=== Environment staging" in result.stdout
-    assert "Plan: 2 to create, 1 to update" in result.stdout
+    assert "Plan: 3 to create, 1 to update" in result.stdout
     assert "Environments: staging: changes; production: failed." in result.stdout
     assert "wrong-secret" not in result.output
 
@@ -356,17 +423,21 @@ def test_two_environments_on_one_organization_may_not_manage_one_dashboard(
         "production (reconcile.yaml:20)" in result.stderr
     ), result.output
     assert "exclude Organization/acme from one of them" in result.stderr
+    assert (
+        "base/pipes/events.yaml:11:3: spec.name: pipe named 'analytics/events'" in result.stderr
+    ), result.output
     assert emulator.requests()[before:] == []
     plans = run_cli(["plan", "--all-envs", "-o", "json"], env)
     assert [e["result"] for e in plans.json()["environments"]] == ["failed", "failed"]
-    # Named apart (an overlay renames staging's) and the organization left to production: fine.
+    # Named apart (an overlay renames staging's), the organization and the pipe left to
+    # production: fine.
     (project / "overlays" / "staging" / "ingestion.yaml").write_text(
         "kind: Dashboard\nmetadata:\n  name: ingestion\nspec:\n  name: Ingestion (staging)\n"
     )
     config.write_text(
         config.read_text().replace(
             "      - overlays/staging\n",
-            "      - overlays/staging\n    exclude: [Organization/acme]\n",
+            "      - overlays/staging\n    exclude: [Organization/acme, Pipe/events]\n",
         )
     )
     assert run_cli(["apply", "--env", "staging", "--auto-approve"], env).exit_code == 0

@@ -340,8 +340,11 @@ class _Interrupts:
             return
         self.received = sig
         in_flight = self.applier.stop(sig.name)
-        self.hooks.notice(
-            f"Interrupted by {sig.name}: no new requests; waiting up to {self.grace:g}s for the "
-            f"{in_flight} in flight to finish (interrupt again to abort them)."
-        )
+        if not in_flight:  # nothing to wait for (waits for the request budget end at once)
+            self.hooks.notice(f"Interrupted by {sig.name}: no new requests; none in flight.")
+        else:
+            self.hooks.notice(
+                f"Interrupted by {sig.name}: no new requests; waiting up to {self.grace:g}s for "
+                f"the {in_flight} in flight to finish (interrupt again to abort them)."
+            )
         self._timer = asyncio.get_running_loop().call_later(self.grace, self.applier.abort)

@@ -5,11 +5,13 @@ environment, then runs, as a user would, ``config``, ``validate``, ``plan``,
 ``apply --auto-approve`` and ``plan --detailed-exitcode`` with no manifest paths — the
 project file (``reconcile.yaml``) names them — and stops the emulator. Then the two
 environments of ``examples/environments`` (staging and production: two organizations of one
-fresh emulator): ``compare``, ``plan --all-envs``, an apply per environment, and a last
-``plan --all-envs`` that must show no changes. The state files live in a temporary
-directory (``--state``, a flag winning over the project file), removed at the end, so the
-demo can be run again and again from the same seed. Secrets the example manifests reference come from
-``manifests/.env.example`` (``--env-file``) unless the environment or ``.env`` sets them.
+fresh emulator): ``compare``, ``plan --all-envs``, an apply per environment (each creating its
+own ``events`` pipe from the one manifest without ``pipeId``), and a last ``plan --all-envs``
+that must show no changes. The state files live in a temporary directory (``--state``, a flag
+winning over the project file), removed at the end, so the demo can be run again and again
+from the same seed. Secrets the example manifests reference come from ``manifests/.env.example``
+(the environments example's from its own ``.env.example``) unless the environment or ``.env``
+sets them.
 """
 
 from __future__ import annotations

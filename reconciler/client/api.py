@@ -273,8 +273,11 @@ class Client:
                 raise (exc.as_type(Unsupported) if optional else exc) from None
 
     def halt(self, reason: str) -> None:
-        """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead."""
+        """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead,
+        also one waiting for the request budget."""
         self.halted = reason
+        for budget in self._budgets.values():
+            budget.halt(reason)
 
     def _check_halted(self) -> None:
         if self.halted is not None:

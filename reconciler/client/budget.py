@@ -38,6 +38,10 @@ a place reused one window after the previous holder's *answer* can never be refu
 sliding window, whatever the jitter, and it costs one round trip per window instead of the
 fixed margin (2 %, at least 50 ms) that ``acquire`` alone must guess — a guess that a busy
 machine's delays can exceed. A place whose request is still in flight stays taken.
+
+``halt`` ends every wait for a place at once (a stopped apply sends nothing more, so waiting
+out a window - 10 s at the service's rate - only delayed its exit): each waiting caller, and
+each later one, gets ``Interrupted``.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from reconciler.model.errors import Interrupted
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,8 @@ class RequestBudget:
         self._in_flight = 0
         self._changed = asyncio.Event()
         self._lock = asyncio.Lock()
+        self._halted: str | None = None  # why no place is given any more (``halt``)
+        self._halt = asyncio.Event()
         self._blocked_until = 0.0
         self._last_cut = float("-inf")
         self._last_raise = float("-inf")
@@ -156,6 +164,15 @@ class RequestBudget:
                 self._answers.append(time.monotonic())
             self._changed.set()
 
+    def halt(self, reason: str) -> None:
+        """End every wait for a place now, and refuse later ones: each raises ``Interrupted``."""
+        self._halted = reason
+        self._halt.set()
+
+    def _check_halted(self) -> None:
+        if self._halted is not None:
+            raise Interrupted(self._halted)
+
     async def _take(self, *, tracked: bool, until: Callable[[], float] | None = None) -> float:
         if self.rate.unlimited and self._blocked_until == 0.0:
             if tracked:
@@ -163,6 +180,7 @@ class RequestBudget:
             return time.monotonic()
         async with self._lock:
             while True:
+                self._check_halted()
                 now = time.monotonic()
                 delay = self._blocked_until - now
                 if delay <= 0 and not self.rate.unlimited:
@@ -214,12 +232,12 @@ class RequestBudget:
         return min(waits) if waits else float("inf")
 
     async def _wait(self, delay: float) -> None:
-        """Sleep ``delay`` seconds, or less when a request in flight is answered meanwhile."""
-        if self._in_flight == 0:
-            await asyncio.sleep(delay)
-            return
-        self._changed.clear()
-        waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(self._changed.wait())}
+        """Sleep ``delay`` seconds, or less when a request in flight is answered meanwhile or
+        the budget is halted."""
+        waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(self._halt.wait())}
+        if self._in_flight:
+            self._changed.clear()
+            waits.add(asyncio.ensure_future(self._changed.wait()))
         if delay != float("inf"):
             waits.add(asyncio.ensure_future(asyncio.sleep(delay)))
         try:

@@ -2,7 +2,9 @@
 
 The demo organization, its three services, five pipes (one of each source kind, two postgres:
 one Paused and one Running), two reverse private endpoints and the backups have fixed uuids,
-because example manifests and tests written elsewhere reference them. Creation times are fixed;
+because example manifests and tests written elsewhere reference them. The second organization
+(another key's) has one service, ``analytics`` on GCP, and no pipes: the environments example
+creates its own pipe there, as a staging organization would have. Creation times are fixed;
 only backup times are relative to the clock at seed time, so that a backup-freshness check has
 something meaningful to say (analytics fresh, staging stale with a newer failure).
 
@@ -23,6 +25,8 @@ from reconciler.emulator.protocol import DEMO_ORG_ID, OTHER_ORG_ID, iso_ms
 ANALYTICS = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71"
 STAGING = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a72"
 ARCHIVE = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a73"
+# The second organization's only service (same name as the demo one: one manifest, two orgs).
+OTHER_ANALYTICS = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a74"
 KAFKA_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c61"
 OBJECT_STORAGE_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c62"
 KINESIS_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c63"
@@ -95,11 +99,16 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
     tags_staging = [{"key": "Environment", "value": "Staging"}]
     _add_service(data, STAGING, "staging", "running", tags_staging, gcp, "development")
     _add_service(data, ARCHIVE, "archive", "idle", tags_prod, azure, "production")
+    tags_other = [{"key": "Environment", "value": "Staging"}]
+    _add_service(
+        data, OTHER_ANALYTICS, "analytics", "running", tags_other, gcp, "development", OTHER_ORG_ID
+    )
     _add_demo_pipes(data)
     _add_endpoints(data)
     _add_backups(data, ANALYTICS, now, [(2, "done"), (26, "done"), (50, "done"), (74, "error")])
     _add_backups(data, STAGING, now, [(5, "error"), (96, "done"), (120, "done")])
     _add_backups(data, ARCHIVE, now, [(1, "in_progress"), (20, "done"), (44, "done")])
+    _add_backups(data, OTHER_ANALYTICS, now, [(4, "done"), (28, "done")])
     if seed_pipes > 0:
         add_scale_seed(data, now, seed_pipes, max(1, services))
     return data
@@ -113,6 +122,7 @@ def _add_service(
     tags: list[Any],
     placement: tuple[str, str],
     tier: str,
+    org_id: str = DEMO_ORG_ID,
 ) -> None:
     provider, region = placement
     host = f"{name}.{region}.{provider}.db.example.com"
@@ -122,7 +132,7 @@ def _add_service(
     replicas, replica_gb = (2, 4) if tier == "development" else (3, 8)
     data["services"][sid] = {
         "id": sid,
-        "organizationId": DEMO_ORG_ID,
+        "organizationId": org_id,
         "name": name,
         "state": state,
         "tags": tags,
@@ -145,7 +155,9 @@ def _add_service(
         "encryptionAssumedRoleIdentifier": "",
         "iamRole": role,
         "privateEndpointIds": [],
-        "availablePrivateEndpointIds": ["pe-0a1b2c3d4e5f"],
+        "availablePrivateEndpointIds": [
+            pe["id"] for pe in data["organizations"][org_id]["privateEndpoints"]
+        ],
         "dataWarehouseId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
         "isPrimary": name == "analytics",
         "isReadonly": False,
