@@ -27,7 +27,7 @@ from reconciler.state.local import DashboardRecord
 KEY = b"k" * 32
 NO_SECRETS = SecretCheck(KEY, {})
 IDS = {"organizationId": "org-1", "serviceId": "svc-1", "pipeId": "pipe-1"}
-PIPE_PATH = "/v1/organizations/org-1/services/svc-1/clickpipes/pipe-1"
+PIPE_PATH = "/v1/organizations/org-1/services/svc-1/pipes/pipe-1"
 ORG_PATH = "/v1/organizations/org-1"
 
 

@@ -83,7 +83,7 @@ def sample_plan() -> Plan:
     pipe = plan_pipe(
         resource,
         resource.spec,
-        Observed(PG_LIVE, path="/v1/organizations/o/services/s/clickpipes/p"),
+        Observed(PG_LIVE, path="/v1/organizations/o/services/s/pipes/p"),
         SecretCheck(KEY, {}),
         ids=IDS,
     )

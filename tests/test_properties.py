@@ -21,7 +21,7 @@ from reconciler.plan.planners import plan_organization, plan_pipe
 
 KEY = b"k" * 32
 IDS = {"organizationId": "org-1", "serviceId": "svc-1", "pipeId": "pipe-1"}
-PIPE_PATH = "/v1/organizations/org-1/services/svc-1/clickpipes/pipe-1"
+PIPE_PATH = "/v1/organizations/org-1/services/svc-1/pipes/pipe-1"
 ORG_PATH = "/v1/organizations/org-1"
 TABLE_MAPPINGS = ("source", "postgres", "tableMappings")
 PROPERTY_SETTINGS = settings(

@@ -60,7 +60,7 @@ def sample_plan() -> Plan:
     pipe = plan_pipe(
         resource,
         resource.spec,
-        Observed(LIVE, path="/v1/organizations/o/services/s/clickpipes/p"),
+        Observed(LIVE, path="/v1/organizations/o/services/s/pipes/p"),
         SecretCheck(KEY, {}),
         ids=IDS,
     )
@@ -88,7 +88,7 @@ def test_render_text_shows_each_field_change_with_its_location() -> None:
     assert '    ~ source.kafka.iamRole: "old" → "new"  (pipes/orders.yaml:14:7)' in text
     assert "    ~ settings.engine_max_threads: 4 → 8" in text
     assert "source.kafka.credentials: (sensitive value changed)" in text
-    assert "→ PATCH /v1/organizations/o/services/s/clickpipes/p  [update]" in text
+    assert "→ PATCH /v1/organizations/o/services/s/pipes/p  [update]" in text
     assert "+ dashboard ops" in text
     assert "error: GET pipe: 404" in text
     assert "warning: changed, but not updatable through this API" in text
@@ -242,7 +242,7 @@ def many_changed_pipes(count: int, body_size: int = 1) -> Plan:
                     ),
                 ),
                 requests=(
-                    Request("PATCH", f"/v1/organizations/o/services/s/clickpipes/{i}", body),
+                    Request("PATCH", f"/v1/organizations/o/services/s/pipes/{i}", body),
                 ),
             )
         )
