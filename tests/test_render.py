@@ -241,9 +241,7 @@ def many_changed_pipes(count: int, body_size: int = 1) -> Plan:
                         ("fieldMappings",), [], body["fieldMappings"], ChangeKind.SET, where
                     ),
                 ),
-                requests=(
-                    Request("PATCH", f"/v1/organizations/o/services/s/pipes/{i}", body),
-                ),
+                requests=(Request("PATCH", f"/v1/organizations/o/services/s/pipes/{i}", body),),
             )
         )
     return Plan(tuple(actions), requests_made={"management": count + 1})
