@@ -18,14 +18,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reconciler.client.api import ApiConfig, Client
-from reconciler.client.budget import Rate
+from reconciler.client.api import Client
 from reconciler.client.health import REFUSED_GRACE
+from reconciler.client.limits import RequestLimits
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.model.errors import Delivery, InterfaceDown, NotSent, ReconcileError
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import start_emulator, stop_emulator
-from tests.test_hostile_servers import SECRET, TOKEN, Handler, HostileServer, envelope
+from tests.test_hostile_servers import Handler, HostileServer, client_config, envelope
 
 PIPES = 12
 
@@ -143,16 +143,7 @@ def _client_against_a_server_that_goes_away(attempts: int) -> tuple[BaseExceptio
         h.close_connection = True  # no keep-alive connection outlives the server
 
     server = HostileServer(answer_and_hang_up)
-    config = ApiConfig(
-        base_url=server.url,
-        key_id="key",
-        key_secret=SECRET,
-        dashboards_url=server.url,
-        dashboards_token=TOKEN,
-        rate=Rate(0, 1.0),
-        max_attempts=attempts,
-        max_backoff=0.2,
-    )
+    config = client_config(server, attempts=attempts, limits=RequestLimits())
 
     async def go() -> tuple[BaseException, float]:
         async with Client(config) as client:

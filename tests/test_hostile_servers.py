@@ -121,19 +121,30 @@ def serve() -> Iterator[Callable[[Behaviour], HostileServer]]:
         server.stop()
 
 
-def fetch(server: HostileServer, limits: RequestLimits = LIMITS, attempts: int = 6) -> Any:
-    """GET one management path from ``server`` through the real client; return its result."""
-    config = ApiConfig(
+def client_config(
+    server: HostileServer,
+    *,
+    limits: RequestLimits = LIMITS,
+    attempts: int = 6,
+    rate: Rate | None = None,
+) -> ApiConfig:
+    """The real client's configuration for both interfaces of ``server`` (unpaced by default)."""
+    return ApiConfig(
         base_url=server.url,
         key_id="key",
         key_secret=SECRET,
         dashboards_url=server.url,
         dashboards_token=TOKEN,
-        rate=Rate(0, 1.0),
+        rate=rate or Rate(0, 1.0),
         max_attempts=attempts,
         max_backoff=0.2,
         limits=limits,
     )
+
+
+def fetch(server: HostileServer, limits: RequestLimits = LIMITS, attempts: int = 6) -> Any:
+    """GET one management path from ``server`` through the real client; return its result."""
+    config = client_config(server, limits=limits, attempts=attempts)
 
     async def go() -> Any:
         async with Client(config) as client:
@@ -449,17 +460,7 @@ def test_many_requests_to_a_server_that_never_succeeds_end_within_the_run_budget
     # them all, and those that come after it fail at once without reaching the server.
     server = serve(_always_429(lambda: {"X-RateLimit-Reset": "0.4"}))
     limits = RequestLimits(max_wait=1.0, retry_budget=2.0, deadline=1.0)
-    config = ApiConfig(
-        base_url=server.url,
-        key_id="key",
-        key_secret=SECRET,
-        dashboards_url=server.url,
-        dashboards_token=TOKEN,
-        rate=Rate(2, 1.0),
-        max_attempts=100,
-        max_backoff=0.2,
-        limits=limits,
-    )
+    config = client_config(server, limits=limits, attempts=100, rate=Rate(2, 1.0))
 
     async def go() -> tuple[list[BaseException], int]:
         async with Client(config) as client:
