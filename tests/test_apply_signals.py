@@ -70,6 +70,27 @@ def _start_apply(emulator: Emulator, root: Path, state: Path) -> subprocess.Pope
     )
 
 
+def _signal_while_reading(
+    emulator: Emulator, args: list[str], signum: int
+) -> tuple[subprocess.Popen[str], str, str]:
+    """Start ``reconcile ARGS``, send ``signum`` once its first read is in flight; its output."""
+    emulator.configure(latencyMs=1_500)  # the first reads are still in flight at the signal
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *args, "--rate", "none"],
+        env={**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not emulator.requests():
+        time.sleep(0.02)
+    assert emulator.requests(), f"{args[0]} never started reading"
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    return proc, out, err
+
+
 def _wait_for_writes(emulator: Emulator, count: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(writes(emulator.requests())) < count:
@@ -149,22 +170,9 @@ def test_a_signal_while_reading_ends_with_a_message_the_signal_status_and_the_js
     emulator.reset(seedPipes=PIPES, services=1)
     root, state = tmp_path / "m", tmp_path / "state.json"
     _manifests(root)
-    emulator.configure(latencyMs=1_500)  # the first reads are still in flight at the signal
     extra = ["--auto-approve"] if command == "apply" else []
-    args = [command, str(root), *extra, "-o", "json", "--state", str(state), "--rate", "none"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", *args],
-        env={**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not emulator.requests():
-        time.sleep(0.02)
-    assert emulator.requests(), f"{command} never started reading"
-    proc.send_signal(signum)
-    out, err = proc.communicate(timeout=30)
+    args = [command, str(root), *extra, "-o", "json", "--state", str(state)]
+    proc, out, err = _signal_while_reading(emulator, args, signum)
     code = 128 + signum
     assert proc.returncode == code, out + err
     assert f"Interrupted by {signum.name}" in err and "Traceback" not in err
@@ -247,21 +255,8 @@ def test_sigint_while_apply_is_still_reading_says_nothing_was_sent(
     emulator.reset(seedPipes=PIPES, services=1)
     root, state = tmp_path / "m", tmp_path / "state.json"
     _manifests(root)
-    emulator.configure(latencyMs=1_500)  # the first reads are still in flight at the signal
     args = ["apply", str(root), "--auto-approve", "-o", output, "--state", str(state)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", *args, "--rate", "none"],
-        env={**os.environ, **SECRET_ENV, **emulator.env(), "NO_COLOR": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not emulator.requests():
-        time.sleep(0.02)
-    assert emulator.requests(), "apply never started reading"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    proc, out, err = _signal_while_reading(emulator, args, signal.SIGINT)
     assert proc.returncode == 130, out + err
     assert "Interrupted by SIGINT before anything was sent." in err.splitlines(), err
     assert "Traceback" not in err
