@@ -117,3 +117,17 @@ def test_a_pipe_renamed_with_renamed_from_keeps_its_pipe_and_ownership(
     assert records["Pipe/refunds"]["id"] == pipe["id"]
     assert records["Pipe/refunds"]["createdByUs"] is True
     assert [p["id"] for p in pipes_named(emulator, "returns")] == [pipe["id"]]
+
+
+def test_prune_over_one_file_never_deletes_a_dashboard_whose_manifest_is_elsewhere(
+    project: Path, emulator: Emulator
+) -> None:
+    _dashboard(project / "m" / "ops.yaml", "ops")
+    write_manifest(
+        project / "m" / "other.yaml", "Dashboard", "other", {"name": "Other", "tiles": [TILE]}
+    )
+    assert run_cli(["apply", "--auto-approve", *FAST], emulator.env()).exit_code == 0
+    alone = run_cli(["plan", "m/other.yaml", "--prune", *FAST], emulator.env())
+    assert alone.exit_code == 0, alone.output
+    assert "DELETE" not in alone.stdout, alone.stdout
+    assert "--prune deletes no dashboard in this run" in alone.output

@@ -139,8 +139,8 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
                 "--prune",
                 is_flag=True,
                 help="Delete pipes and dashboards this tool created whose manifests were "
-                "removed (never pinned or adopted ones; pipes only when the paths cover every "
-                "pipe manifest of the project).",
+                "removed (never pinned or adopted ones; only when the paths cover every "
+                "manifest of that kind in the project).",
             ),
         ]
     ):

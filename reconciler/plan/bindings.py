@@ -147,11 +147,14 @@ def held_warnings(kind: str, binding: Binding) -> tuple[str, ...]:
     )
 
 
-PRUNE_PARTIAL = (
-    "--prune deletes no pipe in this run: its paths do not cover every pipe manifest of the "
-    "project (reconcile.yaml `manifests`), so a pipe whose manifest is only elsewhere could be "
-    "taken for removed; run it over the whole project"
-)
+def prune_partial(kind: str) -> str:
+    """Say why ``--prune`` deletes nothing of ``kind`` in a run over part of the project."""
+    noun = kind.lower()
+    return (
+        f"--prune deletes no {noun} in this run: its paths do not cover every {noun} manifest "
+        f"of the project (reconcile.yaml `manifests`), so a {noun} whose manifest is only "
+        "elsewhere could be taken for removed; run it over the whole project"
+    )
 
 
 def retired_pipes_note(

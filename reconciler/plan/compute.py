@@ -24,12 +24,12 @@ from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.bindings import (
-    PRUNE_PARTIAL,
     bind_dashboards,
     display_name,
     held_warnings,
     pipe_identities,
     prune_dashboards,
+    prune_partial,
     prune_pipes,
     retired_pipes_note,
 )
@@ -161,13 +161,16 @@ async def plan_resources(
     ]
     notes = list(live.notes)
     if options.prune:
-        actions.extend(prune_dashboards(current, bindings, live, state, options.targets))
+        if options.covers("Dashboard"):
+            actions.extend(prune_dashboards(current, bindings, live, state, options.targets))
+        elif any(r.created_by_us for r in state.dashboards().values()):
+            notes.append(prune_partial("Dashboard"))
         if options.covers("Pipe"):
             actions.extend(
                 await prune_pipes(client, resources, identities, live, state, options.targets)
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
-            notes.append(PRUNE_PARTIAL)
+            notes.append(prune_partial("Pipe"))
     elif options.covers("Pipe"):
         notes.extend(retired_pipes_note(resources, identities, state))
     plan = Plan(
