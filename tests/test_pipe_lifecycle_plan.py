@@ -163,6 +163,15 @@ def test_other_state_values_stay_expectations(value: str) -> None:
     assert [c.kind for c in action.changes] == [ChangeKind.EXPECTATION]
 
 
+def test_an_expected_paused_state_says_to_write_stopped_where_the_state_command_exists() -> None:
+    action = plan({"state": "Paused"}, kafka("Running"))
+    assert action.operation is Op.ERROR
+    assert "cannot be changed through the API" not in action.errors[0]
+    assert "write `state: Stopped`" in action.errors[0]
+    spec_only = plan({"state": "Paused"}, kafka("Running"), lifecycle=False)
+    assert "write `state: Stopped`" not in spec_only.errors[0]
+
+
 def test_without_the_lifecycle_endpoints_state_and_scaling_are_expectations() -> None:
     action = plan(
         {"state": "Stopped", "scaling": {"replicas": 4}}, kafka("Running"), lifecycle=False

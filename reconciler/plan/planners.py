@@ -118,7 +118,7 @@ def plan_pipe(
         if change.kind is ChangeKind.EXPECTATION:
             errors.append(
                 f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
-                f"{_show(change.new)}: it cannot be changed through the API"
+                f"{_show(change.new)}: {_expectation_hint(change, lifecycle)}"
             )
     errors.extend(life.errors)
     state = str(live.get("state", ""))
@@ -335,6 +335,17 @@ def _organization_unknown(
         requests=tuple(requests),
         warnings=(observed.note,) if observed.note else (),
     )
+
+
+def _expectation_hint(change: FieldChange, lifecycle: bool) -> str:
+    """Say why an expectation is not sent, or how to ask for it where the server can."""
+    if lifecycle and change.dotted == "state" and change.new == "Paused":
+        # Paused is what a stopped pipe reports: the desired state that reaches it is Stopped.
+        return (
+            "apply only checks it (the states it reaches are Running and Stopped); write "
+            "`state: Stopped` to have apply stop the pipe (a stopped pipe reports Paused)"
+        )
+    return "it cannot be changed through the API"
 
 
 def _show(value: Any) -> str:
