@@ -108,7 +108,14 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
         ("pipe.settings.engine_max_threads", ["FIELD:    spec.settings.engine_max_threads"]),
         (
             "Pipe.spec.state",
-            ["ACCESS:   read-only: an expectation", "VALUES:   Unknown, Provisioning"],
+            [
+                "ACCESS:   desired state: Running and Stopped are reached with the state command",
+                "VALUES:   Unknown, Provisioning",
+            ],
+        ),
+        (
+            "Pipe.spec.scaling.replicas",
+            ["ACCESS:   writable: changed by the scaling request (PATCH …/scaling)"],
         ),
         (
             "Pipe.spec.source.kafka.credentials",

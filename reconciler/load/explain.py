@@ -235,6 +235,17 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
             )
         if is_writable_pipe_path(spec):
             return "writable: changed by the pipe update (PATCH)"
+        # The run-state and scaling endpoints exist on servers that list pipes (not spec-only).
+        if spec[0] == "state":
+            return (
+                "desired state: Running and Stopped are reached with the state command where "
+                "the server has it; any other value, or a server without it: an expectation"
+            )
+        if spec[0] == "scaling":
+            return (
+                "writable: changed by the scaling request (PATCH …/scaling) where the server "
+                "has it; else an expectation"
+            )
         if is_create_time_path(spec):
             return (
                 "create-time: sent when the pipe is created; on an existing pipe a difference "
