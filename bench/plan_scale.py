@@ -191,7 +191,7 @@ def reconcile(emulator: Emulator, work: Path, *args: str) -> Run:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env={**CHILD_ENV, **emulator.env, "NO_COLOR": "1"},
-            cwd=ROOT,
+            cwd=work,
         )
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
