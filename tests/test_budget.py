@@ -229,7 +229,8 @@ def test_slot_keeps_a_place_taken_while_its_request_is_in_flight(clock: FakeCloc
     starts: list[float] = []
 
     async def request(rtt: float) -> None:
-        async with budget.slot() as started:
+        async with budget.slot() as place:
+            started = place.started
             starts.append(started - 1000.0)
             await asyncio.sleep(rtt)  # the fake clock moves: the answer comes rtt later
 
@@ -241,6 +242,28 @@ def test_slot_keeps_a_place_taken_while_its_request_is_in_flight(clock: FakeCloc
     assert starts == pytest.approx([0.0, 5.0 + 1.0 + budget.ANSWER_MARGIN])
 
 
+def test_a_place_is_timed_from_its_status_line_when_heard_not_from_the_end_of_its_body(
+    clock: FakeClock,
+) -> None:
+    budget = RequestBudget(Rate(1, 1.0))
+    starts: list[float] = []
+
+    async def request(body_seconds: float) -> None:
+        async with budget.slot() as place:
+            starts.append(place.started - 1000.0)
+            await asyncio.sleep(0.5)  # the status line comes in
+            place.heard()
+            await asyncio.sleep(body_seconds)  # a large body is read after it
+
+    async def main() -> None:
+        await asyncio.gather(request(0.3), request(0.0))
+
+    asyncio.run(main())
+    # The server counted the first request before it answered: its window ends at 1.5 s,
+    # although its body was read until 0.8 s.
+    assert starts == pytest.approx([0.0, 0.5 + 1.0 + budget.ANSWER_MARGIN])
+
+
 def test_slot_frees_a_place_one_window_after_a_fast_answer_not_after_the_margin(
     clock: FakeClock,
 ) -> None:
@@ -248,7 +271,8 @@ def test_slot_frees_a_place_one_window_after_a_fast_answer_not_after_the_margin(
     starts: list[float] = []
 
     async def request() -> None:
-        async with budget.slot() as started:
+        async with budget.slot() as place:
+            started = place.started
             starts.append(round(started - 1000.0, 6))
 
     async def main() -> None:
@@ -273,7 +297,8 @@ def test_slot_never_lets_a_sliding_window_server_see_more_than_n_whatever_the_ji
     spans: list[tuple[float, float]] = []
 
     async def request(rtt: float) -> None:
-        async with budget.slot() as started:
+        async with budget.slot() as place:
+            started = place.started
             await asyncio.sleep(rtt)
         spans.append((started, time.monotonic()))
 
@@ -356,7 +381,8 @@ def test_the_last_tenth_of_a_burst_goes_one_request_at_a_time(clock: FakeClock) 
     answers = [asyncio.Event() for _ in range(22)]
 
     async def request(index: int) -> None:
-        async with budget.slot() as started:
+        async with budget.slot() as place:
+            started = place.started
             starts.append(round(started - 1000.0, 6))
             await answers[index].wait()
 
@@ -401,7 +427,8 @@ def test_places_a_raise_adds_go_one_at_a_time_until_a_window_confirms_them(
     answers = [asyncio.Event() for _ in range(8)]
 
     async def request(index: int) -> None:
-        async with budget.slot() as started:
+        async with budget.slot() as place:
+            started = place.started
             starts.append(round(started - clock.now, 6))
             await answers[index].wait()
 

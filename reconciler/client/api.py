@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -343,7 +343,8 @@ class Client:
         # The budget's place is held until the answer (or the failure) is in: see budget.slot.
         # No start is waited for past the moment the interface would be given up.
         try:
-            async with budget.slot(until=health.give_up_at) as started:
+            async with budget.slot(until=health.give_up_at) as place:
+                started = place.started
                 self.first_contact.check()
                 self._check_halted()
                 health.check()
@@ -354,7 +355,7 @@ class Client:
                     self.sending.add(task)
                 try:
                     response = await self._exchange(
-                        interface, method, path, payload, headers, attempts
+                        interface, method, path, payload, headers, attempts, place.heard
                     )
                 finally:
                     self.sending.discard(task)
@@ -404,8 +405,10 @@ class Client:
         payload: str | None,
         headers: dict[str, str] | None,
         attempts: Attempts,
+        heard: Callable[[], None],
     ) -> httpx.Response:
-        """Send one attempt and read its whole body within the deadline and the size cap."""
+        """Send one attempt and read its whole body within the deadline and the size cap
+        (``heard`` is called as soon as the status line is in)."""
         limits = self.config.limits
         deadline = max(0.001, min(limits.deadline, attempts.remaining()))
         http = self._http[interface]
@@ -419,6 +422,7 @@ class Client:
                     response = await lean.handle_async_request(request)
                 else:
                     response = await http.send(request, stream=True)
+                heard()
                 status = response.status_code
                 try:
                     body = await read_capped(response, limits.max_response_bytes)

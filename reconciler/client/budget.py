@@ -93,6 +93,24 @@ class NotInTime(Exception):
     """No place came free before the caller's ``until`` (``RequestBudget.slot``)."""
 
 
+@dataclass
+class Place:
+    """One request's place in the budget: when it started, and when its answer began."""
+
+    started: float
+    answered: float | None = None
+
+    def heard(self) -> None:
+        """Note that the answer's status line has arrived (the first time only).
+
+        The server counted the request before it answered, so the place's window may run
+        from here: a large body read after this point (a list of pipes) no longer delays
+        the next request that reuses the place.
+        """
+        if self.answered is None:
+            self.answered = time.monotonic()
+
+
 class RequestBudget:
     """A sliding-window request budget shared by all tasks of one event loop."""
 
@@ -149,19 +167,20 @@ class RequestBudget:
         return await self._take(tracked=False)
 
     @asynccontextmanager
-    async def slot(self, until: Callable[[], float] | None = None) -> AsyncIterator[float]:
-        """Hold one place for a request, yielding its start; the place is timed from the answer.
+    async def slot(self, until: Callable[[], float] | None = None) -> AsyncIterator[Place]:
+        """Hold one place for a request, yielding it; the place is timed from the answer.
 
-        ``until`` returns the latest clock time worth starting at: when no place comes free
-        by then, ``NotInTime`` is raised instead of waiting longer.
+        The answer is the moment the holder calls ``Place.heard`` (its status line came in),
+        else the moment the place is given back. ``until`` returns the latest clock time worth
+        starting at: when no place comes free by then, ``NotInTime`` is raised instead.
         """
-        started = await self._take(tracked=True, until=until)
+        place = Place(await self._take(tracked=True, until=until))
         try:
-            yield started
+            yield place
         finally:
             self._in_flight -= 1
             if not self.rate.unlimited:
-                self._answers.append(time.monotonic())
+                self._answers.append(place.answered or time.monotonic())
             self._changed.set()
 
     def halt(self, reason: str) -> None:
