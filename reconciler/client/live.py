@@ -160,9 +160,17 @@ class Fetcher:
             await asyncio.gather(*(self._get_pipe(r) for _, group in groups for r in group))
             return
         if first is None or len(first) < LARGE_LIST:
-            if first is not None:
-                self._settle_list(key, members, first)
-            await asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
+            # The other lists are requested before this one is planned, and planning yields
+            # now and then: the server builds them and their bytes arrive meanwhile.
+            others = asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
+            try:
+                if first is not None:
+                    await self._settle_list_yielding(key, members, first)
+            except BaseException:
+                others.cancel()
+                await asyncio.gather(others, return_exceptions=True)
+                raise
+            await others
             return
         current: dict[str, JsonObject] | ApiError = first
         del first
@@ -280,8 +288,8 @@ class Fetcher:
             else:
                 self.live.capabilities.pipes_list = True
                 self.progress(1)
-                if not hold:
-                    self._settle_list(key, members, listed)
+                if not hold:  # yielding: other lists' answers are heard while this is planned
+                    await self._settle_list_yielding(key, members, listed)
                 return listed
         if get_each:
             await asyncio.gather(*(self._get_pipe(resource) for resource in members))
