@@ -8,9 +8,10 @@ and the CLI never parse message strings. The CLI maps the tree to exit codes in 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 from reconciler.model.json import JsonLike, JsonMapping
 
@@ -25,10 +26,15 @@ class ReconcileError(Exception):
     """Root of every error reconcile reports to a user."""
 
     exit_code = 1
+    # What ``to_dict`` gives beside type and message: JSON key -> attribute.
+    fields: ClassVar[Mapping[str, str]] = {}
 
     def to_dict(self) -> dict[str, JsonLike]:
-        """Return a JSON-friendly description of the error."""
-        return {"type": type(self).__name__, "message": str(self)}
+        """Return a JSON-friendly description of the error: type, message and ``fields``."""
+        described: dict[str, JsonLike] = {"type": type(self).__name__, "message": str(self)}
+        for key, attribute in self.fields.items():
+            described[key] = getattr(self, attribute)
+        return described
 
 
 @dataclass(frozen=True)
@@ -250,6 +256,13 @@ class InterfaceDown(ReconcileError):
     apply reports each action it cut off by ``delivery`` (not sent, refused, unknown).
     """
 
+    fields: ClassVar[Mapping[str, str]] = {
+        "interface": "interface",
+        "url": "url",
+        "why": "why",
+        "lastAnswer": "last_answer",
+    }
+
     def __init__(
         self,
         *,
@@ -273,25 +286,8 @@ class InterfaceDown(ReconcileError):
         """Return the same error, saying what became of one request."""
         if delivery is self.delivery:
             return self
-        copy = InterfaceDown(
-            interface=self.interface,
-            url=self.url,
-            why=self.why,
-            last_answer=self.last_answer,
-            delivery=delivery,
-        )
-        return copy
-
-    def to_dict(self) -> dict[str, JsonLike]:
-        """Return the interface, why it was given up, and its last answer."""
-        return {
-            "type": "InterfaceDown",
-            "message": str(self),
-            "interface": self.interface,
-            "url": self.url,
-            "why": self.why,
-            "lastAnswer": self.last_answer,
-        }
+        same = {attribute: getattr(self, attribute) for attribute in self.fields.values()}
+        return InterfaceDown(**same, delivery=delivery)
 
 
 class Interrupted(ReconcileError):
@@ -316,6 +312,12 @@ class ConfigError(ReconcileError):
 
 class StateLockedError(StateError):
     """Another run holds the state's lock (``holder`` is its record, when it could be read)."""
+
+    fields: ClassVar[Mapping[str, str]] = {
+        "state": "location",
+        "holder": "holder",
+        "waited": "waited",
+    }
 
     def __init__(
         self,
@@ -348,16 +350,6 @@ class StateLockedError(StateError):
         if self.stale_hint and h:
             text += f". If that run is dead, remove its lock with: reconcile state unlock {h.get('lockId')}"
         return text
-
-    def to_dict(self) -> dict[str, JsonLike]:
-        """Return the holder record and how long this run waited."""
-        return {
-            "type": "StateLockedError",
-            "message": str(self),
-            "state": self.location,
-            "holder": self.holder,
-            "waited": self.waited,
-        }
 
 
 class StateConflictError(StateError):

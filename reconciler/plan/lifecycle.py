@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.paths import pipe_path, pipes_path
@@ -149,19 +150,13 @@ def plan_create(
 
 
 def plan_replace(
-    resource: Resource,
-    spec: Mapping[str, SecretTree],
-    secrets: SecretCheck,
-    *,
-    live: JsonMapping,
-    target: Mapping[str, str],
-    reasons: Sequence[FieldChange],
-    bound: str | None,
+    created: Action, live: JsonMapping, reasons: Sequence[FieldChange], bound: str | None
 ) -> Action:
-    """Plan the replacement of a live pipe: DELETE it, then create it from the manifest."""
-    created = plan_create(resource, spec, secrets, target=target)
+    """Make ``created`` (the manifest's pipe planned as new, ``target`` naming the live one)
+    the replacement of ``live``: DELETE it, then create it from the manifest."""
     if created.errors:
         return created
+    target = created.target
     old = target["pipeId"]
     delete = Request(
         "DELETE",
@@ -169,7 +164,8 @@ def plan_replace(
         None,
         purpose=Purpose.DELETE_FOR_REPLACE,
     )
-    kinds = [k for k in as_mapping(spec.get("source")) if k in _LOST]
+    # What is lost is the live pipe's progress, whatever source the manifest now gives.
+    kinds = [k for k in as_mapping(live.get("source")) if k in _LOST]
     lost = "; ".join(_LOST[k] for k in kinds) or "its progress"
     warning = (
         f"replaces pipe {old}: it is deleted and created again with a new id, so ingestion "
@@ -177,18 +173,14 @@ def plan_replace(
         "table and its rows are kept."
     )
     basis = {"id": old, "name": live.get("name"), "serviceId": target["serviceId"]}
-    return Action(
-        "Pipe",
-        resource.name,
-        Op.REPLACE,
-        resource.locate("metadata", "name"),
+    return evolve(
+        created,
+        operation=Op.REPLACE,
         changes=(*reasons, *created.changes),
         requests=(delete, *created.requests),
         warnings=(warning,),
-        target=dict(target),
         basis=basis,
         basis_hash=content_hash(basis),
-        secrets=created.secrets,
         bound=bound,
     )
 

@@ -42,7 +42,7 @@ from reconciler.plan.diff import (
     project,
     secret_field_name,
 )
-from reconciler.plan.lifecycle import plan_replace, replacement_errors
+from reconciler.plan.lifecycle import plan_create, plan_replace, replacement_errors
 from reconciler.plan.rules import (
     pipe_rule_errors,
     resend_credentials,
@@ -101,9 +101,8 @@ def plan_pipe(
     reasons = [c for c in changes if c.kind is ChangeKind.REPLACE]
     pinned = resource.locate_spec("pipeId") if "pipeId" in resource.spec else None
     if reasons and replace and pinned is None:
-        replaced = plan_replace(
-            resource, spec, secrets, live=live, target=ids, reasons=reasons, bound=bound
-        )
+        created = plan_create(resource, spec, secrets, target=ids)
+        replaced = plan_replace(created, live, reasons, bound)
         return after_create(resource, spec, replaced)
     changes += resend_credentials(resource, spec, changes)
     basis = project(live, _shape_without_secrets(pipe_managed(spec)))
