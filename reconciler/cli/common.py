@@ -14,7 +14,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -63,18 +63,15 @@ class Connection:
     dashboards_rate: str
     parallelism: int
     timeout: float
-    # The request bounds (``limit_options``); None keeps ``RequestLimits``' default.
-    max_wait: float | None = None
-    retry_budget: float | None = None
-    max_attempts: int | None = None
-    request_deadline: float | None = None
-    max_response_size: str | None = None
+    # The request bounds by parameter name (``limit_options``); None keeps the default.
+    limits: Mapping[str, float | int | str | None] = field(default_factory=dict)
 
     def api_config(self) -> ApiConfig:
         """Return the client configuration (checked by the core call that uses it)."""
         from reconciler.settings.apiconfig import api_config_of
 
-        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "insecure"}
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name in _FLAT}
+        values.update(self.limits)
         origins = {name: found for name in values if (found := origin(name))}
         return api_config_of(values, insecure=self.insecure, origins=origins)
 
@@ -116,7 +113,7 @@ def name_origin(exc: click.BadParameter) -> None:
         exc.param_hint = f"{flag} (from {where})"
 
 
-_CONNECTION_FLAGS = tuple(f.name for f in fields(Connection))
+_FLAT = frozenset(f.name for f in fields(Connection)) - {"insecure", "limits"}
 
 
 def collect(name: str, cls: Callable[..., Any], flags: tuple[str, ...]) -> Callable[[F], F]:
@@ -135,7 +132,7 @@ def collect(name: str, cls: Callable[..., Any], flags: tuple[str, ...]) -> Calla
 
 def api_options(func: F) -> F:
     """Add the connection flags (URLs, credentials, rate, parallelism) as ``connection``."""
-    func = collect("connection", Connection, _CONNECTION_FLAGS)(func)
+    func = collect("connection", _connection, (*_FLAT, "insecure", *_LIMIT_PARAMS))(func)
     options = [
         click.option(
             "--base-url",
@@ -278,6 +275,14 @@ _LIMITS: tuple[tuple[str, Any, str | None, str, str], ...] = (
     ),
     ("--max-response-size", None, "SIZE", "Largest response body read, e.g. 16MiB", "16MiB"),
 )
+
+
+_LIMIT_PARAMS = tuple(flag.removeprefix("--").replace("-", "_") for flag, *_ in _LIMITS)
+
+
+def _connection(**values: Any) -> Connection:
+    limits = {name: values.pop(name) for name in _LIMIT_PARAMS}
+    return Connection(**values, limits=limits)
 
 
 def limit_options() -> list[Callable[[F], F]]:
