@@ -272,11 +272,8 @@ class InterfaceDown(ReconcileError):
         last_answer: str,
         delivery: Delivery = Delivery.NOT_SENT,
     ) -> None:
-        self.interface = interface
-        self.url = url
-        self.why = why
-        self.last_answer = last_answer
-        self.delivery = delivery
+        self.interface, self.url, self.why = interface, url, why
+        self.last_answer, self.delivery = last_answer, delivery
         super().__init__(
             f"the {interface} API at {url} stopped answering: {why}; its last answer: "
             f"{last_answer}. Nothing more is sent to it in this run"

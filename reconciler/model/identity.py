@@ -52,7 +52,7 @@ class Bound(StrEnum):
     NEW = "new"  # nothing matches: the plan creates it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per bound manifest: thousands in a large plan
 class Binding:
     """The live object one manifest is bound to (or why it cannot be bound)."""
 

@@ -71,7 +71,7 @@ class Resolved:
         return str(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnvFile:
     """One env file read: which variables it added and which were already set (kept)."""
 
