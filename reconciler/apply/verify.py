@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.model.json import JsonMapping, JsonObject, as_items
+from reconciler.model.json import JsonMapping, JsonObject, as_items, as_mapping
 from reconciler.model.resources import JsonPath
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Action, Op, Request
@@ -205,11 +205,13 @@ def write_visible(action: Action, request: Request, live: JsonMapping) -> bool:
     """Tell from a re-read whether a lost write's table-mapping or endpoint edits took effect."""
     body = request.body or {}
     if action.kind == "Pipe":
-        postgres = (body.get("source") or {}).get("postgres") or {}
+        postgres = as_mapping(as_mapping(body.get("source")).get("postgres"))
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
         present = {mapping_key(m) for m in mappings} if isinstance(mappings, list) else set()
-        adds = [mapping_key(m) for m in postgres.get("tableMappingsToAdd") or []]
-        removes = [mapping_key(m) for m in postgres.get("tableMappingsToRemove") or []]
+        adds = [mapping_key(as_mapping(m)) for m in as_items(postgres.get("tableMappingsToAdd"))]
+        removes = [
+            mapping_key(as_mapping(m)) for m in as_items(postgres.get("tableMappingsToRemove"))
+        ]
         if adds:
             return all(k in present for k in adds)
         return bool(removes) and all(k not in present for k in removes)
@@ -219,9 +221,9 @@ def write_visible(action: Action, request: Request, live: JsonMapping) -> bool:
             for e in as_items(live.get("privateEndpoints"))
             if isinstance(e, Mapping)
         }
-        change = body.get("privateEndpoints") or {}
-        added = [str(e.get("id")) for e in change.get("add") or []]
-        removed = [str(e.get("id")) for e in change.get("remove") or []]
+        change = as_mapping(body.get("privateEndpoints"))
+        added = [str(as_mapping(e).get("id")) for e in as_items(change.get("add"))]
+        removed = [str(as_mapping(e).get("id")) for e in as_items(change.get("remove"))]
         if added:
             return all(i in endpoints for i in added)
         return bool(removed) and all(i not in endpoints for i in removed)

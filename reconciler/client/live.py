@@ -17,7 +17,6 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.client import reads
 from reconciler.client.api import Client
@@ -32,7 +31,7 @@ from reconciler.model.errors import (
     suggest,
 )
 from reconciler.model.identity import Binding, Bound, Identities
-from reconciler.model.json import JsonMapping, JsonObject
+from reconciler.model.json import JsonMapping, JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
 
 NO_IDENTITIES = Identities({}, {})
@@ -475,10 +474,10 @@ def _decode(decode: Callable[[], list[JsonObject]]) -> dict[str, JsonObject]:
     return by_id
 
 
-def _endpoint_ids(resource: Resource) -> list[Any]:
+def _endpoint_ids(resource: Resource) -> list[str]:
     """Return the reverse private endpoint ids a kafka pipe names (their status is read)."""
-    kafka = (resource.spec.get("source") or {}).get("kafka") or {}
-    return list(kafka.get("reversePrivateEndpointIds") or [])
+    kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
+    return [str(i) for i in as_items(kafka.get("reversePrivateEndpointIds"))]
 
 
 async def _nothing() -> None:

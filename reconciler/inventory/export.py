@@ -39,7 +39,7 @@ from reconciler.model.fields import (
     is_secret_path,
     is_writable_pipe_path,
 )
-from reconciler.model.json import JsonLike, JsonMapping, as_mapping
+from reconciler.model.json import JsonLike, JsonMapping, JsonObject, as_mapping
 from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
 
@@ -67,7 +67,7 @@ class Document:
 
     kind: str
     name: str
-    spec: dict[str, Any]
+    spec: JsonObject
     secret_hints: list[str] = field(default_factory=list)
     source_kind: str | None = None
 
@@ -184,7 +184,7 @@ def pipe_document(
 
     body = {k: v for k, v in pipe.items() if k not in PIPE_IDENTITY and k != "id"}
     fitted = _fit(body, schema, KIND_FILES["Pipe"], (), keep)
-    spec: dict[str, Any]
+    spec: JsonObject
     if by_name is not None:
         spec = {"service": by_name, "name": str(pipe.get("name") or name)}
     else:
@@ -195,7 +195,8 @@ def pipe_document(
     kind = source_kind(pipe)
     hints: list[str] = []
     if has_secrets(kind):
-        source = dict(spec.get("source") or {})
+        given = spec.get("source")
+        source: JsonObject = dict(given) if isinstance(given, dict) else {}
         source.setdefault(kind, {})
         spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
         prefix = env_prefix(str(pipe.get("name") or name))
@@ -222,7 +223,8 @@ def organization_document(org: JsonMapping, name: str) -> Document:
     schema = load_schemas()[KIND_FILES["Organization"]]["properties"]["spec"]
     body = {k: v for k, v in org.items() if k in ("name", "privateEndpoints")}
     fitted = _fit(body, schema, KIND_FILES["Organization"], (), lambda p: True)
-    spec = {"organizationId": str(org.get("id"))} | (fitted if isinstance(fitted, dict) else {})
+    spec: JsonObject = {"organizationId": str(org.get("id"))}
+    spec.update(fitted if isinstance(fitted, dict) else {})
     return Document("Organization", name, spec)
 
 

@@ -10,11 +10,12 @@ when a message needs one.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from reconciler.model.errors import ConfigError, Location
+from reconciler.model.json import JsonMapping
 
 KINDS: tuple[str, ...] = ("Pipe", "Organization", "Dashboard")
 API_VERSION = "reconcile/v1"
@@ -78,7 +79,7 @@ class Resource:
 
     kind: str
     name: str
-    spec: Mapping[str, Any]
+    spec: JsonMapping
     file: str
     index: int = 0
     locator: Locator = field(default=FixedLocator(Location("<memory>")), compare=False, repr=False)

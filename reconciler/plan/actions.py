@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, overload
 
 from reconciler.model.errors import Location
+from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import FieldChange, content_hash
 
 PLAN_FORMAT_VERSION = 1
@@ -79,7 +80,7 @@ class Request:
 
     method: str
     path: str
-    body: Mapping[str, Any] | None
+    body: Mapping[str, SecretTree] | None
     interface: str = MANAGEMENT
     idempotent: bool = True
     purpose: Purpose = Purpose.UPDATE

@@ -26,7 +26,7 @@ from typing import Any
 
 from reconciler.client.paths import PipeIds, pipes_path
 from reconciler.model.errors import Location
-from reconciler.model.json import JsonMapping
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import CREATED_ID, Action, Purpose, Request
@@ -154,7 +154,7 @@ class LifecyclePlan:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     # Live values the plan relied on beyond the managed fields (the run state): the basis.
-    basis: Mapping[str, Any] = field(default_factory=dict)
+    basis: Mapping[str, JsonLike] = field(default_factory=dict)
 
 
 def plan_lifecycle(
