@@ -4,8 +4,9 @@ A public function is a module-level function or a method of a module-level class
 leading underscore, in the core packages (model, load, client, state, plan, apply, inventory,
 settings and metrics.py: not the CLI, the emulator or watch, which sit above). Its signature
 "mentions Any" when a parameter or return annotation names ``Any`` — directly, or through a module-level
-alias of the same module that does (``Check = Callable[[Any], bool]``). Each allowed one carries a
-``# Any: <why>`` comment on the line before the ``def`` or inside its signature.
+alias of the same module that does (``Check = Callable[[Any], bool]``). A public dataclass's
+fields count too (they are its constructor's parameters). Each allowed one carries a
+``# Any: <why>`` comment on the line before the ``def`` (or inside its signature) or the field.
 
 Run as a script (``python tests/test_public_any.py``) to print the count per package and every offender.
 """
@@ -113,8 +114,30 @@ def _public_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunct
     return out
 
 
+def _dataclass_fields_with_any(
+    tree: ast.Module, aliases: set[str]
+) -> list[tuple[str, ast.AnnAssign]]:
+    """Fields of public dataclasses annotated with Any: parameters of their generated ``__init__``."""
+    out: list[tuple[str, ast.AnnAssign]] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef) or stmt.name.startswith("_"):
+            continue
+        if not any("dataclass" in ast.unparse(d) for d in stmt.decorator_list):
+            continue
+        for member in stmt.body:
+            if (
+                isinstance(member, ast.AnnAssign)
+                and isinstance(member.target, ast.Name)
+                and "ClassVar" not in ast.unparse(member.annotation)
+                and _names_any(member.annotation, aliases)
+            ):
+                out.append((f"{stmt.name}.{member.target.id}", member))
+    return out
+
+
 def offenders() -> list[Offender]:
-    """Every public function of the core whose signature mentions Any."""
+    """Every public function of the core whose signature mentions Any (a dataclass's fields
+    included: they are its constructor's parameters)."""
     found: list[Offender] = []
     for part in CORE:
         files = [ROOT / part] if part.endswith(".py") else sorted((ROOT / part).rglob("*.py"))
@@ -122,10 +145,13 @@ def offenders() -> list[Offender]:
             text = file.read_text(encoding="utf-8")
             tree, lines = ast.parse(text), text.splitlines()
             aliases = _any_aliases(tree)
+            rel = str(file.relative_to(ROOT.parent))
             for fn in _public_functions(tree):
                 if _signature_mentions_any(fn, aliases):
-                    rel = str(file.relative_to(ROOT.parent))
                     found.append(Offender(rel, fn.lineno, fn.name, _reasoned(fn, lines)))
+            for name, member in _dataclass_fields_with_any(tree, aliases):
+                said = _REASON.search(lines[member.lineno - 2]) is not None
+                found.append(Offender(rel, member.lineno, name, said))
     return found
 
 
@@ -154,6 +180,25 @@ def test_the_counter_sees_any_directly_through_an_alias_and_in_a_string() -> Non
     aliases = _any_aliases(tree)
     hits = [f.name for f in _public_functions(tree) if _signature_mentions_any(f, aliases)]
     assert hits == ["a", "b", "c", "m"]
+
+
+def test_the_counter_sees_a_public_dataclass_field_typed_any_but_not_a_class_variable() -> None:
+    tree = ast.parse(
+        "from typing import Any\n"
+        "@dataclass(frozen=True)\n"
+        "class D:\n"
+        "    a: Any\n"
+        "    b: dict[str, Any] = {}\n"
+        "    c: int = 0\n"
+        "    d: ClassVar[Any] = None\n"
+        "class Plain:\n"
+        "    e: Any\n"
+        "@dataclass\n"
+        "class _Private:\n"
+        "    f: Any\n"
+    )
+    names = [name for name, _ in _dataclass_fields_with_any(tree, set())]
+    assert names == ["D.a", "D.b"]
 
 
 if __name__ == "__main__":

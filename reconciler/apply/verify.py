@@ -28,6 +28,7 @@ from reconciler.plan.diff import (
     format_mapping_key,
     is_default,
     mapping_key,
+    members,
     same,
 )
 from reconciler.plan.runstate import RunState
@@ -57,7 +58,7 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
         mappings = value_at(live, ("source", "postgres", "tableMappings"))
         present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
         added = {
-            format_mapping_key(mapping_key(c.new))
+            format_mapping_key(mapping_key(members(c.new)))
             for c in action.changes
             if c.kind is ChangeKind.ADD
         }
@@ -76,7 +77,7 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
                         f"{change.new!r}"
                     )
             elif change.kind is ChangeKind.ADD:
-                key = mapping_key(change.new)
+                key = mapping_key(members(change.new))
                 if key not in present or not same(change.new, present[key]):
                     problems.append(
                         f"table mapping {format_mapping_key(key)} is missing after the write"
@@ -84,10 +85,10 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
             elif (
                 change.kind is ChangeKind.REMOVE
                 and str(change.path[-1]) not in added
-                and mapping_key(change.old) in present
+                and mapping_key(members(change.old)) in present
             ):
                 problems.append(
-                    f"table mapping {format_mapping_key(mapping_key(change.old))} is still present"
+                    f"table mapping {format_mapping_key(mapping_key(members(change.old)))} is still present"
                 )
     elif action.kind == "Organization":
         endpoints = {
@@ -125,7 +126,7 @@ def _run_state_problems(action: Action, live: Mapping[str, Any], *, waited: bool
         if change.kind is not ChangeKind.COMMAND or not waited:
             continue
         have = value_at(live, change.path)
-        if have not in RunState(change.new).reached_by:
+        if have not in RunState(str(change.new)).reached_by:
             problems.append(f"state is {have!r} after the state command, expected {change.new}")
     return problems
 
@@ -144,7 +145,7 @@ def leaf_paths(value: object, path: JsonPath = ()) -> list[JsonPath]:
 
 def deferred_endpoint_bodies(action: Action, live: JsonMapping) -> list[JsonObject]:
     """Compute private endpoint add/remove bodies from the organization just read."""
-    wanted = [dict(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
+    wanted = [members(c.new) for c in action.changes if c.kind is ChangeKind.ADD]
     current = [e for e in as_items(live.get("privateEndpoints")) if isinstance(e, Mapping)]
     by_id = {str(e.get("id")): e for e in current}
     want_ids = {str(e.get("id")) for e in wanted}

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, overload
 
 from reconciler.model.errors import Location
+from reconciler.model.json import JsonLike
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import FieldChange, content_hash
 
@@ -140,7 +141,7 @@ class Action:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     target: Mapping[str, str] = field(default_factory=dict)
-    basis: Any = None
+    basis: JsonLike = None
     # Omitted: the content hash of ``basis``, worked out when first read (``_BasisHash``).
     basis_hash: _BasisHash = _BasisHash()
     secrets: Mapping[str, str] = field(default_factory=dict)

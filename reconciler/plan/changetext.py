@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from reconciler.model.fields import is_secret_path
+from reconciler.model.json import as_items
 from reconciler.model.secrets import redact
 from reconciler.plan.actions import Action
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, FieldValue, Missing
@@ -139,8 +140,8 @@ def _element_line(dotted: str, change: ElementChange) -> ElementLine:
     if change.op is ElementOp.REMOVED:
         return "-", at, change.old, MISSING
     if change.op is ElementOp.MOVED:  # the labels, as written: [name="A", name="B"]
-        order = f"[{', '.join(change.old)}] → [{', '.join(change.new)}]"
-        return "~", f"{dotted}: order {order}", MISSING, MISSING
+        before, after = (", ".join(map(str, as_items(v))) for v in (change.old, change.new))
+        return "~", f"{dotted}: order [{before}] → [{after}]", MISSING, MISSING
     return "~", at, change.old, change.new
 
 

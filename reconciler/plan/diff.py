@@ -82,13 +82,18 @@ class ChangeKind(StrEnum):
     REPLACE = "replace"
 
 
+def members(value: FieldValue) -> dict[str, SecretTree]:
+    """Return the fields of an object a change adds or removes (a table mapping, an endpoint)."""
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 @dataclass(frozen=True)
 class FieldChange:
     """One managed field whose live value differs from the manifest's."""
 
     path: JsonPath
-    old: Any
-    new: Any
+    old: FieldValue
+    new: FieldValue
     kind: ChangeKind
     location: Location
 

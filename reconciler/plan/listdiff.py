@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from reconciler.model.resources import JsonPath, format_path
-from reconciler.plan.diff import MISSING, same
+from reconciler.plan.diff import MISSING, FieldValue, same
 
 # The field(s) naming an element, by the list's own name (the last part of its path).
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
@@ -57,8 +57,8 @@ class ElementChange:
     op: ElementOp
     element: str
     path: str = ""
-    old: Any = MISSING
-    new: Any = MISSING
+    old: FieldValue = MISSING
+    new: FieldValue = MISSING
 
 
 def list_changes(path: JsonPath, old: object, new: object) -> tuple[ElementChange, ...] | None:

@@ -33,11 +33,13 @@ from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
     FieldChange,
+    Missing,
     SecretCheck,
     content_hash,
     diff_organization,
     diff_pipe,
     mapping_key,
+    members,
     pipe_managed,
     project,
     secret_field_name,
@@ -135,6 +137,7 @@ def plan_pipe(
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
         if secrets.key is not None
+        and not isinstance(c.new, Missing)
         and (
             c.kind is ChangeKind.SENSITIVE
             or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
@@ -172,8 +175,8 @@ def _pipe_requests(
             _set_in(body, change.path, change.new)
         elif change.kind is ChangeKind.RESET:
             _set_in(body, change.path, None)
-    removes = [_mapping_ref(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
-    adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
+    removes = [_mapping_ref(members(c.old)) for c in changes if c.kind is ChangeKind.REMOVE]
+    adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = as_mapping(spec.get("source")).get("validateSamples")
 
     def with_validate(b: dict[str, Any]) -> dict[str, Any]:
@@ -252,8 +255,8 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
     changes = diff_organization(resource, live)
     if observed.unknown:
         return _organization_unknown(base, resource, observed, changes)
-    removes = [dict(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
-    adds = [dict(c.new) for c in changes if c.kind is ChangeKind.ADD]
+    removes = [members(c.old) for c in changes if c.kind is ChangeKind.REMOVE]
+    adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
     first: dict[str, Any] = {}
     for change in changes:
         if change.kind is ChangeKind.SET:

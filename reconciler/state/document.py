@@ -45,6 +45,7 @@ class State:
 
     location: str
     key: bytes
+    # Any: each record's members are read through ``record``/``Record`` and written whole.
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     exists: bool = False
     sink: Sink = field(default=_no_sink, repr=False, compare=False)
