@@ -101,7 +101,8 @@ def plan_pipe(
     live = observed.live
     changes = diff_pipe(resource, spec, live, secrets)
     reasons = [c for c in changes if c.kind is ChangeKind.REPLACE]
-    pinned = resource.locate_spec("pipeId") if "pipeId" in resource.spec else None
+    # Located only when needed: past metadata.name, a location parses the manifest again.
+    pinned = resource.locate_spec("pipeId") if reasons and "pipeId" in resource.spec else None
     if reasons and replace and pinned is None:
         created = plan_create(resource, spec, secrets, target=ids)
         replaced = plan_replace(created, live, reasons, bound)
