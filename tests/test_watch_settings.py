@@ -98,10 +98,39 @@ def test_durations_read_as_seconds(text: str, seconds: float) -> None:
     assert Duration().convert(text, None, None) == seconds
 
 
-@pytest.mark.parametrize("text", ["0s", "-1m", "5 minutes", "", "m", "nan"])
+@pytest.mark.parametrize("text", ["5 minutes", "", "m", "nan"])
 def test_a_duration_that_is_not_one_is_refused(text: str) -> None:
     with pytest.raises(click.BadParameter, match="is not a duration"):
         Duration().convert(text, None, None)
+
+
+@pytest.mark.parametrize("text", ["0s", "0", "0ms", "-1m", "-5"])
+def test_a_duration_of_zero_or_less_is_refused_saying_it_must_be_more_than_0(text: str) -> None:
+    with pytest.raises(click.BadParameter, match=r"must be more than 0 \(got "):
+        Duration().convert(text, None, None)
+
+
+@pytest.mark.parametrize(("flag", "what"), [("--interval", "interval"), ("--lease", "lease")])
+def test_watch_interval_0s_is_a_usage_error_naming_the_flag_and_saying_more_than_0(
+    flag: str, what: str
+) -> None:
+    result = run_cli(["watch", "manifests", flag, "0s"], {})
+    assert result.exit_code == 1
+    assert f"Error: Invalid value for '{flag}': the {what} must be more than 0 (got '0s')" in (
+        result.stderr
+    )
+    assert "not a duration" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_watch_help_says_jitter_takes_a_fraction_or_a_percent_of_the_interval() -> None:
+    result = run_cli(["watch", "--help"], {})
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    jitter = text[text.index("--jitter") : text.index("--lease")]
+    assert jitter.startswith("--jitter FRACTION|PERCENT ")
+    assert "0–100% of the interval" in jitter and "[default: 10%]" in jitter
+    assert "0<=x<=1" not in jitter
 
 
 @pytest.mark.parametrize(

@@ -23,35 +23,47 @@ from reconciler.cli.plan import ManifestOptions, plan_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 class Duration(click.FloatRange):
-    """A duration: ``30s``, ``5m``, ``1h``, ``500ms`` or a number of seconds."""
+    """A duration: ``30s``, ``5m``, ``1h``, ``500ms`` or a number of seconds; more than 0.
+
+    ``what`` names the value in the message that refuses zero or less ("the interval must be
+    more than 0"); click's "Invalid value for '--flag'" names where it came from.
+    """
 
     name = "duration"
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "duration") -> None:
         super().__init__(min=0, min_open=True)
+        self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, float | int):
             return float(value)
         match = _DURATION.match(str(value))
-        seconds = float(match.group(1)) * _UNITS[match.group(2)] if match else 0.0
-        if seconds <= 0:
+        if match is None:
             self.fail(f"{value!r} is not a duration such as 30s, 5m or 1h.", param, ctx)
+        seconds = float(match.group(1)) * _UNITS[match.group(2)]
+        if seconds <= 0:
+            self.fail(
+                f"the {self.what} must be more than 0 (got {value!r}); give a duration such as "
+                "30s, 5m or 1h.",
+                param,
+                ctx,
+            )
         return seconds
 
 
-class Fraction(click.FloatRange):
+class Fraction(click.ParamType[float]):
     """A share of the interval: ``10%`` or ``0.1``, from 0 to 100 %."""
 
-    name = "percent"
+    name = "fraction|percent"
 
-    def __init__(self) -> None:
-        super().__init__(min=0, max=1)
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "FRACTION|PERCENT"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         text = str(value).strip()
@@ -65,12 +77,18 @@ class Fraction(click.FloatRange):
 
 
 # The loop's timings: (declarations, type, default as a user writes it, help).
-_TIMINGS: tuple[tuple[tuple[str, ...], click.FloatRange, str, str], ...] = (
-    (("--interval",), Duration(), "5m", "Time between cycles (30s, 5m, 1h)."),
-    (("--jitter",), Fraction(), "10%", "Random delay added to each interval, as a share of it."),
+_TIMINGS: tuple[tuple[tuple[str, ...], click.ParamType[float], str, str], ...] = (
+    (("--interval",), Duration("interval"), "5m", "Time between cycles (30s, 5m, 1h)."),
+    (
+        ("--jitter",),
+        Fraction(),
+        "10%",
+        "Random delay added to each interval: 0–100% of the interval, as a percent (10%) or a "
+        "fraction (0.1).",
+    ),
     (
         ("--lease", "lease_seconds"),
-        Duration(),
+        Duration("lease"),
         "30s",
         "With a shared state: a standby takes over at most this long after the leader dies.",
     ),
