@@ -7,6 +7,7 @@ lease; a second watch on a local state refuses to start, naming the holder."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
 
+from reconciler.state.backend import Holder
+from reconciler.watch.lease import LocalLease
 from tests.cli_helpers import SECRET_ENV, run_cli, writes
 from tests.conftest import Emulator
 from tests.watch_helpers import (
@@ -222,3 +225,27 @@ def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
     )
     assert result.exit_code == 0, result.output
     assert not (directory / "state.json.watch.json").exists()
+
+
+def test_a_second_watch_on_a_held_local_state_refuses_before_printing_its_start_line(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory = project(tmp_path)
+    state = directory / "state.json"
+    held = LocalLease(state, Holder.current("test"))
+    assert held.try_acquire()
+    try:
+        second = WatchProcess(
+            ["manifests", "--state", str(state), *FAST], directory, emulator.env()
+        )
+        assert second.process.wait(timeout=30) == 1
+        second.wait_for_line(r"Error: another watch already runs")
+    finally:
+        held.release()
+    assert [line for line in second.lines if line.strip()] == [
+        f"Error: another watch already runs on this state: pid {os.getpid()} on "
+        f"{Holder.current('test').host} (user {Holder.current('test').user}) holds "
+        f"{held.description}; stop it first (a second watch on a local state would plan and "
+        "apply twice)"
+    ]
+    assert emulator.requests() == []

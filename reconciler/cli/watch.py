@@ -172,11 +172,18 @@ def watch(
     status = WatchStatus(mode=mode, interval=interval, state=description, workspace=scope.workspace)
     log = _Log(log_format)
     watcher = Watcher(loader, lease, options, status, on_cycle=log.cycle, notice=log.notice)
-    log.notice(
+    started = (
         f"watch: {mode} every {interval:g}s (+{jitter:.0%} jitter) on {description}; "
         f"management budget {first.config.rate}"
     )
-    run(run_watch(watcher, listen, on_listen=lambda url: log.notice(f"watch: listening on {url}")))
+    run(
+        run_watch(
+            watcher,
+            listen,
+            on_start=lambda: log.notice(started),  # not before a held local state refuses
+            on_listen=lambda url: log.notice(f"watch: listening on {url}"),
+        )
+    )
     log.notice("watch: stopped; lease released.")
     return 0
 

@@ -45,10 +45,16 @@ async def run_watch(
     listen: str = DEFAULT_LISTEN,
     *,
     metrics: Callable[[], bytes] | None = None,
+    on_start: Callable[[], None] | None = None,
     on_listen: Callable[[str], None] | None = None,
     signals: bool = True,
 ) -> None:
-    """Serve the endpoint and run the loop until SIGTERM/SIGINT (or ``watcher.stop()``)."""
+    """Serve the endpoint and run the loop until SIGTERM/SIGINT (or ``watcher.stop()``).
+
+    ``on_start`` is called once the watch is sure to run (the address bound, a local state's
+    lease not held by another watch), before ``on_listen``: a watch that refuses to start
+    announces nothing.
+    """
     host, port = parse_listen(listen)
     # Bound here, before anything else: a taken port is a plain error, not a server's log line.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -60,6 +66,8 @@ async def run_watch(
         ) from None
     try:
         await refuse_if_held(watcher.lease)
+        if on_start is not None:
+            on_start()
         app = build_app(watcher.status, metrics or watcher.metrics.render)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         server = _Server(config)
