@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import socket
 import time
 from pathlib import Path
@@ -13,7 +14,12 @@ import httpx
 import pytest
 
 from reconciler.client.api import Client
-from reconciler.model.errors import ApiError, AuthenticationFailed, ServiceUnreachable
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    ReconcileError,
+    ServiceUnreachable,
+)
 from tests.asgi_helpers import config, emulator_app, in_process
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
@@ -107,7 +113,25 @@ def test_a_connection_error_after_the_server_answered_is_still_retried() -> None
             return client.stats, transport.calls
 
     stats, calls = asyncio.run(go())
-    assert calls == 3 and stats.requests["management"] == 3
+    # Three attempts, of which the refused connection sent nothing: two requests sent.
+    assert calls == 3 and stats.requests["management"] == 2
+
+
+@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout])
+def test_an_attempt_that_never_connected_is_not_counted_as_a_request_sent(
+    error: type[httpx.TransportError],
+) -> None:
+    async def go() -> Any:
+        transport = FlakyAfterFirst(fail_on={1}, error=error)
+        async with Client(config(), transport=transport) as client:
+            with contextlib.suppress(ReconcileError):  # first contact failed: not retried
+                await client.get(f"/v1/organizations/{ORG}")
+            return client.stats, transport.calls
+
+    stats, calls = asyncio.run(go())
+    # A pool timeout is retried (the retry connects); a first refused connection is not.
+    assert calls == (2 if error is httpx.PoolTimeout else 1)
+    assert stats.requests == {"management": calls - 1, "dashboards": 0}
 
 
 @pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout])

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 from pathlib import Path
 
 import jsonschema
@@ -249,3 +250,30 @@ def test_a_second_watch_on_a_held_local_state_refuses_before_printing_its_start_
         "apply twice)"
     ]
     assert emulator.requests() == []
+
+
+def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Path) -> None:
+    directory = project(tmp_path)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    env = {
+        "RECONCILE_BASE_URL": url,
+        "RECONCILE_DASHBOARDS_URL": url,
+        "RECONCILE_ORGANIZATION_ID": "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c",
+        "RECONCILE_KEY_ID": "id",
+        "RECONCILE_KEY_SECRET": "secret",
+        "RECONCILE_DASHBOARDS_TOKEN": "token",
+    }
+    args = ["manifests", "--state", "state.json", *FAST]
+    watch = WatchProcess(args, directory, env).start()
+    try:
+        line = watch.wait_for_line(r"cycle 1: failed; .*").string
+        assert "; 0 requests; " in line and "cannot reach" in line
+        assert watch.status()["cycles"][-1]["requests"] == 0
+        found = _metrics(watch)
+    finally:
+        assert watch.terminate() == 0
+    sent = {labels: v for (name, labels), v in found.items() if name.endswith("requests_total")}
+    assert set(sent.values()) <= {0.0}
+    assert found[("reconcile_requests", (("command", "watch"), ("interface", "management")))] == 0

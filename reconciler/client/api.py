@@ -95,7 +95,11 @@ __all__ = [
 
 @dataclass
 class ClientStats:
-    """Counters of what the client sent."""
+    """Counters of what the client sent.
+
+    ``requests``: attempts sent, by interface (an attempt whose connection was never made, or
+    never found in the pool, sent nothing and is not counted).
+    """
 
     requests: dict[str, int] = field(default_factory=lambda: {MANAGEMENT: 0, DASHBOARDS: 0})
     throttled: int = 0
@@ -452,19 +456,24 @@ class Client:
                 path=path,
             ) from None
         except httpx.ConnectError as exc:
+            # Never reached the server: not a request sent, and safe to resend anything.
+            self.stats.requests[interface] -= 1
             self.first_contact.transport_error(interface, exc, str(http.base_url))
-            # Never reached the server: safe to resend anything.
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
             self.health[interface].failure(attempts.attempt_started, error.message, refused=True)
             raise Retryable(error) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
+            # A connection never made, or a free one never found, sent nothing: not a request
+            # sent (``stats.requests`` counts only attempts that had a connection).
+            unsent = isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+            if unsent:
+                self.stats.requests[interface] -= 1
             if isinstance(exc, httpx.ConnectTimeout):
                 self.first_contact.transport_error(interface, exc, str(http.base_url))
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
-            # A connection never made, or a free one never found, sent nothing.
-            if not isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+            if not unsent:
                 attempts.maybe_delivered = True
             self.health[interface].failure(attempts.attempt_started, error.message)
             raise Retryable(error, unknown_outcome=True) from None
