@@ -13,6 +13,7 @@ import signal
 import socket
 from pathlib import Path
 
+import httpx
 import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -20,11 +21,13 @@ from reconciler.state.backend import Holder
 from reconciler.watch.lease import LocalLease
 from tests.cli_helpers import SECRET_ENV, run_cli, writes
 from tests.conftest import Emulator
+from tests.seed_ids import KINESIS_PIPE, STAGING
 from tests.watch_helpers import (
     REPO,
     WatchProcess,
     drift_orders,
     orders_wait_ms,
+    pipe_path,
     project,
     rendered_table,
     until,
@@ -277,3 +280,41 @@ def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Pa
     sent = {labels: v for (name, labels), v in found.items() if name.endswith("requests_total")}
     assert set(sent.values()) <= {0.0}
     assert found[("reconcile_requests", (("command", "watch"), ("interface", "management")))] == 0
+
+
+def test_a_correction_stopped_by_sigterm_is_an_interrupted_cycle_not_a_failed_one(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    directory, state = _applied(emulator, tmp_path)
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct", "--parallelism", "1"]
+    watch = WatchProcess(args, directory, emulator.env()).start()
+    try:
+        watch.wait_for_line(r"cycle 1: in-sync")
+        emulator.configure(latencyMs=1500)
+        drift_orders(emulator)  # two drifted pipes, corrected one at a time
+        response = httpx.patch(
+            emulator.url + pipe_path(emulator, KINESIS_PIPE, STAGING),
+            json={"settings": {"streaming_max_insert_wait_ms": 4000}},
+            auth=(emulator.key_id, emulator.key_secret),
+            timeout=10,
+        )
+        response.raise_for_status()
+        since = len(emulator.requests())
+
+        def patch_in_flight() -> bool:
+            log = emulator.requests()[since:]
+            return any(r["method"] == "PATCH" and r["status"] is None for r in log)
+
+        until(patch_in_flight, timeout=40, what="the first correcting PATCH in flight")
+        watch.process.send_signal(signal.SIGTERM)
+        assert watch.process.wait(timeout=30) == 0
+    finally:
+        if watch.process.poll() is None:
+            watch.kill()
+    line = watch.wait_for_line(r"cycle \d+: (interrupted|failed)").string
+    assert re.search(
+        r"cycle \d+: interrupted; changes found 2, corrected 1; \d+ requests; [\d.]+s — "
+        r"stopped by SIGTERM while applying; left for the next cycle: Pipe/(orders|clickstream)$",
+        line,
+    ), line
+    assert "failed" not in line

@@ -5,15 +5,23 @@ located; readiness follows the last cycle; a standby that read the lease is read
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import time
 from pathlib import Path
 
+import jsonschema
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from reconciler.metrics import RunRecord
 from reconciler.model.errors import ConfigError, Location, ManifestError, ManifestErrors
 from reconciler.state.backend import Holder
 from reconciler.watch import CycleResult, Watcher, WatchOptions, WatchStatus
 from reconciler.watch.lease import LocalLease
 from reconciler.watch.loop import Target
+from reconciler.watch.metrics import WatchMetrics
+from reconciler.watch.status import Cycle
 
 
 def _watcher(tmp_path: Path, load: object, interval: float = 10.0) -> Watcher:
@@ -94,3 +102,40 @@ def test_a_local_lease_writes_its_holder_record_whole_where_state_reads_records(
     finally:
         lease.release()
     assert lease.holder() is None
+
+
+def test_an_interrupted_cycle_is_counted_interrupted_not_failed_nor_a_success() -> None:
+    cycle = Cycle(
+        3,
+        time.time(),
+        CycleResult.INTERRUPTED,
+        2.5,
+        found=2,
+        corrected=1,
+        requests=13,
+        message="stopped by SIGTERM while applying; left for the next cycle: Pipe/orders",
+        stopped_by=signal.SIGTERM,
+    )
+    assert not cycle.failed and not cycle.succeeded
+    metrics = WatchMetrics()
+    metrics.observe(cycle, {"management": 13}, time.time(), RunRecord("watch"))
+    found = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(metrics.render().decode())
+        for s in family.samples
+    }
+    cycles = "reconcile_watch_cycles_total"
+    assert found[(cycles, (("result", "interrupted"),))] == 1
+    assert found[(cycles, (("result", "failed"),))] == 0
+    assert found[("reconcile_watch_last_success_timestamp_seconds", ())] == 0
+    assert found[("reconcile_run_success", (("command", "watch"),))] == 0
+    status = WatchStatus(mode="correct", interval=60, state="s", workspace="default", running=True)
+    status.leader = status.lease_checked = True
+    status.cycles.append(cycle)
+    assert status.not_ready() is None  # an interrupted cycle is no failure
+    schema = json.loads(
+        (Path(__file__).parent.parent / "schemas" / "watch-status.schema.json").read_text()
+    )
+    document = status.document()
+    jsonschema.validate(document, schema)
+    assert document["cycles"][0]["result"] == "interrupted"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reconciler.apply.results import Outcome
 from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
 from reconciler.client.api import ApiConfig, observe_clients
 from reconciler.metrics import RunRecord
@@ -232,6 +233,7 @@ class Watcher:
             self._backoff = min(self.options.interval, max(FIRST_BACKOFF, self._backoff * 2))
         else:
             self._backoff = 0.0
+        if cycle.succeeded:
             self.status.last_success = ended
         self.status.cycles.append(cycle)
         self.metrics.observe(cycle, requests, ended, run)
@@ -304,20 +306,35 @@ class Watcher:
             self._sending = False
             if self.signals:
                 self.handle_signals()  # apply's handlers gave SIGTERM/SIGINT back to Python's
-        if result.interrupted is not None:
+        # Actions an interrupt left unstarted are not failures: they stay drifted for the
+        # next run. Any other undone action still makes the cycle a failed one.
+        interrupted = result.interrupted
+        not_started = {
+            r.key for r in result.results if interrupted and r.outcome is Outcome.SKIPPED
+        }
+        if interrupted is not None:
             self.stop()
         if self._run is not None and result.status is ApplyStatus.APPLIED:
             self._run.count_apply(result, result.plan)
         now = time.time()
         self.status.record_plan(result.plan.actions, now)
-        self.status.record_results(result.results, now)
+        self.status.record_results([r for r in result.results if r.key not in not_started], now)
         kinds = {a.key: a.kind for a in result.plan.actions}
         for item in result.results:
             if str(item.outcome) == "applied":
                 kind = kinds.get(item.key, item.key.split("/", 1)[0])
                 cycle.corrected_by_kind[kind] = cycle.corrected_by_kind.get(kind, 0) + 1
         cycle.corrected = sum(cycle.corrected_by_kind.values())
-        if result.failed:
+        undone = [r.key for r in result.results if r.failed and r.key not in not_started]
+        if interrupted is not None and not_started and not undone and not result.plan.failed:
+            left = sorted(not_started)
+            more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+            cycle.result, cycle.stopped_by = CycleResult.INTERRUPTED, int(interrupted)
+            cycle.message = (
+                f"stopped by {interrupted.name} while applying; left for the next cycle: "
+                f"{', '.join(left[:5])}{more}"
+            )
+        elif result.failed:
             undone = [r.key for r in result.results if r.failed] or [
                 a.key for a in result.plan.failed
             ]

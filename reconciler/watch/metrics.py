@@ -1,6 +1,7 @@
 """The watch's Prometheus families, in a registry of their own that ``/metrics`` serves.
 
-Counters of cycles by result, drift found and corrected by resource kind, requests by
+Counters of cycles by result (``interrupted``: an apply stopped by SIGTERM/SIGINT, not a
+failure), drift found and corrected by resource kind, requests by
 interface; a histogram of cycle durations; gauges for the last successful cycle and for
 leadership (``reconcile_watch_leader``: 1 on the leader, 0 on a standby). Labels hold only
 fixed words (results, kinds, interface names): never a resource name, a URL or a secret.
@@ -74,7 +75,9 @@ class WatchMetrics:
 
     def observe(self, cycle: Cycle, requests: dict[str, int], ended: float, run: RunRecord) -> None:
         """Count one completed cycle (``run``: its plan or apply counted, its clients' stats added)."""
-        run.finish(_EXIT_CODES[cycle.result])
+        # An interrupted cycle ends as ``apply`` does when interrupted: 128 + the signal.
+        interrupted = cycle.result is CycleResult.INTERRUPTED
+        run.finish(128 + cycle.stopped_by if interrupted else _EXIT_CODES[cycle.result])
         self.runs.update(run)
         self.cycles.labels(result=str(cycle.result)).inc()
         self.duration.observe(cycle.duration)
@@ -84,7 +87,7 @@ class WatchMetrics:
             self.corrected.labels(kind=kind).inc(count)
         for interface, count in requests.items():
             self.requests.labels(interface=interface).inc(count)
-        if not cycle.failed:
+        if cycle.succeeded:
             self.last_success.set(ended)
 
     def render(self) -> bytes:

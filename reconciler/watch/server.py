@@ -66,7 +66,7 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
-.in-sync{color:#176f2c}.drifted,.drift{color:#9a6700}.corrected{color:#0b5cad}
+.in-sync{color:#176f2c}.drifted,.drift,.interrupted{color:#9a6700}.corrected{color:#0b5cad}
 .failed,.invalid{color:#b00020}
 """
 

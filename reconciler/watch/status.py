@@ -30,6 +30,9 @@ class CycleResult(StrEnum):
     CORRECTED = "corrected"  # changes found and applied
     FAILED = "failed"  # a request, the state or an apply failed
     INVALID = "invalid"  # the manifests or settings are invalid: nothing was sent
+    # SIGTERM/SIGINT stopped the apply: the requests in flight finished, the rest were not
+    # started (they are drifted still, for the next run); neither a failure nor a success.
+    INTERRUPTED = "interrupted"
 
 
 class ResourceState(StrEnum):
@@ -63,11 +66,18 @@ class Cycle:
     found_by_kind: dict[str, int] = field(default_factory=dict)
     corrected_by_kind: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # The signal that interrupted the cycle's apply (its number; 0: none).
+    stopped_by: int = 0
 
     @property
     def failed(self) -> bool:
         """Tell whether the cycle failed (an invalid manifest counts as failed)."""
         return self.result in (CycleResult.FAILED, CycleResult.INVALID)
+
+    @property
+    def succeeded(self) -> bool:
+        """Tell whether the cycle did all it set out to (an interrupted one did not)."""
+        return not self.failed and self.result is not CycleResult.INTERRUPTED
 
     def to_dict(self) -> dict[str, Any]:
         """Return the cycle as JSON-ready data."""
