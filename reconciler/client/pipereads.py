@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from reconciler.client import reads
 from reconciler.client.api import Client
@@ -40,23 +41,19 @@ LARGE_LIST = 1000
 YIELD_AFTER = 0.002
 
 
+@dataclass
 class PipeReader:
     """Reads the live pipes of a plan into ``live`` (``Fetcher`` runs it beside the rest)."""
 
-    def __init__(
-        self,
-        client: Client,
-        live: LiveState,
-        identities: Identities,
-        progress: Callable[[int], None],
-        on_pipe: Callable[[Resource], None],
-    ) -> None:
-        self.client = client
-        self.live = live
-        self.identities = identities
-        self.progress = progress
-        self.on_pipe = on_pipe
-        self.binder = PipeBinder(identities, live.bindings, live.pipe_ids)
+    client: Client
+    live: LiveState
+    identities: Identities
+    progress: Callable[[int], None]
+    on_pipe: Callable[[Resource], None]
+    binder: PipeBinder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.binder = PipeBinder(self.identities, self.live.bindings, self.live.pipe_ids)
 
     def _observed(self, resource: Resource, observed: Observed) -> None:
         """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
