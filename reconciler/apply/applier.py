@@ -307,14 +307,12 @@ class Applier:
                 if isinstance(exc, NotFound) and request.method == "DELETE":
                     done.append(already_made(request, exc))  # already gone: what was wanted
                     continue
-                resolved = await self.recovery.after_refusal(action, request, exc, label)
-                if isinstance(resolved, ApiError):
-                    lost = isinstance(resolved, OutcomeUnknown)
-                    return last, stop(
-                        Outcome.UNCERTAIN if lost else Outcome.FAILED, resolved, index
-                    )
-                last = resolved[0]
-                done.append(resolved[1])
+                reread = await self.recovery.after_refusal(action, request, exc, label)
+                if isinstance(reread, ApiError):
+                    lost = isinstance(reread, OutcomeUnknown)
+                    return last, stop(Outcome.UNCERTAIN if lost else Outcome.FAILED, reread, index)
+                last = reread[0]
+                done.append(reread[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):

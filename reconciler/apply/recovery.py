@@ -23,7 +23,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.responses import RequestRecord, Undecoded
 from reconciler.model.errors import ApiError, AuthenticationFailed, InterfaceDown, Unsupported
-from reconciler.model.json import JsonValue
+from reconciler.model.json import JsonLike, JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Action, Request
@@ -42,7 +42,7 @@ class Recovery:
 
     async def after_refusal(
         self, action: Action, request: Request, exc: ApiError, label: str
-    ) -> tuple[Any, RequestResult] | ApiError:
+    ) -> tuple[JsonValue | Undecoded, RequestResult] | ApiError:
         """Re-read a pipe whose table-mapping edit was refused; drop the edits it shows made.
 
         A killed run's request can land after this run read the pipe: its removal then finds
@@ -96,7 +96,7 @@ class Recovery:
             idempotent=idempotent,
         )
 
-    def with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:
+    def with_secrets(self, action: Action, request: Request) -> Mapping[str, SecretTree] | None:
         if request.body is None:
             return None
         values = self.secrets.get(action.key)
@@ -114,7 +114,9 @@ class Recovery:
                 node[str(path[-1])] = value
         return body
 
-    async def resolve_unknown(self, action: Action, request: Request, exc: OutcomeUnknown) -> Any:
+    async def resolve_unknown(
+        self, action: Action, request: Request, exc: OutcomeUnknown
+    ) -> JsonLike | Undecoded | None:
         """Re-read after a lost answer; return the live object if the write took effect."""
         try:
             if action.kind == "Dashboard" and request.method == "POST":
@@ -155,7 +157,7 @@ class Recovery:
             return None
         return result
 
-    async def find_created_pipe(self, action: Action, request: Request) -> Any:
+    async def find_created_pipe(self, action: Action, request: Request) -> JsonObject | None:
         """After a pipe create whose answer was lost: the one new pipe of that name, if any.
 
         Never sent again blindly: if the create took effect the pipe is listed (and adopted,
