@@ -111,13 +111,14 @@ def test_readme_environments_example_names_the_state_file_of_each_workspace(
     for directory in ("base", "overlays/staging", "overlays/production"):
         (project / directory).mkdir(parents=True)
     (project / "reconcile.yaml").write_text(example.group(1), encoding="utf-8")
-    comment = next(line for line in example.group(1).splitlines() if line.startswith("state:"))
+    comment = re.search(r"^state: .*\n(?:\s+#.*\n)*", example.group(1), re.M)
+    assert comment is not None
     for name in ("staging", "production"):
         settings = resolve(environment=name, environ={})
         address, _warning = settings.state_address()
         backend = open_backend(address, settings.workspace)
         assert backend.description == f".reconcile/state.{name}.json"
-        assert backend.description in comment
+        assert backend.description in comment.group(0)
 
 
 def test_compare_does_not_list_env_but_still_accepts_it(project: Path) -> None:
