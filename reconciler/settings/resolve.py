@@ -172,6 +172,7 @@ class Settings:
             self.layering(),
             self.environment_name,
             self.project_manifests,
+            self.origin("state_path"),
         )
 
     def layering(self) -> Layering | None:
