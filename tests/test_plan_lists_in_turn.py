@@ -89,8 +89,8 @@ async def _plan(
         return decode(self)
 
     with monkeypatch.context() as patch:
-        patch.setattr("reconciler.client.live.LARGE_LIST", large)
-        patch.setattr("reconciler.client.live.YIELD_AFTER", 0.0)
+        patch.setattr("reconciler.client.pipereads.LARGE_LIST", large)
+        patch.setattr("reconciler.client.pipereads.YIELD_AFTER", 0.0)
         patch.setattr("reconciler.plan.compute.plan_resource", spy)
         patch.setattr(responses.Undecoded, "payload", decoding)
         transport = Faulty(app, events, fail)

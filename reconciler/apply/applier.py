@@ -14,57 +14,47 @@ off ends once, ``skipped`` with its requests "not sent" (or "not applied" when t
 turned them away) or ``uncertain`` when a request may have reached the server, and the
 actions on the other interface carry on.
 
-Writes are resent only when that is harmless: a merge-style PATCH of absolute values may be
-repeated; a table-mapping or private-endpoint add/remove, or a dashboard create, whose answer
-was lost is resolved by re-reading the live object, never by a blind resend.
+Writes are resent only when that is harmless (``recovery``): a lost answer or a refused edit is
+resolved by re-reading the live object, never by a blind resend.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from reconciler.apply.recorder import StateRecorder
+from reconciler.apply.recovery import Recovery
 from reconciler.apply.results import (
     ActionResult,
     Outcome,
     RequestResult,
     already_made,
     confirmed,
+    cut_off,
     failed,
     ok,
     skipped,
-    without_answer,
 )
 from reconciler.apply.verify import (
     deferred_endpoint_bodies,
     unconverged,
-    value_at,
-    without_edits_made,
-    write_visible,
 )
 from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStatus
-from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.paths import PipeIds
-from reconciler.client.responses import RequestRecord, Undecoded
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
     BadRequest,
     Conflict,
-    Delivery,
     InterfaceDown,
     Interrupted,
     NotFound,
-    Unsupported,
 )
-from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
-from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.plan.runstate import (
@@ -100,7 +90,7 @@ class Applier:
         self._writes_made: set[str] = set()
         self.state = state
         self.recorder = StateRecorder(state)
-        self.secrets = secrets or {}
+        self.recovery = Recovery(client, state, secrets or {})
         self.progress = progress or (lambda n: None)
         self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
@@ -222,7 +212,7 @@ class Applier:
         try:
             return await self._send_requests(action, done, at)
         except InterfaceDown as exc:
-            return None, _cut_off(action, done, at[0], exc)
+            return None, cut_off(action, done, at[0], exc)
 
     async def _send_requests(
         self, action: Action, done: list[RequestResult], at: list[int]
@@ -270,7 +260,7 @@ class Applier:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
                     try:
-                        last, record = await self._request(
+                        last, record = await self.recovery.send(
                             request, patch_body, label, idempotent=False, method="PATCH"
                         )
                     except AuthenticationFailed:  # the run stops: never one resource's error
@@ -288,8 +278,8 @@ class Applier:
                 if isinstance(waited, str):
                     return last, halt(waited, index)
             try:
-                last, record = await self._request(
-                    request, self._with_secrets(action, request), label, request.idempotent
+                last, record = await self.recovery.send(
+                    request, self.recovery.with_secrets(action, request), label, request.idempotent
                 )
                 done.append(ok(request, record))
             except Interrupted as exc:
@@ -304,7 +294,7 @@ class Applier:
                     action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
                 )
             except OutcomeUnknown as exc:
-                resolved = await self._resolve_unknown(action, request, exc)
+                resolved = await self.recovery.resolve_unknown(action, request, exc)
                 if resolved is None:
                     result = stop(Outcome.UNCERTAIN, exc, index)
                     await self._persist(urgent=True)
@@ -317,14 +307,12 @@ class Applier:
                 if isinstance(exc, NotFound) and request.method == "DELETE":
                     done.append(already_made(request, exc))  # already gone: what was wanted
                     continue
-                resolved = await self._after_refusal(action, request, exc, label)
-                if isinstance(resolved, ApiError):
-                    lost = isinstance(resolved, OutcomeUnknown)
-                    return last, stop(
-                        Outcome.UNCERTAIN if lost else Outcome.FAILED, resolved, index
-                    )
-                last = resolved[0]
-                done.append(resolved[1])
+                reread = await self.recovery.after_refusal(action, request, exc, label)
+                if isinstance(reread, ApiError):
+                    lost = isinstance(reread, OutcomeUnknown)
+                    return last, stop(Outcome.UNCERTAIN if lost else Outcome.FAILED, reread, index)
+                last = reread[0]
+                done.append(reread[1])
             except ApiError as exc:
                 return last, stop(Outcome.FAILED, exc, index)
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
@@ -382,134 +370,6 @@ class Applier:
             )
         return f"cannot read pipe {action.name} while waiting after `{what}`: {result.error}"
 
-    async def _after_refusal(
-        self, action: Action, request: Request, exc: ApiError, label: str
-    ) -> tuple[Any, RequestResult] | ApiError:
-        """Re-read a pipe whose table-mapping edit was refused; drop the edits it shows made.
-
-        A killed run's request can land after this run read the pipe: its removal then finds
-        no mapping to remove and the server refuses the whole body. Which status and message
-        the service uses is not specified, so the re-read decides: with edits made, the rest
-        is sent once more (or, if nothing is left, the write is done); with none, ``exc``
-        stands. Returns the answer and the request's result, or the error that ends it.
-        """
-        postgres = value_at(request.body or {}, ("source", "postgres"))
-        edits = isinstance(postgres, Mapping) and (
-            postgres.get("tableMappingsToRemove") or postgres.get("tableMappingsToAdd")
-        )
-        if action.kind != "Pipe" or not edits:
-            return exc
-        try:
-            live = await self.client.get(request.path, resource=label)
-        except AuthenticationFailed:  # the run stops
-            raise
-        except (ApiError, InterfaceDown):  # cannot tell: the refusal stands
-            return exc
-        rest = without_edits_made(request.body or {}, live) if isinstance(live, Mapping) else None
-        if rest is None:
-            return exc
-        if not rest:
-            return live, already_made(request, exc)
-        narrowed = self._with_secrets(action, dataclasses.replace(request, body=rest))
-        try:
-            answer, record = await self._request(request, narrowed, label, idempotent=False)
-        except AuthenticationFailed:
-            raise
-        except ApiError as final:
-            return final
-        return answer, ok(request, record)
-
-    async def _request(
-        self,
-        request: Request,
-        body: Mapping[str, SecretTree] | None,
-        label: str | None,
-        idempotent: bool,
-        *,
-        method: str | None = None,
-    ) -> tuple[JsonValue | Undecoded, RequestRecord]:
-        """Send ``request`` with ``body`` (its own method unless ``method``), named ``label``."""
-        return await self.client.call(
-            request.interface,
-            method or request.method,
-            request.path,
-            body,
-            resource=label,
-            idempotent=idempotent,
-        )
-
-    def _with_secrets(self, action: Action, request: Request) -> Mapping[str, Any] | None:
-        if request.body is None:
-            return None
-        values = self.secrets.get(action.key)
-        if not values:
-            return request.body
-        body: dict[str, Any] = copy.deepcopy(dict(request.body))
-        for path, value in values.items():
-            node: Any = body
-            for part in path[:-1]:
-                if not isinstance(node, dict) or part not in node:
-                    node = None
-                    break
-                node = node[part]
-            if isinstance(node, dict) and path[-1] in node:
-                node[str(path[-1])] = value
-        return body
-
-    async def _resolve_unknown(self, action: Action, request: Request, exc: OutcomeUnknown) -> Any:
-        """Re-read after a lost answer; return the live object if the write took effect."""
-        try:
-            if action.kind == "Dashboard" and request.method == "POST":
-                try:
-                    listed = await reads.list_dashboards(self.client)
-                except (Unsupported, InterfaceDown):  # cannot tell: never create it blindly again
-                    self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
-                    return None
-                known = {r.id for r in self.state.dashboards().values()}
-                for item in listed:
-                    if (
-                        item.get("name") == (request.body or {}).get("name")
-                        and str(item.get("id")) not in known
-                    ):
-                        return item
-                return None
-            if action.kind == "Pipe" and request.method == "POST":
-                return await self._find_created_pipe(action, request)
-            live = await self.client.get(
-                request.path, resource=f"{action.kind.lower()} {action.name}"
-            )
-        except AuthenticationFailed:  # the run stops: never one resource's error
-            raise
-        except (ApiError, InterfaceDown):
-            return None
-        if not isinstance(live, Mapping):
-            return None
-        if write_visible(action, request, live):
-            return live
-        # Not applied: the request never took effect, so sending it once more is safe.
-        try:
-            result, _ = await self._request(
-                request, self._with_secrets(action, request), None, idempotent=False
-            )
-        except AuthenticationFailed:  # the run stops: never one resource's error
-            raise
-        except (ApiError, InterfaceDown):
-            return None
-        return result
-
-    async def _find_created_pipe(self, action: Action, request: Request) -> Any:
-        """After a pipe create whose answer was lost: the one new pipe of that name, if any.
-
-        Never sent again blindly: if the create took effect the pipe is listed (and adopted,
-        as the next run would); if not, the action is uncertain and the next run creates it.
-        """
-        org, service = action.target["organizationId"], action.target["serviceId"]
-        listed = await reads.list_pipes(self.client, org, service)
-        held = {r.id for n, r in self.state.records("Pipe").items() if n != action.name}
-        name = (request.body or {}).get("name")
-        found = [p for p in listed if p.get("name") == name and str(p.get("id")) not in held]
-        return found[0] if len(found) == 1 else None
-
     # -- state ---------------------------------------------------------------------------------
 
     async def _persist(self, *, urgent: bool) -> None:
@@ -534,26 +394,6 @@ def _what(request: Request) -> str:
 def _planned_in_transition(action: Action) -> bool:
     """Tell whether the plan saw the pipe in a transitional state it had to leave."""
     return any(c.kind is ChangeKind.COMMAND and is_transitional(str(c.old)) for c in action.changes)
-
-
-def _cut_off(
-    action: Action, done: list[RequestResult], index: int, exc: InterfaceDown
-) -> ActionResult:
-    """The result of an action whose interface was given up at its request ``index``."""
-    gone = f"the {exc.interface} API stopped answering"
-    rest = [skipped(r, f"not sent: {gone}") for r in action.requests[index + 1 :]]
-    request = action.requests[index]
-    if exc.delivery is Delivery.UNKNOWN:
-        note = f"sent, but no answer came before {gone}: it may or may not have taken effect"
-        current = without_answer(request, Outcome.UNCERTAIN, note)
-        outcome, message = Outcome.UNCERTAIN, note
-    else:
-        why = "not sent" if exc.delivery is Delivery.NOT_SENT else "not applied (turned away)"
-        current = skipped(request, f"{why}: {gone}")
-        outcome, message = Outcome.SKIPPED, current.error or why
-    if done:
-        message = f"{message} (after {index} of {len(action.requests)} requests)"
-    return ActionResult(action.key, action.operation, outcome, (message,), (*done, current, *rest))
 
 
 def _renamed(action: Action) -> tuple[str, ...]:

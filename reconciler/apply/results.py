@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from reconciler.client.api import RequestRecord
-from reconciler.model.errors import ApiError
-from reconciler.plan.actions import Op, Purpose, Request
+from reconciler.model.errors import ApiError, Delivery, InterfaceDown
+from reconciler.plan.actions import Action, Op, Purpose, Request
 from reconciler.plan.runstate import command_of
 
 
@@ -127,3 +127,23 @@ def skipped(
     """The result of a request not sent (an earlier one of the same resource failed, or
     apply was interrupted: ``why``)."""
     return without_answer(request, Outcome.SKIPPED, why)
+
+
+def cut_off(
+    action: Action, done: list[RequestResult], index: int, exc: InterfaceDown
+) -> ActionResult:
+    """The result of an action whose interface was given up at its request ``index``."""
+    gone = f"the {exc.interface} API stopped answering"
+    rest = [skipped(r, f"not sent: {gone}") for r in action.requests[index + 1 :]]
+    request = action.requests[index]
+    if exc.delivery is Delivery.UNKNOWN:
+        note = f"sent, but no answer came before {gone}: it may or may not have taken effect"
+        current = without_answer(request, Outcome.UNCERTAIN, note)
+        outcome, message = Outcome.UNCERTAIN, note
+    else:
+        why = "not sent" if exc.delivery is Delivery.NOT_SENT else "not applied (turned away)"
+        current = skipped(request, f"{why}: {gone}")
+        outcome, message = Outcome.SKIPPED, current.error or why
+    if done:
+        message = f"{message} (after {index} of {len(action.requests)} requests)"
+    return ActionResult(action.key, action.operation, outcome, (message,), (*done, current, *rest))

@@ -65,9 +65,11 @@ class ReconcileGroup(click.Group):
 def cli(ctx: click.Context, debug: bool) -> None:
     """Keep pipes, organization settings and dashboards equal to YAML manifests.
 
-    Settings come from flags, then environment variables, then the project file
-    (reconcile.yaml, found from the current directory upwards), then defaults:
-    `reconcile config` shows each one and where it came from.
+    Settings are resolved flag > environment variable > project file > default;
+    with `environments:` in the project file, flag > the environment's own value >
+    environment variable > project file > default. The project file is
+    reconcile.yaml, found from the current directory upwards; `reconcile config`
+    shows each value and where it came from.
 
     \b
     Exit codes: 0 success / no changes, 1 error,

@@ -32,10 +32,12 @@ _COMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _settings_params() -> list[click.Option]:
+def _settings_params(*, chooses_environment: bool = True) -> list[click.Option]:
     # Read by the configuration layer from the raw command line before any command parses
     # its options (so the env file is loaded before environment variables are consulted);
-    # declared on every command so that they are accepted, and listed, everywhere.
+    # declared on every command so that they are accepted, and listed, everywhere - except
+    # ``--env`` on a command that never uses one (``compare`` names its environments as
+    # arguments): accepted there all the same, so no existing command line breaks, not listed.
     return [
         click.Option(
             ["--config", "config_file"],
@@ -47,6 +49,7 @@ def _settings_params() -> list[click.Option]:
             ["--env", "environment"],
             metavar="NAME",
             expose_value=False,
+            hidden=not chooses_environment,
             help="Environment of the project file to use [env RECONCILE_ENV].",
         ),
         click.Option(
@@ -70,10 +73,11 @@ def register(group: click.Group) -> None:
     """Add every command to ``group``."""
     for module_name, attr in _COMMANDS:
         group.add_command(getattr(importlib.import_module(module_name), attr))
-    from reconciler.cli.config import leaves, with_settings
+    from reconciler.cli.config import INDEPENDENT, NO_ENVIRONMENT, leaves, with_settings
     from reconciler.cli.project import config_command
 
     group.add_command(config_command(group.commands["apply"]))
+    unused = NO_ENVIRONMENT - INDEPENDENT  # read settings, but never choose an environment
     for leaf in leaves(group):
-        leaf.params.extend(_settings_params())
+        leaf.params.extend(_settings_params(chooses_environment=leaf.name not in unused))
         with_settings(leaf)

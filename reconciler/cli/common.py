@@ -329,7 +329,7 @@ class StateWhere:
         from reconciler.state.stores import open_backend
 
         address = self.state_path or str(state_path_for(None, paths))
-        return open_backend(address, self.workspace or DEFAULT_WORKSPACE)
+        return open_backend(address, self.workspace or DEFAULT_WORKSPACE, origin("state_path"))
 
 
 def use_color(stream: Any = None) -> bool:

@@ -59,7 +59,14 @@ class ManifestOptions:
         except ConfigError as exc:  # named here, where it is known which setting gave it
             raise ConfigError(f"{origin('workspace') or '--workspace'}: {exc}") from None
         address = self.state_path or str(state_path_for(None, chosen))
-        return Scope(chosen, address, workspace, self.organization, **layering_of_run())
+        return Scope(
+            chosen,
+            address,
+            workspace,
+            self.organization,
+            **layering_of_run(),
+            state_origin=origin("state_path"),
+        )
 
     def plan_options(self) -> PlanOptions:
         """Return the choices that change what the plan contains."""

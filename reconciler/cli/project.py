@@ -47,8 +47,10 @@ def config_command(source: click.Command) -> click.Command:
         params=params,
         callback=_config,
         help=(
-            "Show the settings a run would use and where each came from "
-            "(flag > environment variable > project file > default). Secrets are masked."
+            "Show the settings a run would use and where each came from: flag > environment "
+            "variable > project file > default; with `environments:` in the project file, flag "
+            "> the environment's own value > environment variable > project file > default (a "
+            "variable the environment overrode is marked ignored). Secrets are masked."
         ),
     )
 
@@ -63,13 +65,14 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
 
         settings = resolve()
     params = {p.name for p in ctx.command.params}
+    file = settings.project
+    environment = settings.environment
+    # (key, value shown, source, the generic variable an environment's own value overrode)
     rows = [
-        (r.setting.name, _shown(settings, r), r.where)
+        (r.setting.name, _shown(settings, r), r.where, settings.ignored_variable(r.setting.param))
         for r in settings.rows()
         if r.setting.param in params
     ]
-    file = settings.project
-    environment = settings.environment
     if output == "json":
         body: dict[str, object] = {
             "formatVersion": 1,
@@ -81,7 +84,10 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
                 {"path": e.path, "found": e.found, "loaded": list(e.loaded), "kept": list(e.kept)}
                 for e in settings.env_files
             ],
-            "settings": [{"key": k, "value": v, "source": s} for k, v, s in rows],
+            "settings": [
+                {"key": k, "value": v, "source": s} | ({"ignored": i} if i else {})
+                for k, v, s, i in rows
+            ],
         }
         if environment is not None:
             body["overlays"] = list(environment.overlays)
@@ -108,7 +114,8 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
             line += f"; already set, kept: {_names(env_file.kept)}"
         click.echo(line)
     click.echo("")
-    click.echo(table([list(row) for row in rows], ["SETTING", "VALUE", "SOURCE"]), nl=False)
+    lines = [[k, v, _source(settings, k, s, i)] for k, v, s, i in rows]
+    click.echo(table(lines, ["SETTING", "VALUE", "SOURCE"]), nl=False)
     return 0
 
 
@@ -125,6 +132,18 @@ def _shown(settings: object, resolved: object) -> str:
         address, _warning = settings.state_address()
         return display_path(Path(address))
     return resolved.shown()
+
+
+def _source(settings: object, key: str, where: str, ignored: str | None) -> str:
+    """Return where a value came from, and the generic variable the environment overrode."""
+    from reconciler.settings import Settings
+
+    assert isinstance(settings, Settings)
+    if ignored is None or settings.environment is None:
+        return where
+    file = settings.env_file_of(ignored)
+    variable = f"{ignored} from env file {file}" if file else ignored
+    return f"{where} ({variable} ignored: environment {settings.environment.name} sets {key})"
 
 
 def _names(names: Sequence[str]) -> str:

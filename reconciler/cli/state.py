@@ -217,7 +217,7 @@ def migrate(
 
     workspace = where.workspace or "default"
     source = where.backend()
-    destination = open_backend(to, to_workspace or workspace)
+    destination = open_backend(to, to_workspace or workspace, "--to")
     if destination.description == source.description:
         raise ConfigError(f"--to {destination.description} is the state itself")
     try:

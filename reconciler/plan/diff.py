@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
@@ -80,6 +80,11 @@ class ChangeKind(StrEnum):
     # A create-time field (sent on create, never by update) that differs on a live pipe: only
     # a replacement (``--replace``: delete and create again) changes it.
     REPLACE = "replace"
+
+
+def present(value: FieldValue) -> TypeGuard[SecretTree]:
+    """Tell whether a change's side holds a value (not ``MISSING``: absent on that side)."""
+    return not isinstance(value, Missing)
 
 
 def members(value: FieldValue) -> dict[str, SecretTree]:

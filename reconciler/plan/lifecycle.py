@@ -32,9 +32,9 @@ from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
     FieldChange,
-    Missing,
     SecretCheck,
     content_hash,
+    present,
     secret_field_name,
 )
 
@@ -102,7 +102,7 @@ def _secrets_sent(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[
     return {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
-        if c.kind is ChangeKind.SENSITIVE and not isinstance(c.new, Missing)
+        if c.kind is ChangeKind.SENSITIVE and present(c.new)
     }
 
 

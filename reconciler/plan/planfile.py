@@ -20,7 +20,7 @@ from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.secrets import REDACTED, redact
 from reconciler.model.version import package_version
 from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpose, Request
-from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, Missing
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, present
 from reconciler.plan.listdiff import field_changes, list_changes
 
 SENSITIVE_TEXT = "(sensitive value changed)"
@@ -41,9 +41,9 @@ def change_to_json(change: FieldChange) -> dict[str, JsonLike]:
     if change.kind is ChangeKind.SENSITIVE:
         out["new"] = SENSITIVE_TEXT
         return out
-    if not isinstance(change.old, Missing):
+    if present(change.old):
         out["old"] = redact(change.old)
-    if not isinstance(change.new, Missing):
+    if present(change.new):
         out["new"] = redact(change.new)
     elements = _elements(change)
     if elements:
@@ -67,9 +67,9 @@ def _elements(change: FieldChange) -> list[dict[str, JsonLike]]:
         entry: dict[str, JsonLike] = {"change": element.op.value, "element": element.element}
         if element.path:
             entry["path"] = element.path
-        if not isinstance(element.old, Missing):
+        if present(element.old):
             entry["old"] = redact(element.old)
-        if not isinstance(element.new, Missing):
+        if present(element.new):
             entry["new"] = redact(element.new)
         out.append(entry)
     return out

@@ -33,7 +33,6 @@ from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
     FieldChange,
-    Missing,
     SecretCheck,
     content_hash,
     diff_organization,
@@ -41,6 +40,7 @@ from reconciler.plan.diff import (
     mapping_key,
     members,
     pipe_managed,
+    present,
     project,
     secret_field_name,
 )
@@ -138,7 +138,7 @@ def plan_pipe(
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
         if secrets.key is not None
-        and not isinstance(c.new, Missing)
+        and present(c.new)
         and (
             c.kind is ChangeKind.SENSITIVE
             or (c.kind is ChangeKind.RESET and is_secret_path(c.path))

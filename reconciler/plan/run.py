@@ -54,10 +54,12 @@ class Scope:
     environment: str | None = None  # the environment's name, for messages and reports
     # The manifest paths the project file names (None: the run's paths are the whole project).
     project_paths: tuple[str, ...] | None = None
+    # Where ``state`` came from, for its errors: ``--state``, ``RECONCILE_STATE``, a project key.
+    state_origin: str | None = None
 
     def backend(self) -> Backend:
         """Open the state backend (the caller closes it)."""
-        return open_backend(self.state, self.workspace)
+        return open_backend(self.state, self.workspace, self.state_origin)
 
     def complete_kinds(self) -> frozenset[str] | None:
         """Return the kinds of which ``paths`` hold every manifest the project has.

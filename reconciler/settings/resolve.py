@@ -172,6 +172,7 @@ class Settings:
             self.layering(),
             self.environment_name,
             self.project_manifests,
+            self.origin("state_path"),
         )
 
     def layering(self) -> Layering | None:
@@ -205,6 +206,15 @@ class Settings:
         if found.source is Source.ENVIRONMENT:
             return found.where
         return None
+
+    def ignored_variable(self, name: str) -> str | None:
+        """Return the generic variable (``RECONCILE_KEY_ID``) that is set but unused because the
+        chosen environment writes this setting itself; None when there is none."""
+        found = self.resolved(name)
+        variable = found.setting.variable
+        if found.source is not Source.ENVIRONMENT or not variable:
+            return None
+        return variable if self.environ.get(variable) else None
 
     def api_config(self, *, insecure: bool = False) -> ApiConfig:
         """Return the client's configuration (``ApiConfig.check`` is the caller's, as before)."""

@@ -99,10 +99,14 @@ class PostgresBackend:
 
     remote = True
 
-    def __init__(self, url: str, workspace: str) -> None:
+    def __init__(self, url: str, workspace: str, origin: str | None = None) -> None:
         self._url = url
         self.workspace = workspace
         self.description = f"{redact_address(url)} (workspace {workspace})"
+        # Said when the database cannot be reached: where the URL came from (flag, variable,
+        # project-file key), so the setting to correct is named with the URL.
+        named = f"workspace {workspace}, from {origin}" if origin else f"workspace {workspace}"
+        self._named = f"{redact_address(url)} ({named})"
         self._conn: psycopg.Connection[Any] | None = None
         self._guard = threading.Lock()
         self._holder: Holder | None = None
@@ -116,7 +120,7 @@ class PostgresBackend:
                 conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
             except psycopg.Error as exc:
                 raise StateError(
-                    f"cannot connect to the state database {self.description}: {self._clean(exc)}"
+                    f"cannot connect to the state database {self._named}: {self._clean(exc)}"
                 ) from None
             create_tables(conn, _SCHEMA)
             self._conn = conn

@@ -27,13 +27,14 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 
-def parse_address(address: str) -> tuple[str, str]:
-    """Split ``s3://BUCKET/KEY`` into bucket and key."""
+def parse_address(address: str, origin: str | None = None) -> tuple[str, str]:
+    """Split ``s3://BUCKET/KEY`` into bucket and key (``origin``: where it came from)."""
     rest = address[len("s3://") :]
     bucket, _, key = rest.partition("/")
     if not bucket or not key or key.endswith("/"):
         raise ConfigError(
-            f"--state {address}: give s3://BUCKET/KEY (an object key, e.g. state.json)"
+            f"{origin or '--state'} {address}: give s3://BUCKET/KEY (an object key, e.g. "
+            "state.json)"
         )
     return bucket, key
 
@@ -43,8 +44,8 @@ class S3Backend:
 
     remote = True
 
-    def __init__(self, address: str, workspace: str) -> None:
-        self.bucket, base = parse_address(address)
+    def __init__(self, address: str, workspace: str, origin: str | None = None) -> None:
+        self.bucket, base = parse_address(address, origin)
         self.key = workspace_name(base, workspace)
         self.lock_key = self.key + ".lock"
         self.description = f"s3://{self.bucket}/{self.key}"

@@ -1,0 +1,47 @@
+"""What fetching found for one plan: each resource's live object or error, and which optional
+endpoints the server answered (filled by ``live.Fetcher`` and ``pipereads.PipeReader``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from reconciler.client.paths import PipeIds
+from reconciler.model.identity import Binding
+from reconciler.model.json import JsonMapping, JsonObject
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What fetching found for one desired resource."""
+
+    live: JsonMapping | None = None
+    error: str | None = None
+    path: str = ""
+    endpoint_status: Mapping[str, str | None] = field(default_factory=dict)
+    note: str | None = None
+    unknown: bool = False
+
+
+@dataclass
+class Capabilities:
+    """Which optional endpoints (the real service's extensions) the server answered."""
+
+    pipes_list: bool | None = None
+    organization_get: bool | None = None
+    dashboards_list: bool | None = None
+
+
+@dataclass
+class LiveState:
+    """Everything fetched for one plan."""
+
+    pipes: dict[str, Observed] = field(default_factory=dict)
+    pipe_ids: dict[str, PipeIds] = field(default_factory=dict)
+    # How each pipe manifest was bound (``identity.bind``); a NEW one has no pipe id yet.
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    organizations: dict[str, Observed] = field(default_factory=dict)
+    dashboards: list[JsonObject] | None = None
+    dashboards_error: str | None = None
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,347 @@
+"""Reading a plan's pipes with as few requests as possible.
+
+The services list once per organization and only when a pipe names its service; then one
+list call per service when the server has it (probing once, then falling back to one GET per
+pipe on 404/405), each reverse private endpoint once however many pipes name it. Which live
+pipe a manifest without ``pipeId`` is (recorded, adopted by name, or new) is decided by
+``binding.PipeBinder`` as each service's list is settled. Each pipe is handed on
+(``on_pipe``) the moment everything about it is known, so the caller plans it while other
+reads are still in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.client import reads
+from reconciler.client.api import Client
+from reconciler.client.binding import CANNOT_CREATE, PipeBinder
+from reconciler.client.livestate import LiveState, Observed
+from reconciler.client.paths import pipes_path
+from reconciler.model import collector
+from reconciler.model.errors import (
+    ApiError,
+    AuthenticationFailed,
+    NotFound,
+    Unsupported,
+    suggest,
+)
+from reconciler.model.identity import Binding, Bound, Identities
+from reconciler.model.json import JsonObject, as_items, as_mapping
+from reconciler.model.resources import Resource
+
+# A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
+LARGE_LIST = 1000
+# While a large list is planned, other reads (the next list's bytes) move this often (seconds):
+# often enough to read the next list as it comes, rarely enough to cost nothing (a turn of the
+# event loop is ~40 µs).
+YIELD_AFTER = 0.002
+
+
+@dataclass
+class PipeReader:
+    """Reads the live pipes of a plan into ``live`` (``Fetcher`` runs it beside the rest)."""
+
+    client: Client
+    live: LiveState
+    identities: Identities
+    progress: Callable[[int], None]
+    on_pipe: Callable[[Resource], None]
+    binder: PipeBinder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.binder = PipeBinder(self.identities, self.live.bindings, self.live.pipe_ids)
+
+    def _observed(self, resource: Resource, observed: Observed) -> None:
+        """Record what was found for a pipe; hand it on unless endpoint statuses are pending."""
+        self.live.pipes[resource.key] = observed
+        if observed.live is None or not _endpoint_ids(resource):
+            self.on_pipe(resource)
+
+    async def fetch(self, pipes: Sequence[Resource]) -> None:
+        """Read the live pipes of ``pipes`` and hand each on as soon as it is known."""
+        if not pipes:
+            return
+        await self._resolve_services(pipes)
+        by_service: dict[tuple[str, str], list[Resource]] = {}
+        for resource in pipes:
+            ids = self.live.pipe_ids.get(resource.key)
+            if ids is not None:
+                by_service.setdefault((ids.organization_id, ids.service_id), []).append(resource)
+        groups = list(by_service.items())
+        if groups:
+            await self._fetch_service_lists(groups)
+        await self._check_endpoints(pipes)
+
+    async def _fetch_service_lists(
+        self, groups: list[tuple[tuple[str, str], list[Resource]]]
+    ) -> None:
+        """Read the first service's pipes, then the others': all at once, or in turn if large.
+
+        Thousands of pipes per service: each parsed list takes tens of MB until its pipes are
+        planned, so lists are then read one at a time. The next is requested while the
+        current one is planned (the server builds it meanwhile) and kept as bytes until its
+        turn. Each list is reported exactly as ``list_pipes`` would report it, error or not.
+        """
+        (key, members), rest = groups[0], groups[1:]
+        first = await self._fetch_service_pipes(key, members, hold=True, get_each=False)
+        if self.live.capabilities.pipes_list is False:
+            # No list endpoint: every service's pipes are read one GET each, all from one
+            # queue, so the first service's last GETs never run with the others held back.
+            await asyncio.gather(*(self._get_pipe(r) for _, group in groups for r in group))
+            return
+        if first is None or len(first) < LARGE_LIST:
+            # The other lists are requested before this one is planned, and planning yields
+            # now and then: the server builds them and their bytes arrive meanwhile.
+            others = asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
+            try:
+                if first is not None:
+                    await self._settle_list(key, members, first)
+            except BaseException:
+                others.cancel()
+                await asyncio.gather(others, return_exceptions=True)
+                raise
+            await others
+            return
+        current: dict[str, JsonObject] | ApiError = first
+        del first
+        ahead: asyncio.Task[Callable[[], list[JsonObject]]] | None = None
+        try:
+            for index, (key, members) in enumerate(groups):
+                if index + 1 < len(groups):
+                    org, service = groups[index + 1][0]
+                    ahead = asyncio.create_task(
+                        reads.list_pipes_undecoded(self.client, org, service)
+                    )
+                    await asyncio.sleep(0)  # the request sets off before planning starts
+                if isinstance(current, ApiError):
+                    self._list_failed(members, current)
+                else:
+                    await self._settle_list(key, members, current)
+                current = {}  # this list is let go before the next one is decoded
+                if ahead is not None:
+                    current = await self._decoded(ahead)
+                    ahead = None
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                await asyncio.gather(ahead, return_exceptions=True)
+
+    async def _decoded(
+        self, ahead: asyncio.Task[Callable[[], list[JsonObject]]]
+    ) -> dict[str, JsonObject] | ApiError:
+        """Wait for a list read ahead and decode it now (its error, if any, is returned)."""
+        try:
+            listed = _decode(await ahead)
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
+        except ApiError as exc:
+            return exc
+        self.progress(1)
+        return listed
+
+    async def _resolve_services(self, pipes: Sequence[Resource]) -> None:
+        need_names: dict[str, list[Resource]] = {}
+        for resource in pipes:
+            spec = resource.spec
+            org = str(spec.get("organizationId", ""))
+            if "serviceId" in spec:
+                self.live.pipe_ids[resource.key] = self.binder.ids(
+                    resource, org, str(spec["serviceId"])
+                )
+            else:
+                need_names.setdefault(org, []).append(resource)
+
+        async def resolve(org: str, members: list[Resource]) -> None:
+            try:
+                services = await reads.list_services(self.client, org)
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
+            except ApiError as exc:
+                for resource in members:
+                    self._observed(resource, Observed(error=str(exc)))
+                return
+            self.progress(1)
+            names: dict[str, list[str]] = {}
+            for service in services:
+                names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
+            for resource in members:
+                name = str(resource.spec.get("service"))
+                found = names.get(name, [])
+                if len(found) == 1:
+                    self.live.pipe_ids[resource.key] = self.binder.ids(resource, org, found[0])
+                elif not found:
+                    known = ", ".join(sorted(names)) or "none"
+                    self._observed(
+                        resource,
+                        Observed(
+                            error=f"service {name!r} not found in organization {org}"
+                            f"{suggest(name, names)} (services: {known})"
+                        ),
+                    )
+                else:
+                    self._observed(
+                        resource,
+                        Observed(
+                            error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
+                        ),
+                    )
+
+        await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
+
+    async def _fetch_service_pipes(
+        self,
+        key: tuple[str, str],
+        members: list[Resource],
+        *,
+        hold: bool = False,
+        get_each: bool = True,
+    ) -> dict[str, JsonObject] | None:
+        """Read and settle one service's pipes: its list, else one GET per pipe.
+
+        With ``hold``, a list that was read is returned (by pipe id) instead of settled;
+        without ``get_each``, pipes the list cannot give are left to the caller to GET.
+        """
+        org, service = key
+        if self.live.capabilities.pipes_list is not False:
+            try:
+                listed = _decode(await reads.list_pipes_undecoded(self.client, org, service))
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
+            except ApiError as exc:
+                if not isinstance(exc, Unsupported) or self.live.capabilities.pipes_list:
+                    self._list_failed(members, exc)
+                    return None
+                self.live.capabilities.pipes_list = False
+                self.live.notes.append(
+                    "the server has no pipe list endpoint: pipes are read one GET each"
+                )
+            else:
+                self.live.capabilities.pipes_list = True
+                self.progress(1)
+                if not hold:  # yielding: other lists' answers are heard while this is planned
+                    await self._settle_list(key, members, listed)
+                return listed
+        if get_each:
+            await asyncio.gather(*(self._get_pipe(resource) for resource in members))
+        return None
+
+    def _list_failed(self, members: list[Resource], error: ApiError) -> None:
+        for resource in members:
+            path = self.live.pipe_ids[resource.key].path
+            self._observed(resource, Observed(error=str(error), path=path))
+
+    async def _settle_list(
+        self, key: tuple[str, str], members: list[Resource], by_id: dict[str, JsonObject]
+    ) -> None:
+        """Hand each member its live pipe from a service's list (each kept until it is planned),
+        letting other reads move (the next list's bytes) every few pipes."""
+        self.binder.bind_all(key[1], members, by_id)
+        turn = time.perf_counter()
+        for resource in members:
+            self._settle_one(key[1], resource, by_id)
+            if time.perf_counter() - turn >= YIELD_AFTER:
+                await asyncio.sleep(0)
+                turn = time.perf_counter()
+
+    def _settle_one(self, service: str, resource: Resource, by_id: dict[str, JsonObject]) -> None:
+        ids = self.live.pipe_ids[resource.key]
+        binding = self.live.bindings[resource.key]
+        if binding.error is not None:
+            self._observed(resource, Observed(error=binding.error, path=ids.path))
+            return
+        if binding.how is Bound.NEW:
+            path = pipes_path(ids.organization_id, ids.service_id)
+            self._observed(resource, Observed(path=path))
+            return
+        pipe = by_id.pop(ids.pipe_id, None)
+        if pipe is None:
+            error = f"pipe {ids.pipe_id} not found in service {service}"
+            self._observed(resource, Observed(error=error, path=ids.path))
+        else:
+            self._observed(resource, Observed(live=pipe, path=ids.path))
+
+    async def _get_pipe(self, resource: Resource) -> None:
+        ids = self.live.pipe_ids[resource.key]
+        if not ids.pipe_id:
+            where = resource.locate("spec")
+            self._observed(resource, Observed(error=f"{where}: {CANNOT_CREATE}"))
+            return
+        self.live.bindings[resource.key] = Binding(
+            Bound.PINNED if resource.spec.get("pipeId") else Bound.RECORDED,
+            ids.pipe_id,
+            record=self.identities.record(resource.name),
+            renamed_from=self.identities.renamed.get(resource.name),
+        )
+        try:
+            pipe = await reads.get_pipe(self.client, ids, name=resource.name)
+        except AuthenticationFailed:  # the run stops: never one resource's error
+            raise
+        except ApiError as exc:
+            self._observed(resource, Observed(error=str(exc), path=ids.path))
+            return
+        self.progress(1)
+        self._observed(resource, Observed(live=pipe, path=ids.path))
+
+    async def _check_endpoints(self, pipes: Sequence[Resource]) -> None:
+        wanted: dict[tuple[str, str, str], list[Resource]] = {}
+        for resource in pipes:
+            ids = self.live.pipe_ids.get(resource.key)
+            observed = self.live.pipes.get(resource.key)
+            if ids is None or observed is None or observed.live is None:
+                continue
+            for endpoint_id in _endpoint_ids(resource):
+                wanted.setdefault(
+                    (ids.organization_id, ids.service_id, str(endpoint_id)), []
+                ).append(resource)
+        results: dict[tuple[str, str, str], str | None] = {}
+
+        async def check(key: tuple[str, str, str]) -> None:
+            org, service, endpoint_id = key
+            try:
+                endpoint = await reads.get_endpoint(self.client, org, service, endpoint_id)
+            except NotFound:
+                results[key] = None
+                return
+            except AuthenticationFailed:  # the run stops: never one resource's error
+                raise
+            except ApiError as exc:
+                results[key] = f"unknown ({exc})"
+                return
+            self.progress(1)
+            results[key] = str(endpoint.get("status"))
+
+        await asyncio.gather(*(check(key) for key in wanted))
+        per_pipe: dict[str, dict[str, str | None]] = {}
+        for key, members in wanted.items():
+            for resource in members:
+                per_pipe.setdefault(resource.key, {})[key[2]] = results.get(key)
+        settled = {r.key: r for members in wanted.values() for r in members}
+        for resource_key, statuses in per_pipe.items():
+            old = self.live.pipes[resource_key]
+            self.live.pipes[resource_key] = Observed(
+                live=old.live, error=old.error, path=old.path, endpoint_status=statuses
+            )
+            self.on_pipe(settled[resource_key])
+
+
+def _decode(decode: Callable[[], list[JsonObject]]) -> dict[str, JsonObject]:
+    """Decode a pipe list and index it by id (the list itself is let go).
+
+    Each pipe lives until it is planned: the cyclic collector is kept off them (they form no
+    cycles) while they are built and afterwards (``collector.freeze_alive``, before the
+    collector resumes: its next pass would otherwise walk them all once, ~40 ms a list).
+    """
+    with collector.paused():
+        by_id = {str(p.get("id")): p for p in decode()}
+        collector.freeze_alive()
+    return by_id
+
+
+def _endpoint_ids(resource: Resource) -> list[str]:
+    """Return the reverse private endpoint ids a kafka pipe names (their status is read)."""
+    kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
+    return [str(i) for i in as_items(kafka.get("reversePrivateEndpointIds"))]
