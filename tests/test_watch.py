@@ -69,6 +69,27 @@ def _row(rows: list[list[str]], resource: str) -> list[str]:
     return next(r for r in rows if r and r[0] == resource)
 
 
+def _correcting(emulator: Emulator, tmp_path: Path, *extra: str) -> WatchProcess:
+    """Start a correct-mode watch on the applied example project (``extra``: more options)."""
+    directory, state = _applied(emulator, tmp_path)
+    args = ["manifests", "--state", state, *FAST, "--mode", "correct", *extra]
+    return WatchProcess(args, directory, emulator.env()).start()
+
+
+def sigterm_once_a_patch_is_in_flight(
+    watch: WatchProcess, emulator: Emulator, since: int, timeout: float
+) -> None:
+    """SIGTERM the watch once a PATCH logged after request ``since`` is in flight; it exits 0."""
+
+    def patch_in_flight() -> bool:
+        log = emulator.requests()[since:]
+        return any(r["method"] == "PATCH" and r["status"] is None for r in log)
+
+    until(patch_in_flight, timeout=timeout, what="a correcting PATCH in flight")
+    watch.process.send_signal(signal.SIGTERM)
+    assert watch.process.wait(timeout=30) == 0
+
+
 def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -105,9 +126,7 @@ def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
 def test_correct_mode_corrects_drift_within_one_interval(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = _applied(emulator, tmp_path)
-    args = ["manifests", "--state", state, *FAST, "--mode", "correct", "--log-format", "json"]
-    watch = WatchProcess(args, directory, emulator.env()).start()
+    watch = _correcting(emulator, tmp_path, "--log-format", "json")
     try:
         watch.wait_for_line(r'"result": "in-sync"')
         drift_orders(emulator)
@@ -199,14 +218,7 @@ def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
         emulator.configure(latencyMs=1500)
         drift_orders(emulator)
         since = len(emulator.requests())
-
-        def patch_in_flight() -> bool:
-            log = emulator.requests()[since:]
-            return any(r["method"] == "PATCH" and r["status"] is None for r in log)
-
-        until(patch_in_flight, timeout=30, what="the correcting PATCH in flight")
-        watch.process.send_signal(signal.SIGTERM)
-        assert watch.process.wait(timeout=30) == 0
+        sigterm_once_a_patch_is_in_flight(watch, emulator, since, timeout=30)
     finally:
         if watch.process.poll() is None:
             watch.kill()
@@ -285,9 +297,7 @@ def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Pa
 def test_a_correction_stopped_by_sigterm_is_an_interrupted_cycle_not_a_failed_one(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = _applied(emulator, tmp_path)
-    args = ["manifests", "--state", state, *FAST, "--mode", "correct", "--parallelism", "1"]
-    watch = WatchProcess(args, directory, emulator.env()).start()
+    watch = _correcting(emulator, tmp_path, "--parallelism", "1")
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         emulator.configure(latencyMs=1500)
@@ -300,14 +310,7 @@ def test_a_correction_stopped_by_sigterm_is_an_interrupted_cycle_not_a_failed_on
         )
         response.raise_for_status()
         since = len(emulator.requests())
-
-        def patch_in_flight() -> bool:
-            log = emulator.requests()[since:]
-            return any(r["method"] == "PATCH" and r["status"] is None for r in log)
-
-        until(patch_in_flight, timeout=40, what="the first correcting PATCH in flight")
-        watch.process.send_signal(signal.SIGTERM)
-        assert watch.process.wait(timeout=30) == 0
+        sigterm_once_a_patch_is_in_flight(watch, emulator, since, timeout=40)
     finally:
         if watch.process.poll() is None:
             watch.kill()
