@@ -272,8 +272,11 @@ def test_the_wait_timeout_flag_defaults_to_the_core_default() -> None:
     from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
     from reconciler.cli.apply import apply as command
 
+    from reconciler.settings.table import default_of, setting_named
+
     (option,) = [p for p in command.params if p.name == "wait_timeout"]
     assert option.default == DEFAULT_WAIT_TIMEOUT == WaitOptions().timeout
+    assert default_of(setting_named("waitTimeout")) == DEFAULT_WAIT_TIMEOUT
 
 
 @pytest.fixture(autouse=True)

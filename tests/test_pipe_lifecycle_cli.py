@@ -113,6 +113,20 @@ def test_wait_timeout_expiry_is_an_error_naming_the_state(
     assert "waiting for 1 pipe(s): pipe orders Stopping → Paused/Stopped" in applied.stderr
 
 
+def test_the_project_file_sets_the_wait_timeout(emulator: Emulator, tmp_path: Path) -> None:
+    emulator.configure(transitionMs=60_000)
+    write_manifest(tmp_path / "m" / "orders.yaml", "Pipe", "orders", pipe_spec(state="Stopped"))
+    project = tmp_path / "reconcile.yaml"
+    project.write_text("waitTimeout: 1.5\n")
+    env = {**emulator.env(), "RECONCILE_CONFIG": str(project)}
+    shown = run_cli(["config"], env)
+    assert "waitTimeout" in shown.stdout and "reconcile.yaml:1" in shown.stdout, shown.output
+    applied = run_cli(_args("apply", tmp_path), env)
+    assert applied.exit_code == 1, applied.output
+    assert "pipe orders is still Stopping" in applied.stdout
+    assert "(--wait-timeout 1.5s)" in applied.stdout
+
+
 def test_a_pipe_that_goes_failed_while_apply_waits_is_an_error(
     emulator: Emulator, tmp_path: Path
 ) -> None:

@@ -184,6 +184,16 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
     ),
     (
         Setting(
+            ("waitTimeout",),
+            "wait_timeout",
+            "--wait-timeout",
+            "RECONCILE_WAIT_TIMEOUT",
+            Kind.SECONDS,
+        ),
+        _constant(600.0),  # ``apply.waiting.DEFAULT_WAIT_TIMEOUT`` (tested equal)
+    ),
+    (
+        Setting(
             ("limits", "maxWait"), "max_wait", "--max-wait", "RECONCILE_MAX_WAIT", Kind.SECONDS
         ),
         _limit("max_wait"),
