@@ -271,7 +271,6 @@ def test_a_command_planned_on_a_moving_pipe_waits_for_it_to_settle_first(
 def test_the_wait_timeout_flag_defaults_to_the_core_default() -> None:
     from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
     from reconciler.cli.apply import apply as command
-
     from reconciler.settings.table import default_of, setting_named
 
     (option,) = [p for p in command.params if p.name == "wait_timeout"]
