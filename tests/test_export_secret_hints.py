@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from ruamel.yaml import YAML
 
@@ -48,3 +50,56 @@ def test_key_material_of_mutual_tls_is_referenced_as_files() -> None:
             "privateKey": {"fromFile": "orders.key"},
         }
     }
+
+
+REGISTRY = {"url": "https://registry.example.com", "authentication": "PLAIN"}
+
+
+def test_a_registry_that_authenticates_gets_a_credentials_hint_when_exported_by_name() -> None:
+    source = {"authentication": "PLAIN", "schemaRegistry": REGISTRY}
+    lines = secret_hints("kafka", source, "ORDERS", "orders", create_time=True)
+    (line,) = [line for line in lines if "schemaRegistry" in line]
+    assert parsed(line) == {
+        "credentials": {
+            "username": {"fromEnv": "ORDERS_SCHEMA_REGISTRY_USERNAME"},
+            "password": {"fromEnv": "ORDERS_SCHEMA_REGISTRY_PASSWORD"},
+        }
+    }
+    assert line.endswith("# inside schemaRegistry (needed to create the pipe)")
+
+
+@pytest.mark.parametrize(
+    ("registry", "create_time"),
+    [(REGISTRY, False), ({"url": "https://registry.example.com"}, True), (None, True)],
+    ids=["not-exported", "no-authentication", "no-registry"],
+)
+def test_no_registry_hint_without_an_exported_registry_that_authenticates(
+    registry: dict[str, str] | None, create_time: bool
+) -> None:
+    source = {"authentication": "PLAIN", **({"schemaRegistry": registry} if registry else {})}
+    lines = secret_hints("kafka", source, "ORDERS", "orders", create_time=create_time)
+    assert not [line for line in lines if "schemaRegistry" in line]
+
+
+def test_export_by_name_of_a_pipe_whose_registry_authenticates_hints_its_credentials() -> None:
+    from reconciler.inventory.export import pipe_document, render_document
+
+    live = {
+        "id": "p-1",
+        "name": "orders",
+        "source": {
+            "kafka": {
+                "type": "kafka",
+                "format": "AvroConfluent",
+                "brokers": "b:9092",
+                "topics": "orders",
+                "authentication": "PLAIN",
+                "schemaRegistry": REGISTRY,
+            }
+        },
+    }
+    by_name = pipe_document(live, "org", "svc", "orders", with_expectations=False, by_name="main")
+    text = render_document(by_name, Path("orders.yaml"))
+    assert "ORDERS_SCHEMA_REGISTRY_PASSWORD" in text and "inside schemaRegistry" in text
+    by_id = pipe_document(live, "org", "svc", "orders", with_expectations=False)
+    assert "SCHEMA_REGISTRY" not in render_document(by_id, Path("orders.yaml"))

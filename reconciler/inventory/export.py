@@ -201,7 +201,7 @@ def pipe_document(
         spec["source"] = {kind: source[kind], **{k: v for k, v in source.items() if k != kind}}
         prefix = env_prefix(str(pipe.get("name") or name))
         live = as_mapping(as_mapping(pipe.get("source")).get(kind))
-        hints = secret_hints(kind, live, prefix, slugify(prefix))
+        hints = secret_hints(kind, live, prefix, slugify(prefix), create_time=by_name is not None)
         order = [
             "organizationId",
             "service",

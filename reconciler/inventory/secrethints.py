@@ -6,7 +6,9 @@ takes is ``KAFKA_CREDENTIAL_SHAPES``, and the members of a secret object (``{use
 password}``, ``{accessKeyId, secretKey}``) and their order come from the pipe schema. Each
 member becomes a reference named after the pipe — ``{fromEnv: ORDERS_PASSWORD}``, and the
 key material of mutual TLS as files, ``{fromFile: orders.key}`` — so a field added to the list
-or the schema is hinted without a change here.
+or the schema is hinted without a change here. A secret inside a create-time object (the
+schema registry's ``credentials``) is hinted when the manifest carries that object
+(``export --by-name``) and the object says how it authenticates.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ from reconciler.model.json import JsonMapping
 _FILE_SUFFIX = {"certificate": "crt", "privateKey": "key"}
 
 
-def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list[str]:
-    """Return one YAML line per way to state the secrets of a ``kind`` source (first: usual)."""
+def secret_hints(
+    kind: str, source: JsonMapping, prefix: str, stem: str, *, create_time: bool = False
+) -> list[str]:
+    """Return one YAML line per way to state the secrets of a ``kind`` source (first: usual).
+
+    With ``create_time`` (the manifest carries the create-time fields, as ``export --by-name``
+    writes it), a create-time object that authenticates (a schema registry with
+    ``authentication``) also gets a line for the secret a create sends inside it.
+    """
+    nested = _nested_hints(kind, source, prefix, stem) if create_time else []
     if kind == "kafka":
         method = str(source.get("authentication") or KAFKA_DEFAULT_AUTHENTICATION)
         shapes = KAFKA_CREDENTIAL_SHAPES.get(method, KAFKA_CREDENTIAL_SHAPES["PLAIN"][:1])
@@ -37,7 +47,7 @@ def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list
         return [
             _line("credentials", ordered[shape], prefix, stem) + ("   # or this shape" if i else "")
             for i, shape in enumerate(shapes)
-        ]
+        ] + nested
     pipe = KIND_FILES["Pipe"]
     properties = load_schemas()[pipe]["$defs"][kind]["properties"]
     lines = []
@@ -45,7 +55,33 @@ def secret_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list
         declared = properties[name]
         text = _line(name, _members(_resolve(declared, pipe)[0]), prefix, stem)
         lines.append(text + (f"   # instead: {_summary(declared)}" if i else ""))
+    return lines + nested
+
+
+def _nested_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> list[str]:
+    """Lines for the secret fields inside an object of the source (``schemaRegistry``), for
+    each such object the live source has and that says how it authenticates."""
+    pipe = KIND_FILES["Pipe"]
+    properties = load_schemas()[pipe]["$defs"][kind]["properties"]
+    lines = []
+    for sub in SECRET_FIELDS.get(kind, ()):
+        if len(sub) != 2:
+            continue
+        parent, name = str(sub[0]), str(sub[1])
+        found = source.get(parent)
+        if not isinstance(found, Mapping) or not found.get("authentication"):
+            continue
+        holder, document = _resolve(properties[parent], pipe)
+        declared, document = _resolve(holder["properties"][name], document)
+        scoped = f"{prefix}_{_words(parent)}"
+        text = _line(name, _members(declared), scoped, f"{stem}-{parent}")
+        lines.append(f"{text}   # inside {parent} (needed to create the pipe)")
     return lines
+
+
+def _words(name: str) -> str:
+    """``schemaRegistry`` → ``SCHEMA_REGISTRY`` (how a reference's variable is named)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
 
 
 def has_secrets(kind: str) -> bool:
@@ -54,8 +90,8 @@ def has_secrets(kind: str) -> bool:
 
 
 def _writable_secrets(kind: str) -> list[str]:
-    """The secret fields directly under ``source.<kind>`` (those inside a create-time field,
-    such as the schema registry's credentials, come with that field, never exported)."""
+    """The secret fields directly under ``source.<kind>`` (those inside a create-time object,
+    such as the schema registry's credentials, are hinted by ``_nested_hints``)."""
     return [str(sub[0]) for sub in SECRET_FIELDS.get(kind, ()) if len(sub) == 1]
 
 
@@ -69,7 +105,7 @@ def _line(name: str, members: tuple[str, ...], prefix: str, stem: str) -> str:
 def _reference(member: str, prefix: str, stem: str) -> str:
     if member in _FILE_SUFFIX:
         return f"{{fromFile: {stem}.{_FILE_SUFFIX[member]}}}"
-    return f"{{fromEnv: {prefix}_{re.sub(r'(?<!^)(?=[A-Z])', '_', member).upper()}}}"
+    return f"{{fromEnv: {prefix}_{_words(member)}}}"
 
 
 def _resolve(node: Mapping[str, Any], document: str) -> tuple[Mapping[str, Any], str]:
