@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from reconciler.model.errors import StateError
-from reconciler.model.json import JsonObject
+from reconciler.model.json import JsonMapping, JsonObject
 from reconciler.state.backend import Holder, redact_address, workspace_name
 from reconciler.state.local import read_record, write_record
 
@@ -42,7 +42,7 @@ class Lease(Protocol):
         """Take or renew the lease; return whether this replica holds it now."""
         ...
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the current holder's record (None when unknown or free)."""
         ...
 
@@ -133,7 +133,7 @@ class PostgresLease:
                 f"watch lease on {self.description}: {error_text(exc, self._url)}"
             ) from None
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the record the current leader wrote (None when no session holds the lock)."""
         import psycopg
 
@@ -230,7 +230,7 @@ class S3Lease:
         except BotoCoreError as exc:
             raise StateError(f"watch lease {self.description}: {exc}") from None
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the lease object's record while it has not expired."""
         try:
             record, _ = self._read()
@@ -293,7 +293,7 @@ class LocalLease:
             self._lock.release()
 
 
-def describe_holder(record: dict[str, Any] | None) -> str:
+def describe_holder(record: JsonMapping | None) -> str:
     """Return a holder record for people: ``pid 123 on host (user)``."""
     if not record:
         return "an unknown process"

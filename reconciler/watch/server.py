@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from reconciler.model.json import as_items, as_mapping
 from reconciler.watch.status import WatchStatus
 
 CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
@@ -74,7 +75,7 @@ th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:to
 def render_page(status: WatchStatus) -> str:
     """Return the status page's HTML (every value escaped)."""
     doc = status.document()
-    holder = doc["holder"] or {}
+    holder = as_mapping(doc["holder"])
     leader = (
         "this replica"
         if doc["leader"]
@@ -119,7 +120,7 @@ def render_page(status: WatchStatus) -> str:
         "<tr><th>#</th><th>Started</th><th>Result</th><th>Found</th><th>Corrected</th>"
         "<th>Requests</th><th>Seconds</th><th>Message</th></tr>"
     )
-    for cycle in doc["cycles"]:
+    for cycle in map(as_mapping, as_items(doc["cycles"])):
         parts.append(
             f"<tr><td>{_e(cycle['number'])}</td><td>{_e(cycle['startedAt'])}</td>"
             f"<td class='{_e(cycle['result'])}'>{_e(cycle['result'])}</td>"

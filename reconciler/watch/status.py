@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+
+from reconciler.apply.results import ActionResult, Outcome
+from reconciler.model.json import JsonLike, JsonMapping
+from reconciler.plan.actions import Action
 
 STATUS_FORMAT_VERSION = 1
 # Cycles kept for the page and /api/status.
@@ -65,7 +69,7 @@ class Cycle:
     message: str = ""
     found_by_kind: dict[str, int] = field(default_factory=dict)
     corrected_by_kind: dict[str, int] = field(default_factory=dict)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, JsonLike]] = field(default_factory=list)
     # The signal that interrupted the cycle's apply (its number; 0: none).
     stopped_by: int = 0
 
@@ -79,7 +83,7 @@ class Cycle:
         """Tell whether the cycle did all it set out to (an interrupted one did not)."""
         return not self.failed and self.result is not CycleResult.INTERRUPTED
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the cycle as JSON-ready data."""
         return {
             "number": self.number,
@@ -107,7 +111,7 @@ class ResourceRow:
     corrected_at: float | None = None
     message: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonLike]:
         """Return the row as JSON-ready data."""
         return {
             "resource": self.key,
@@ -144,7 +148,7 @@ class WatchStatus:
     workspace: str
     started: float = field(default_factory=time.time)
     leader: bool = False
-    holder: dict[str, Any] | None = None  # the lease holder's record, when known
+    holder: JsonMapping | None = None  # the lease holder's record, when known
     lease_checked: bool = False
     lease_error: str = ""
     running: bool = False
@@ -177,7 +181,7 @@ class WatchStatus:
             return f"the last cycle (#{last.number}) {last.result}: {last.message}"
         return None
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> dict[str, JsonLike]:
         """Return the ``/api/status`` document."""
         holder = self.holder or {}
         return {
@@ -198,7 +202,7 @@ class WatchStatus:
             "resources": [self.resources[k].to_dict() for k in sorted(self.resources)],
         }
 
-    def record_plan(self, actions: Any, now: float) -> None:
+    def record_plan(self, actions: Iterable[Action], now: float) -> None:
         """Update the rows from a plan's actions (``plan.actions``); drop resources it lost."""
         seen: set[str] = set()
         for action in actions:
@@ -225,7 +229,7 @@ class WatchStatus:
         for key in set(self.resources) - seen:
             del self.resources[key]
 
-    def record_results(self, results: Any, now: float) -> None:
+    def record_results(self, results: Iterable[ActionResult], now: float) -> None:
         """Update the rows from an apply's results: applied ones are corrected now."""
         for result in results:
             row = self.resources.get(result.key)
@@ -234,6 +238,6 @@ class WatchStatus:
             if result.failed:
                 row.state = ResourceState.FAILED
                 row.message = "; ".join(result.messages) or str(result.outcome)
-            elif str(result.outcome) == "applied":
+            elif result.outcome is Outcome.APPLIED:
                 row.state, row.corrected_at, row.drifted_since = ResourceState.CORRECTED, now, None
                 row.message = ""
