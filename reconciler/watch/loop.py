@@ -321,7 +321,7 @@ class Watcher:
         self.status.record_results([r for r in result.results if r.key not in not_started], now)
         kinds = {a.key: a.kind for a in result.plan.actions}
         for item in result.results:
-            if str(item.outcome) == "applied":
+            if item.outcome is Outcome.APPLIED:
                 kind = kinds.get(item.key, item.key.split("/", 1)[0])
                 cycle.corrected_by_kind[kind] = cycle.corrected_by_kind.get(kind, 0) + 1
         cycle.corrected = sum(cycle.corrected_by_kind.values())
