@@ -203,6 +203,13 @@ def reconcile(emulator: Emulator, work: Path, *args: str) -> Run:
     return Run(code, wall, usage.ru_maxrss / 1024, emulator.requests(), stdout)
 
 
+def apply_all(emulator: Emulator, work: Path, n: int, state: str, rate: str) -> Run:
+    """Apply ``n`` changed pipes over 3 services with ``--rate RATE`` and a fresh ``state`` file."""
+    path = manifests(work, n, 3, changed=n)
+    args = ("apply", path, "--auto-approve", "--state", str(work / state), "--rate", rate)
+    return reconcile(emulator, work, *args)
+
+
 @dataclass
 class Row:
     """One line of the result table."""
@@ -567,18 +574,7 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
         flags = ["--rate-limit", limit] if limit else []
         emulator = Emulator("--seed-pipes", str(n), "--services", "3", *flags)
         try:
-            path = manifests(work, n, 3, changed=n)
-            run = reconcile(
-                emulator,
-                work,
-                "apply",
-                path,
-                "--auto-approve",
-                "--state",
-                str(work / f"s5{label[1]}.json"),
-                "--rate",
-                limit or "none",
-            )
+            run = apply_all(emulator, work, n, f"s5{label[1]}.json", limit or "none")
         finally:
             emulator.stop()
         writes = run.count("PATCH")
@@ -851,20 +847,9 @@ def scenario_recovery(quick: bool, work: Path) -> list[Row]:
     ):
         emulator = Emulator("--seed-pipes", str(n), "--services", "3", "--rate-limit", "100/1")
         try:
-            path = manifests(work, n, 3, changed=n)
             emulator.reset()
             helper = _foreign_client(emulator, foreign) if foreign else None
-            run = reconcile(
-                emulator,
-                work,
-                "apply",
-                path,
-                "--auto-approve",
-                "--state",
-                str(work / f"sR{foreign}.json"),
-                "--rate",
-                "100/1",
-            )
+            run = apply_all(emulator, work, n, f"sR{foreign}.json", "100/1")
             if helper is not None:
                 helper.join(timeout=10)
         finally:

@@ -48,6 +48,17 @@ class CliResult:
         return json.loads(self.stdout)
 
 
+# A dashboard tile as a manifest states it (six wide: one of two columns).
+TILE = {
+    "name": "rows",
+    "x": 0,
+    "y": 0,
+    "w": 6,
+    "h": 3,
+    "series": [{"type": "time", "dataSource": "events"}],
+}
+
+
 def run_cli(args: list[str], env: dict[str, str], stdin: str | None = None) -> CliResult:
     """Run ``reconcile ARGS`` in-process through the real entry point (error mapping included)."""
     runner = CliRunner()

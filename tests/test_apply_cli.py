@@ -18,7 +18,15 @@ from jsonschema import Draft202012Validator
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
+from tests.cli_helpers import (
+    SECRET_ENV,
+    TILE,
+    pipe_spec,
+    run_cli,
+    settle,
+    write_manifest,
+    writes,
+)
 from tests.conftest import Emulator
 from tests.manifest_helpers import EXAMPLES, example_copy
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
@@ -201,19 +209,11 @@ def _scale_manifests(root: Path, count: int, services: int, dashboards: int = 5)
             }
         write_manifest(root / f"{name}.yaml", "Pipe", name, pipe_spec(pid, sid, **fields))
     for d in range(dashboards):
-        tile = {
-            "name": "rows",
-            "x": 0,
-            "y": 0,
-            "w": 6,
-            "h": 3,
-            "series": [{"type": "time", "dataSource": "events"}],
-        }
         write_manifest(
             root / f"dash-{d}.yaml",
             "Dashboard",
             f"dash-{d}",
-            {"name": f"Dashboard {d}", "tiles": [tile]},
+            {"name": f"Dashboard {d}", "tiles": [TILE]},
         )
 
 
@@ -460,14 +460,7 @@ def test_a_secret_removed_from_the_manifest_is_sent_again_when_it_comes_back(
 
 
 def _dashboard(root: Path, title: str, width: int = 6) -> None:
-    tile = {
-        "name": "rows",
-        "x": 0,
-        "y": 0,
-        "w": width,
-        "h": 3,
-        "series": [{"type": "time", "dataSource": "events"}],
-    }
+    tile = {**TILE, "w": width}
     write_manifest(
         root / "d.yaml", "Dashboard", "ops", {"name": title, "tiles": [tile], "tags": ["ops"]}
     )

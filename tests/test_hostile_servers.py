@@ -121,6 +121,19 @@ def serve() -> Iterator[Callable[[Behaviour], HostileServer]]:
         server.stop()
 
 
+def cli_env(server: HostileServer) -> dict[str, str]:
+    """The command line's variables for both interfaces of ``server``, with small bounds
+    (1 s per request, 2 s of retries without a success)."""
+    return {
+        "RECONCILE_BASE_URL": server.url,
+        "RECONCILE_KEY_ID": "key",
+        "RECONCILE_KEY_SECRET": SECRET,
+        "RECONCILE_DASHBOARDS_TOKEN": TOKEN,
+        "RECONCILE_REQUEST_DEADLINE": "1",
+        "RECONCILE_RETRY_BUDGET": "2",
+    }
+
+
 def client_config(
     server: HostileServer,
     *,
@@ -412,14 +425,7 @@ def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
         "spec: {organizationId: 7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c, name: Acme}\n",
         encoding="utf-8",
     )
-    env = {
-        "RECONCILE_BASE_URL": server.url,
-        "RECONCILE_KEY_ID": "key",
-        "RECONCILE_KEY_SECRET": SECRET,
-        "RECONCILE_DASHBOARDS_TOKEN": TOKEN,
-        "RECONCILE_REQUEST_DEADLINE": "1",
-        "RECONCILE_RETRY_BUDGET": "2",
-    }
+    env = cli_env(server)
     start = time.monotonic()
     result = run_cli(["plan", str(manifest), "--state", str(tmp_path / "s.json")], env)
     assert time.monotonic() - start < 20
@@ -499,15 +505,7 @@ def test_plan_against_a_server_that_never_succeeds_ends_with_one_message_naming_
         pipe = f"0b5e7d1c-2a3f-4b6e-8c9d-1e2f3a4b5c{index:02d}"
         spec = pipe_spec(pipe, settings={"engine_max_threads": 4})
         write_manifest(tmp_path / "m" / f"p{index}.yaml", "Pipe", f"p{index}", spec)
-    env = {
-        "RECONCILE_BASE_URL": server.url,
-        "RECONCILE_KEY_ID": "key",
-        "RECONCILE_KEY_SECRET": SECRET,
-        "RECONCILE_DASHBOARDS_TOKEN": TOKEN,
-        "RECONCILE_REQUEST_DEADLINE": "1",
-        "RECONCILE_RETRY_BUDGET": "2",
-        "RECONCILE_MAX_WAIT": "1",
-    }
+    env = {**cli_env(server), "RECONCILE_MAX_WAIT": "1"}
     start = time.monotonic()
     result = run_cli(["plan", str(tmp_path / "m"), "--state", str(tmp_path / "s.json")], env)
     elapsed = time.monotonic() - start

@@ -9,18 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest, writes
+from tests.cli_helpers import TILE, pipe_spec, run_cli, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import KAFKA_PIPE, ORG_ID
-
-TILE = {
-    "name": "rows",
-    "x": 0,
-    "y": 0,
-    "w": 6,
-    "h": 3,
-    "series": [{"type": "time", "dataSource": "events"}],
-}
 
 
 def _dashboard(path: Path, slug: str, title: str = "Ops") -> Path:

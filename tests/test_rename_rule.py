@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import run_cli, write_manifest
+from tests.cli_helpers import TILE, run_cli, write_manifest
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 from tests.test_pipe_lifecycle import kafka_spec, pipes_named
 
-TILE = {
-    "name": "rows",
-    "x": 0,
-    "y": 0,
-    "w": 6,
-    "h": 3,
-    "series": [{"type": "time", "dataSource": "events"}],
-}
 FAST = ("--rate", "none")
 
 
