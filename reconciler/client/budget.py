@@ -180,7 +180,8 @@ class RequestBudget:
         finally:
             self._in_flight -= 1
             if not self.rate.unlimited:
-                self._answers.append(place.answered or time.monotonic())
+                answered = place.answered
+                self._answers.append(time.monotonic() if answered is None else answered)
             self._changed.set()
 
     def halt(self, reason: str) -> None:
