@@ -6,7 +6,10 @@ parallel read equals the sequential one (resources, spec, file/index, lazy posit
 order); a worker that exits, is killed or sends a truncated or garbled answer loses nothing;
 no fork with another thread running, with ``RECONCILE_LOAD_WORKERS=1`` or below the size
 threshold; a bad setting is a ConfigError; a read inside a running asyncio loop leaves the loop
-working. Sizes are kept small by lowering the threshold and the block size; nothing is timed.
+working. A read started ahead (``start_loading``, as the command line does before importing the
+later stages) has its workers at work when it returns, answers exactly what ``load_resources``
+answers, alike each time it is asked, and ends its workers when abandoned. Sizes are kept small
+by lowering the threshold and the block size; nothing is timed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pytest
 
 from bench.manifests_gen import pipe_manifest
 from reconciler.load import manifests, workers
-from reconciler.load.manifests import load_resources
+from reconciler.load.manifests import load_resources, start_loading
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import ConfigError, ManifestErrors
 from reconciler.model.resources import Resource
@@ -67,7 +70,7 @@ def spy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Spy]:
     parent, started = os.getpid(), tmp_path / "started"
     started.mkdir()
     real_fork, real_receive = os.fork, workers._receive
-    real_parts, real_read = workers.read_in_parts, manifests._Reader.read
+    real_parts, real_read = workers.start_parts, manifests._Reader.read
 
     def counting_fork() -> int:
         pid = real_fork()
@@ -80,7 +83,7 @@ def spy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Spy]:
         seen.answers.append(None if answer is workers._FAILED else len(answer))
         return answer
 
-    def read_in_parts(items: Sequence[Any], read: Any, processes: int) -> Any:
+    def start_parts(items: Sequence[Any], read: Any, processes: int) -> Any:
         enough = len(workers.blocks(len(items))) >= processes
         seen.barrier = processes - 1 if processes > 1 and enough else 0
         # Each read starts unwaited: a sequential read before it (the tests comparing with
@@ -102,8 +105,8 @@ def spy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Spy]:
 
     monkeypatch.setattr(workers.os, "fork", counting_fork)
     monkeypatch.setattr(workers, "_receive", receive)
-    monkeypatch.setattr(workers, "read_in_parts", read_in_parts)
-    monkeypatch.setattr(manifests, "read_in_parts", read_in_parts)
+    monkeypatch.setattr(workers, "start_parts", start_parts)
+    monkeypatch.setattr(manifests, "start_parts", start_parts)
     monkeypatch.setattr(manifests._Reader, "read", read)
     yield seen
 
@@ -321,6 +324,46 @@ def test_a_read_that_fails_here_should_end_its_workers(
     assert_reaped(spy.forks)
 
 
+def test_a_read_started_ahead_should_have_its_workers_reading_and_answer_as_load_resources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
+) -> None:
+    directory = valid_set(tmp_path / "m")
+    expected = sequential(monkeypatch, lambda: load_resources([directory], positions=True))
+    reading = start_loading([directory], positions=True)
+    assert len(spy.forks) == 2  # the workers were started before the answer is asked for
+    assert outcome(reading.result) == expected
+    assert_reaped(spy.forks)
+
+
+def test_a_read_started_ahead_should_answer_alike_each_time_it_is_asked(
+    tmp_path: Path, spy: Spy
+) -> None:
+    good = start_loading([valid_set(tmp_path / "good")])
+    assert good.result() is good.result()
+    bad = start_loading([invalid_set(tmp_path / "bad")], limits=ManifestLimits(max_bytes=2500))
+    with pytest.raises(ManifestErrors) as first:
+        bad.result()
+    with pytest.raises(ManifestErrors) as second:
+        bad.result()
+    assert second.value is first.value
+
+
+def test_a_read_started_ahead_and_abandoned_should_end_its_workers(
+    tmp_path: Path, spy: Spy
+) -> None:
+    directory = valid_set(tmp_path / "m")
+    with start_loading([directory]):
+        assert len(spy.forks) == 2
+    assert_reaped(spy.forks)
+    reading = start_loading([directory])
+    reading.close()
+    reading.close()  # closing twice is harmless
+    with pytest.raises(RuntimeError, match="closed before it was taken"):
+        reading.result()
+    assert len(spy.forks) == 4
+    assert_reaped(spy.forks)
+
+
 def test_no_worker_should_be_forked_while_another_thread_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: Spy
 ) -> None:
@@ -343,7 +386,7 @@ def test_a_single_threaded_process_should_read_many_manifests_in_workers(tmp_pat
     script = f"""
 import os
 from reconciler.load import workers
-from reconciler.load.manifests import load_resources
+from reconciler.load.manifests import load_resources, start_loading
 workers.MIN_PER_PROCESS = 5
 real_fork, made = os.fork, []
 def fork():

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reconciler.load.crossfile import Loader, Named, Record
 from reconciler.load.positions import MergedLocator
-from reconciler.load.workers import plan_processes, read_in_parts
+from reconciler.load.reading import Reading
+from reconciler.load.workers import plan_processes, start_parts
 from reconciler.load.yamlsource import (
     DocumentLocator,
     ManifestLimits,
@@ -47,12 +48,6 @@ from reconciler.model.resources import (
 SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
 FULL_POSITIONS = 2000
-# What binds a manifest to one live object, per kind: two manifests may not share it.
-IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
-    "Pipe": (("pipe", ("spec", "pipeId")), ("pipe named", ("spec", "name"))),
-    "Organization": (("organization", ("spec", "organizationId")),),
-    "Dashboard": (("dashboard named", ("spec", "name")),),
-}
 # The dashboards grid is 24 columns wide: a tile's x + w may not pass it.
 GRID_COLUMNS = 24
 ORG_MISSING = (
@@ -157,29 +152,6 @@ def _read_bounded(path: str | Path, max_bytes: int) -> bytes:
     return data
 
 
-@dataclass(slots=True)
-class _Named:
-    """A document that passed the checks it allows on its own, awaiting those that span files.
-
-    ``clean`` is false when a check on its spec failed (its errors precede it): its name is
-    still claimed, but it yields no resource.
-    """
-
-    locator: DocumentLocator | MergedLocator
-    kind: str
-    name: str
-    spec: dict[str, Any]
-    clean: bool
-    renamed_from: str | None = None
-
-    def __reduce__(self) -> tuple[type[_Named], tuple[Any, ...]]:
-        fields = (self.locator, self.kind, self.name, self.spec, self.clean, self.renamed_from)
-        return (_Named, fields)  # cheap
-
-
-_Record = ManifestError | _Named
-
-
 class _Reader:
     """Reads files into records, in order: errors, and documents awaiting cross-file checks.
 
@@ -198,9 +170,9 @@ class _Reader:
         self.positions = positions
         self.full_positions = full_positions
         self.limits = limits
-        self.records: list[_Record] = []
+        self.records: list[Record] = []
 
-    def read(self, paths: Sequence[str]) -> list[_Record]:
+    def read(self, paths: Sequence[str]) -> list[Record]:
         """Return the records of ``paths``, in order."""
         self.records = []
         for path in paths:
@@ -306,7 +278,7 @@ class _Reader:
         clean = len(self.records) == count
         metadata = doc["metadata"]
         renamed = metadata.get("renamedFrom")
-        self.records.append(_Named(locator, kind, metadata["name"], spec, clean, renamed))
+        self.records.append(Named(locator, kind, metadata["name"], spec, clean, renamed))
 
     def check_spec(
         self, locator: DocumentLocator | MergedLocator, kind: str, spec: dict[str, Any]
@@ -381,78 +353,6 @@ class _Reader:
             self.error(locator, (*at, "destinationField") if index is not None else at, problem)
 
 
-class _Loader:
-    """Takes records in file order and applies the checks that span files."""
-
-    def __init__(self) -> None:
-        self.resources: list[Resource] = []
-        self.errors: list[ManifestError] = []
-        self.names: dict[tuple[str, str], DocumentLocator | MergedLocator] = {}
-        self.identities: dict[
-            tuple[str, str, str], tuple[DocumentLocator | MergedLocator, str]
-        ] = {}
-
-    def error(self, locator: DocumentLocator | MergedLocator, path: JsonPath, message: str) -> None:
-        self.errors.append(ManifestError(locator.locate(path), format_path(path), message))
-
-    def take(self, records: list[_Record]) -> None:
-        """Take one part's records (parts must come in file order)."""
-        for record in records:
-            if isinstance(record, ManifestError):
-                self.errors.append(record)
-            else:
-                self.take_named(record)
-
-    def take_named(self, doc: _Named) -> None:
-        locator, kind, name = doc.locator, doc.kind, doc.name
-        first = self.names.get((kind, name))
-        if first is not None:
-            there = first.locate(("metadata", "name"))
-            self.error(
-                locator,
-                ("metadata", "name"),
-                f"duplicate {kind} name '{name}': also defined at {there}",
-            )
-            return
-        self.names[(kind, name)] = locator
-        if doc.clean and self.check_identity(locator, kind, name, doc.spec):
-            source = locator.source
-            self.resources.append(
-                Resource(
-                    kind, name, doc.spec, source.name, locator.document, locator, doc.renamed_from
-                )
-            )
-
-    def check_identity(
-        self, locator: DocumentLocator | MergedLocator, kind: str, name: str, spec: dict[str, Any]
-    ) -> bool:
-        """Refuse a second manifest addressing a live object another manifest already addresses."""
-        for label, path in IDENTITY_FIELDS.get(kind, ()):
-            value = spec.get(str(path[-1])) if kind != "Dashboard" else spec.get("name", name)
-            if not isinstance(value, str):
-                continue
-            # A pipe id is unique within its organization (however its service is named); a
-            # pipe bound by name (no pipeId) is one per name within its service.
-            scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
-            if label == "pipe named":
-                if "pipeId" in spec:
-                    continue
-                scope += "/" + str(spec.get("serviceId", spec.get("service")))
-            first = self.identities.get((label, scope, value))
-            if first is None:
-                self.identities[(label, scope, value)] = (locator, f"{kind}/{name}")
-                continue
-            there, owner = first[0].locate(path), first[1]
-            self.error(
-                locator,
-                path,
-                f"{label} {value if label in ('pipe', 'organization') else repr(value)} is also addressed by {owner} at {there}: two manifests must "
-                "not manage one live object",
-            )
-            return False
-        return True
-
-
 def load_resources(
     paths: Sequence[str | Path],
     *,
@@ -461,6 +361,20 @@ def load_resources(
     limits: ManifestLimits | None = None,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
+    reading = start_loading(
+        paths, default_organization=default_organization, positions=positions, limits=limits
+    )
+    return reading.result()
+
+
+def start_loading(
+    paths: Sequence[str | Path],
+    *,
+    default_organization: str | None = None,
+    positions: bool = False,
+    limits: ManifestLimits | None = None,
+) -> Reading:
+    """Start ``load_resources`` (forked workers read many files); ``result()`` returns its answer."""
     # positions=True is for plans, whose actions name manifest lines. Up to FULL_POSITIONS
     # files, every position is recorded in the same parse (cheapest when many fields change).
     # Beyond, only each document's and its metadata.name's are, and other positions come from
@@ -471,21 +385,27 @@ def load_resources(
     limits = ManifestLimits.from_env() if limits is None else limits
     files, errors = _find(paths)
     reader = _Reader(default_organization, positions, len(files) <= FULL_POSITIONS, limits)
-    loader = _Loader()
-    loader.errors.extend(errors)
     # Many files are read by forked workers in contiguous parts (``workers``); the records
     # are taken in file order, so names, identities and errors come out as a sequential read.
-    processes = plan_processes(len(files))
     # Parsing builds a few hundred thousand long-lived containers and no cycles: each pass
-    # of the cyclic collector would walk them all again for nothing.
+    # of the cyclic collector would walk them all again for nothing (workers are forked with
+    # it paused, and never run it).
     with collector.paused():
-        for records in read_in_parts(files, reader.read, processes):
-            loader.take(records)
-    if loader.errors:
-        raise ManifestErrors(sorted(loader.errors, key=_error_order))
-    # Files are read in sorted order of their names, documents in order within a file: the
-    # resources are already sorted by (file, index).
-    return loader.resources
+        parts = start_parts(files, reader.read, plan_processes(len(files)))
+
+    def finish() -> list[Resource]:
+        loader = Loader()
+        loader.errors.extend(errors)
+        with collector.paused():
+            for records in parts.finish():
+                loader.take(records)
+        if loader.errors:
+            raise ManifestErrors(sorted(loader.errors, key=_error_order))
+        # Files are read in sorted order of their names, documents in order within a file:
+        # the resources are already sorted by (file, index).
+        return loader.resources
+
+    return Reading(finish, parts.close)
 
 
 def _error_order(error: ManifestError) -> tuple[str, int, int, str]:

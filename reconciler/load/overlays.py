@@ -25,15 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reconciler.load.crossfile import Loader
 from reconciler.load.manifests import (
     FULL_POSITIONS,
     _error_order,
     _find,
-    _Loader,
     _Reader,
-    load_manifests,
+    start_loading,
 )
 from reconciler.load.positions import DocumentLocator, MergedLocator
+from reconciler.load.reading import Reading
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue
@@ -308,7 +309,7 @@ def load_layered(
     locators = [doc.locator() for doc in merged]
     for doc, locator in zip(merged, locators, strict=True):
         reader.load_located(locator, doc.data)
-    loader = _Loader()
+    loader = Loader()
     loader.errors.extend([*errors, *base_errors])
     loader.take(reader.records)
     if loader.errors:
@@ -333,7 +334,25 @@ def load_environment(
 ) -> list[Resource]:
     """Load for planning: the manifests in ``paths``, or with ``layering`` (an environment's
     overlays and excludes) that environment's effective manifests; raise ``ManifestErrors``."""
+    return start_environment(paths, organization=organization, layering=layering).result()
+
+
+def start_environment(
+    paths: Sequence[str | Path],
+    *,
+    organization: str | None = None,
+    layering: Layering | None = None,
+) -> Reading:
+    """Start ``load_environment``; ``result()`` returns its answer (see ``reading``).
+
+    Without layering, many files are being read by forked workers when this returns; an
+    environment's manifests are read when the result is asked for.
+    """
     if not layering:
-        return load_manifests(paths, organization=organization)
-    effective = load_layered(paths, layering, default_organization=organization, written=False)
-    return [e.resource for e in effective]
+        return start_loading(paths, default_organization=organization, positions=True)
+
+    def effective() -> list[Resource]:
+        found = load_layered(paths, layering, default_organization=organization, written=False)
+        return [e.resource for e in found]
+
+    return Reading(effective)

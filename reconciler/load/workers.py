@@ -10,7 +10,9 @@ read that block, until the pipe is empty. A busy core thus takes fewer blocks in
 holding the others up. Children pickle each block as they finish it and send them all back
 through a second pipe when the queue is empty; the
 results are returned in block order, so a caller that takes them in order sees exactly what a
-sequential read gives.
+sequential read gives. ``start_parts`` is the same read in two steps: the workers start at
+once, and ``Parts.finish`` later joins them (this process reads the blocks still queued) —
+the command line meanwhile imports the stages it needs next.
 
 Safety, and why each holds:
 
@@ -43,7 +45,7 @@ import pickle
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from reconciler.model.errors import ConfigError
 
@@ -114,34 +116,78 @@ def plan_processes(count: int, processes: int | None = None) -> int:
 def read_in_parts(items: Sequence[T], read: Callable[[Sequence[T]], R], processes: int) -> list[R]:
     """Return ``read`` of each contiguous block of ``items``, in order, blocks shared with
     forked workers (``processes`` from ``plan_processes``; 1 reads everything here at once)."""
-    if processes < 2:
-        return [read(items)]
-    spans = blocks(len(items))
-    queue_r, queue_w = os.pipe()
-    try:
-        os.write(queue_w, b"".join(i.to_bytes(4, "little") for i in range(len(spans))))
-    finally:
-        os.close(queue_w)  # an empty queue now reads as its end
+    return start_parts(items, read, processes).finish()
 
-    def read_packed(part: Sequence[T]) -> bytes:
-        return _pack(read(part))
 
-    workers: list[tuple[int, int]] = []  # (pid, read end of its answer pipe), not yet received
-    try:
-        for _ in range(processes - 1):
-            siblings = [fd for pid, fd in workers if pid]
-            workers.append(_fork(lambda: _drain(queue_r, spans, items, read_packed), siblings))
-        done = _drain(queue_r, spans, items, read)
-        while workers:
-            pid, fd = workers.pop(0)
-            answer = _receive(pid, fd) if pid else _FAILED
-            if answer is not _FAILED:
-                done.update(_unpack(answer))
-        # Blocks a failed worker took (or a worker that never started) are read here.
-        return [done[i] if i in done else read(items[a:b]) for i, (a, b) in enumerate(spans)]
-    finally:
-        os.close(queue_r)
-        for pid, fd in workers:  # only after an exception: end and reap what is left
+def start_parts(
+    items: Sequence[T], read: Callable[[Sequence[T]], R], processes: int
+) -> Parts[T, R]:
+    """Start ``read_in_parts``: fork its workers, which begin at once; ``finish()`` ends it.
+
+    Meanwhile this process is free for other work (the command line imports the rest of
+    itself), and then joins the reading of whatever blocks are left.
+    """
+    return Parts(items, read, processes)
+
+
+class Parts(Generic[T, R]):
+    """A read of ``items`` in blocks, shared with forked workers (see ``start_parts``)."""
+
+    def __init__(
+        self, items: Sequence[T], read: Callable[[Sequence[T]], R], processes: int
+    ) -> None:
+        self.items, self.read = items, read
+        self.spans: list[tuple[int, int]] = []
+        self.queue = -1  # the read end of the queue of block numbers; -1: read here at once
+        # (pid, read end of its answer pipe) of each worker not yet received; pid 0: not started
+        self.workers: list[tuple[int, int]] = []
+        if processes < 2:
+            return
+        self.spans = blocks(len(items))
+        queue_r, queue_w = os.pipe()
+        try:
+            os.write(queue_w, b"".join(i.to_bytes(4, "little") for i in range(len(self.spans))))
+        finally:
+            os.close(queue_w)  # an empty queue now reads as its end
+        self.queue = queue_r
+
+        def work() -> dict[int, bytes]:  # in a worker: pickle each block as soon as it is read
+            return _drain(queue_r, self.spans, items, lambda part: _pack(read(part)))
+
+        try:
+            for _ in range(processes - 1):
+                siblings = [fd for pid, fd in self.workers if pid]
+                self.workers.append(_fork(work, siblings))
+        except BaseException:
+            self.close()
+            raise
+
+    def finish(self) -> list[R]:
+        """Read the blocks left here, take the workers' answers; return every block's result."""
+        if self.queue < 0:
+            return [self.read(self.items)]
+        try:
+            done = _drain(self.queue, self.spans, self.items, self.read)
+            while self.workers:
+                pid, fd = self.workers.pop(0)
+                answer = _receive(pid, fd) if pid else _FAILED
+                if answer is not _FAILED:
+                    done.update(_unpack(answer))
+            # Blocks a failed worker took (or a worker that never started) are read here.
+            return [
+                done[i] if i in done else self.read(self.items[a:b])
+                for i, (a, b) in enumerate(self.spans)
+            ]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the read unfinished (or after ``finish``): close the queue, end and reap workers."""
+        if self.queue >= 0:
+            os.close(self.queue)
+            self.queue = -1
+        workers, self.workers = self.workers, []
+        for pid, fd in workers:  # only when unfinished: end and reap what is left
             if not pid:
                 continue
             with contextlib.suppress(OSError):
