@@ -27,7 +27,7 @@ from reconciler.apply.results import ActionResult
 from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.overlays import load_environment
+from reconciler.load.reading import Reading
 from reconciler.model import collector
 from reconciler.model.errors import ConfigError, InterfaceDown, StateError
 from reconciler.model.resources import JsonPath, Resource
@@ -39,7 +39,8 @@ from reconciler.plan.compute import (
     plan_resources,
     select_actions,
 )
-from reconciler.plan.run import ProgressFactory, Scope, no_progress
+from reconciler.plan.run import ProgressFactory, no_progress
+from reconciler.plan.scope import Scope
 from reconciler.state.backend import locked_state
 from reconciler.state.document import State
 
@@ -120,6 +121,9 @@ class ApplyRequest:
     lock_timeout: float = 0.0
     # Waiting for pipes after state commands and creates (--wait/--no-wait, --wait-timeout).
     wait: WaitOptions = field(default_factory=WaitOptions)
+    # The scope's manifests, when the caller started reading them (``scope.start_reading()``,
+    # as the command line does before importing this stage); by default they are read here.
+    reading: Reading | None = None
 
 
 @dataclass(frozen=True)
@@ -189,14 +193,13 @@ async def apply_plan(
                 "contains, so pass them to `plan --out` instead"
             )
         saved = select_actions(saved, request.options.targets)
-    paths = scope.paths or (saved.manifest_paths if saved else ())
+    if not scope.paths and saved is not None:
+        scope = dataclasses.replace(scope, paths=saved.manifest_paths)
+    paths = scope.paths
+    reading = request.reading or (scope.start_reading() if paths else Reading(list))
     # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
-    with collector.spared() as loaded:
-        resources = (
-            load_environment(paths, organization=scope.organization, layering=scope.layering)
-            if paths
-            else []
-        )
+    with collector.spared() as loaded, reading:
+        resources = reading.result()
         loaded()
         backend = scope.backend()
         config.check()

@@ -18,11 +18,9 @@ from typing import Protocol
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.load.manifests import find_manifest_files, load_resources
-from reconciler.load.overlays import Layering, load_environment
+from reconciler.load.reading import Reading
 from reconciler.model import collector
-from reconciler.model.errors import ReconcileError, StateError
-from reconciler.model.resources import KINDS
+from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
     PlanOptions,
@@ -31,58 +29,12 @@ from reconciler.plan.compute import (
     plan_resources,
 )
 from reconciler.plan.planfile import dumps
+from reconciler.plan.scope import Scope as Scope  # re-exported: the Python API names it here
 from reconciler.state.backend import (
-    DEFAULT_WORKSPACE,
-    Backend,
     create_state,
     read_state,
 )
 from reconciler.state.document import State
-from reconciler.state.stores import open_backend
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a run reconciles: manifest paths, where the state lives, the default organization."""
-
-    paths: tuple[str, ...]
-    state: str  # a file path, postgresql://… or s3://… (``--state``)
-    workspace: str = DEFAULT_WORKSPACE
-    organization: str | None = None
-    # An environment's overlays and excludes (``reconciler.load.overlays``); None: the base.
-    layering: Layering | None = None
-    environment: str | None = None  # the environment's name, for messages and reports
-    # The manifest paths the project file names (None: the run's paths are the whole project).
-    project_paths: tuple[str, ...] | None = None
-    # Where ``state`` came from, for its errors: ``--state``, ``RECONCILE_STATE``, a project key.
-    state_origin: str | None = None
-
-    def backend(self) -> Backend:
-        """Open the state backend (the caller closes it)."""
-        return open_backend(self.state, self.workspace, self.state_origin)
-
-    def complete_kinds(self) -> frozenset[str] | None:
-        """Return the kinds of which ``paths`` hold every manifest the project has.
-
-        None when they hold all of them (or no project file names its manifests): then a
-        rename of ``metadata.name`` may be inferred and prune may delete pipes. The project's
-        manifests the run leaves out are read only to learn their kinds; if they cannot be
-        read, no kind counts as complete.
-        """
-        if self.project_paths is None:
-            return None
-        try:
-            project = {Path(f).resolve() for f in find_manifest_files(self.project_paths)}
-            mine = {Path(f).resolve() for f in find_manifest_files(self.paths)}
-            left_out = sorted(project - mine)
-            if not left_out:
-                return None
-            kinds = {
-                r.kind for r in load_resources(left_out, default_organization=self.organization)
-            }
-        except ReconcileError:
-            return frozenset()
-        return frozenset(KINDS) - kinds
 
 
 @dataclass(frozen=True)
@@ -133,12 +85,15 @@ async def compute_plan(
     *,
     progress: ProgressFactory = no_progress,
     transport: httpx.AsyncBaseTransport | None = None,
+    reading: Reading | None = None,
 ) -> PlanResult:
-    """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``."""
-    with collector.spared() as loaded:
-        resources = load_environment(
-            scope.paths, organization=scope.organization, layering=scope.layering
-        )
+    """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``.
+
+    ``reading``: the scope's manifests, when the caller started reading them already
+    (``scope.start_reading()``); by default they are read here.
+    """
+    with collector.spared() as loaded, reading or scope.start_reading() as manifests:
+        resources = manifests.result()
         loaded()
         with contextlib.closing(scope.backend()) as backend:
             state = read_state(backend)

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
     from reconciler.load.overlays import Layering
     from reconciler.load.project import ProjectFile
-    from reconciler.plan.run import Scope
+    from reconciler.plan.scope import Scope
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class Settings:
 
     def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
         """Return the plan's ``Scope`` (``paths`` overrides the manifests, e.g. a saved plan's)."""
-        from reconciler.plan.run import Scope
+        from reconciler.plan.scope import Scope
 
         chosen = self.manifests if paths is None else paths
         if not chosen:

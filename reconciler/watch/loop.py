@@ -34,7 +34,8 @@ from reconciler.metrics import RunRecord
 from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError
 from reconciler.model.secrets import variables
 from reconciler.plan.compute import PlanOptions
-from reconciler.plan.run import Scope, compute_plan, no_progress
+from reconciler.plan.run import compute_plan, no_progress
+from reconciler.plan.scope import Scope
 from reconciler.watch.lease import Lease, describe_holder
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle, CycleResult, WatchStatus
