@@ -311,3 +311,27 @@ def test_the_client_names_where_each_connection_value_came_from(project: Path) -
     assert prod.override({"rate": "5/1"}).origin("rate") == "--rate"
     with pytest.raises(ConfigError, match=r"^RECONCILE_MAX_RESPONSE_SIZE: "):
         at(project, {"RECONCILE_MAX_RESPONSE_SIZE": "lots"}, environment="prod").api_config()
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("rate", lambda c: f"{c.rate.count}/{c.rate.seconds:g}"),
+        ("dashboards_rate", lambda c: f"{c.dashboards_rate.count}/{c.dashboards_rate.seconds:g}"),
+        ("parallelism", lambda c: c.parallelism),
+        ("timeout", lambda c: c.timeout),
+        ("max_attempts", lambda c: c.max_attempts),
+        ("max_wait", lambda c: c.limits.max_wait),
+        ("retry_budget", lambda c: c.limits.retry_budget),
+        ("request_deadline", lambda c: c.limits.deadline),
+        ("max_response_size", lambda c: f"{c.limits.max_response_bytes // (1 << 20)}MiB"),
+    ],
+)
+def test_a_settings_default_should_be_the_clients_own(setting: str, expected: object) -> None:
+    # The settings show the client's defaults without importing the HTTP stack (start-up);
+    # both take them from ``client.defaults``, so they cannot drift apart.
+    from reconciler.client.config import ApiConfig
+    from reconciler.settings.table import default_of, setting_named
+
+    client_default = expected(ApiConfig("", "", "", "", ""))  # type: ignore[operator]
+    assert default_of(setting_named(setting)) == client_default

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from reconciler.client import defaults
 from reconciler.client.budget import Rate
 from reconciler.client.limits import RequestLimits
 from reconciler.model.errors import ConfigError
@@ -33,8 +34,8 @@ DEFAULT_ORIGINS = {
 }
 
 # The service's own limits per key: 10 management requests per 10 s, 100 dashboards per minute.
-MANAGEMENT_RATE = Rate(10, 10.0)
-DASHBOARDS_RATE = Rate(100, 60.0)
+MANAGEMENT_RATE = Rate(*defaults.MANAGEMENT_RATE)
+DASHBOARDS_RATE = Rate(*defaults.DASHBOARDS_RATE)
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,10 @@ class ApiConfig:
     insecure: bool = False
     rate: Rate = MANAGEMENT_RATE
     dashboards_rate: Rate = DASHBOARDS_RATE
-    parallelism: int = 8
-    timeout: float = 30.0
-    max_attempts: int = 6
-    max_backoff: float = 20.0
+    parallelism: int = defaults.PARALLELISM
+    timeout: float = defaults.TIMEOUT
+    max_attempts: int = defaults.MAX_ATTEMPTS
+    max_backoff: float = defaults.MAX_BACKOFF
     limits: RequestLimits = field(default_factory=RequestLimits)
     # Where settings came from, by field name (``base_url`` → ``--base-url``, a variable, a
     # project-file key): named by the messages about them. Absent: ``DEFAULT_ORIGINS``.

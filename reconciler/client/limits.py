@@ -24,9 +24,9 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from reconciler.client import defaults
+from reconciler.client.defaults import MIB
 from reconciler.model.errors import ConfigError
-
-MIB = 1024 * 1024
 
 # Waits in X-RateLimit-Reset / Retry-After above this are epoch seconds (2001-09-09 onwards),
 # not a delta: no server asks a client to wait thirty years.
@@ -40,10 +40,10 @@ WAIT_HEADERS = ("X-RateLimit-Reset", "Retry-After")
 class RequestLimits:
     """The bounds of one logical request; see the module docstring."""
 
-    max_wait: float = 60.0
-    retry_budget: float = 120.0
-    deadline: float = 60.0
-    max_response_bytes: int = 16 * MIB
+    max_wait: float = defaults.MAX_WAIT
+    retry_budget: float = defaults.RETRY_BUDGET
+    deadline: float = defaults.DEADLINE
+    max_response_bytes: int = defaults.MAX_RESPONSE_BYTES
 
     # (field, flag, environment variable) of each bound, for messages and the CLI.
     SETTINGS = (

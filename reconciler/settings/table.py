@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from reconciler.client import defaults
 from reconciler.model.errors import ConfigError
 from reconciler.model.resources import JsonPath
 
@@ -65,30 +66,6 @@ class Setting:
         if self.kind is Kind.PATHS:
             return tuple(part for part in text.split(",") if part)
         return text
-
-
-def _limit(field: str) -> Callable[[], Any]:
-    def default() -> Any:
-        from reconciler.client.limits import MIB, RequestLimits
-
-        value = getattr(RequestLimits(), field)
-        if field == "max_response_bytes":
-            return f"{value // MIB}MiB" if value % MIB == 0 else str(value)
-        return value
-
-    return default
-
-
-def _client(field: str) -> Callable[[], Any]:
-    def default() -> Any:
-        from reconciler.client.config import ApiConfig
-
-        value = getattr(ApiConfig("", "", "", "", ""), field)
-        if field in ("rate", "dashboards_rate"):  # a Rate: shown as the flag takes it
-            return f"{value.count}/{value.seconds:g}"
-        return value
-
-    return default
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -168,16 +145,19 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
         ),
         _constant(None),
     ),
-    (Setting(("rates", "management"), "rate", "--rate"), _client("rate")),
+    (
+        Setting(("rates", "management"), "rate", "--rate"),
+        _constant(defaults.rate_text(defaults.MANAGEMENT_RATE)),
+    ),
     (
         Setting(("rates", "dashboards"), "dashboards_rate", "--dashboards-rate"),
-        _client("dashboards_rate"),
+        _constant(defaults.rate_text(defaults.DASHBOARDS_RATE)),
     ),
     (
         Setting(("parallelism",), "parallelism", "--parallelism", kind=Kind.INT),
-        _client("parallelism"),
+        _constant(defaults.PARALLELISM),
     ),
-    (Setting(("timeout",), "timeout", "--timeout", kind=Kind.SECONDS), _client("timeout")),
+    (Setting(("timeout",), "timeout", "--timeout", kind=Kind.SECONDS), _constant(defaults.TIMEOUT)),
     (
         Setting(("lockTimeout",), "lock_timeout", "--lock-timeout", kind=Kind.SECONDS),
         _constant(0.0),
@@ -196,7 +176,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
         Setting(
             ("limits", "maxWait"), "max_wait", "--max-wait", "RECONCILE_MAX_WAIT", Kind.SECONDS
         ),
-        _limit("max_wait"),
+        _constant(defaults.MAX_WAIT),
     ),
     (
         Setting(
@@ -206,7 +186,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "RECONCILE_RETRY_BUDGET",
             Kind.SECONDS,
         ),
-        _limit("retry_budget"),
+        _constant(defaults.RETRY_BUDGET),
     ),
     (
         Setting(
@@ -216,7 +196,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "RECONCILE_MAX_ATTEMPTS",
             Kind.INT,
         ),
-        _client("max_attempts"),
+        _constant(defaults.MAX_ATTEMPTS),
     ),
     (
         Setting(
@@ -226,7 +206,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "RECONCILE_REQUEST_DEADLINE",
             Kind.SECONDS,
         ),
-        _limit("deadline"),
+        _constant(defaults.DEADLINE),
     ),
     (
         Setting(
@@ -235,7 +215,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "--max-response-size",
             "RECONCILE_MAX_RESPONSE_SIZE",
         ),
-        _limit("max_response_bytes"),
+        _constant(defaults.size_text(defaults.MAX_RESPONSE_BYTES)),
     ),
 )
 
