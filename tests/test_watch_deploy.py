@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _parsed(args: list[str]) -> dict[str, Any]:
     """Parse ``watch ARGS`` exactly as the command line would (unknown flag or bad value: error)."""
-    command = cli.commands["watch"]
+    command = cli.get_command(click.Context(cli), "watch")
+    assert command is not None
     flags = {opt for param in command.params for opt in param.opts}
     unknown = [a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in flags]
     assert unknown == [], f"flags watch does not have: {unknown}"

@@ -24,7 +24,7 @@ if "httpx" not in sys.modules:
 
 import click
 
-from reconciler.cli.commands import SETTINGS_OPTIONS, register
+from reconciler.cli.commands import SETTINGS_OPTIONS, LazyCommands
 from reconciler.model.errors import ReconcileError
 
 
@@ -38,7 +38,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
-class ReconcileGroup(click.Group):
+class ReconcileGroup(LazyCommands):
     """The root group: keeps its raw arguments so ``--config``/``--env-file`` are found anywhere."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -79,9 +79,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     from reconciler.cli.config import prepare
 
     prepare(ctx, ctx.meta.get("reconcile.args", []), ctx.invoked_subcommand)
-
-
-register(cli)
 
 
 def debug_first(args: list[str]) -> tuple[list[str], bool]:

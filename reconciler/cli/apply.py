@@ -18,7 +18,9 @@ from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult
+    from reconciler.load.reading import Reading
     from reconciler.plan.actions import Plan
+    from reconciler.plan.scope import Scope
 
 
 # What ``reconcile.cli.main`` adds to "Interrupted by SIGINT" when apply had sent nothing.
@@ -91,13 +93,9 @@ def apply(
     lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
-    from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
-    from reconciler.apply.waiting import WaitOptions
-    from reconciler.cli.common import Progress, WaitProgress, run, use_color
+    from reconciler.cli.common import use_color
     from reconciler.cli.environments import announce_environment
     from reconciler.model.errors import ConfigError
-    from reconciler.plan import planfile
-    from reconciler.plan.render import render_text
 
     if all_envs:
         raise ConfigError(
@@ -110,15 +108,79 @@ def apply(
         raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
     color = use_color()
     text_out = output == "text"
-    saved = planfile.load(Path(plan_file)) if plan_file else None
-    paths = manifests.paths or (saved.manifest_paths if saved else ())
+    saved = _saved_plan(plan_file)
+    scope = manifests.scope(manifests.paths or (saved.manifest_paths if saved else ()))
+    sending: list[bool] = []
+    try:
+        # Forked workers read the manifests while the apply stage is imported (see reading).
+        with scope.start_reading() as reading:
+            result = _apply(
+                scope,
+                reading,
+                manifests,
+                connection,
+                saved,
+                auto_approve=auto_approve,
+                partial=partial,
+                text_out=text_out,
+                color=color,
+                wait=wait,
+                wait_timeout=wait_timeout,
+                lock_timeout=lock_timeout,
+                sending=sending,
+            )
+    except KeyboardInterrupt as exc:
+        # Once sending has begun the apply reports its own interruption (the usual summary);
+        # an interrupt before that, while reading or at the prompt, sent nothing: say so.
+        if sending:
+            raise
+        raise KeyboardInterrupt(NOTHING_SENT) from exc
+    from reconciler.apply.run import ApplyStatus
+
+    if result.status is ApplyStatus.APPLIED:
+        note_apply(result, result.plan)
+    return _report(result, text_out=text_out, color=color)
+
+
+def _saved_plan(plan_file: str | None) -> Plan | None:
+    """Read ``--plan FILE`` (None without it)."""
+    if not plan_file:
+        return None
+    from reconciler.plan import planfile
+
+    return planfile.load(Path(plan_file))
+
+
+def _apply(
+    scope: Scope,
+    reading: Reading,
+    manifests: ManifestOptions,
+    connection: Connection,
+    saved: Plan | None,
+    *,
+    auto_approve: bool,
+    partial: bool,
+    text_out: bool,
+    color: bool,
+    wait: bool,
+    wait_timeout: float,
+    lock_timeout: float,
+    sending: list[bool],
+) -> ApplyResult:
+    """Import the apply stage, then apply with the command line's hooks (prompt, bars, signals)."""
+    from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, apply_plan
+    from reconciler.apply.waiting import WaitOptions
+    from reconciler.cli.common import Progress, WaitProgress, run
+    from reconciler.plan.render import render_text
+
     request = ApplyRequest(
-        scope=manifests.scope(paths),
+        scope=scope,
         options=manifests.plan_options(),
         saved_plan=saved,
         partial=partial,
         lock_timeout=lock_timeout,
         wait=WaitOptions(wait=wait, timeout=wait_timeout),
+        reading=reading,
     )
     config = connection.api_config()
 
@@ -128,7 +190,6 @@ def apply(
             click.echo(render_text(plan, color=color), nl=False)
 
     waiting = WaitProgress()
-    sending: list[bool] = []
     hooks = ApplyHooks(
         confirm=AUTO_APPROVE if auto_approve else _confirm,
         show_plan=show_plan,
@@ -139,18 +200,9 @@ def apply(
         sending=lambda: sending.append(True),
     )
     try:
-        result = run(apply_plan(config, request, hooks))
-    except KeyboardInterrupt as exc:
-        # Once sending has begun the apply reports its own interruption (the usual summary);
-        # an interrupt before that, while reading or at the prompt, sent nothing: say so.
-        if sending:
-            raise
-        raise KeyboardInterrupt(NOTHING_SENT) from exc
+        return run(apply_plan(config, request, hooks))
     finally:
         waiting.close()
-    if result.status is ApplyStatus.APPLIED:
-        note_apply(result, result.plan)
-    return _report(result, text_out=text_out, color=color)
 
 
 def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:

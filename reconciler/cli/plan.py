@@ -25,7 +25,7 @@ from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
-    from reconciler.plan.run import Scope
+    from reconciler.plan.scope import Scope
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class ManifestOptions:
         """Return the run's scope (``paths`` overrides the given ones, e.g. a saved plan's)."""
         from reconciler.cli.common import origin, state_path_for
         from reconciler.model.errors import ConfigError
-        from reconciler.plan.run import Scope
+        from reconciler.plan.scope import Scope
         from reconciler.state.backend import DEFAULT_WORKSPACE, check_workspace
 
         chosen = self.paths if paths is None else paths
@@ -195,16 +195,20 @@ def plan(
         return _plan_all(manifests, connection, output, out_file, detailed_exitcode)
     from reconciler.cli.common import Progress, run, use_color
     from reconciler.cli.environments import announce_environment
-    from reconciler.plan import planfile
-    from reconciler.plan.render import render_markdown, render_text
-    from reconciler.plan.run import compute_plan, save_plan
 
     announce_environment()
     scope = manifests.scope()
-    config = connection.api_config()
-    if out_file:
-        _prepare_out(Path(out_file))
-    computed = run(compute_plan(config, scope, manifests.plan_options(), progress=Progress))
+    # Forked workers read the manifests while the planning stage is imported (see reading).
+    with scope.start_reading() as reading:
+        from reconciler.plan import planfile
+        from reconciler.plan.render import render_markdown, render_text
+        from reconciler.plan.run import compute_plan, save_plan
+
+        config = connection.api_config()
+        if out_file:
+            _prepare_out(Path(out_file))
+        options = manifests.plan_options()
+        computed = run(compute_plan(config, scope, options, progress=Progress, reading=reading))
     result = computed.plan
     note_plan(result)
     if out_file:
