@@ -5,6 +5,7 @@ make a "large" list), a plan that reads the lists in turn, each fetched ahead as
 equal the plan that reads every list at once — the same actions, text and plan file — also
 when a list request fails or answers a body that is not a pipe list; and a list read ahead is
 decoded only once every pipe of the list before it is planned (one parsed list at a time).
+Small lists are all requested as soon as the first one's bytes are in, before it is decoded.
 """
 
 from __future__ import annotations
@@ -134,6 +135,27 @@ def test_lists_in_turn_should_request_the_next_list_while_planning_and_equal_lis
     # ...but each is decoded only once every pipe of the list before it is planned.
     assert planned["bench-01"][-1] < events.index(f"decode {list_path(2)}") < planned["bench-02"][0]
     assert planned["bench-02"][-1] < events.index(f"decode {list_path(3)}") < planned["bench-03"][0]
+
+
+def test_small_lists_should_all_be_requested_before_the_first_is_decoded(
+    manifests: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, events = asyncio.run(_plan(manifests, monkeypatch, large=10**9))
+    first_decoded = events.index(f"decode {list_path(1)}")
+    assert events.index(f"GET {list_path(1)}") < first_decoded
+    # Each request of the opening burst sent earlier frees its place of the rate budget
+    # earlier for the rest of the run.
+    assert events.index(f"GET {list_path(2)}") < first_decoded
+    assert events.index(f"GET {list_path(3)}") < first_decoded
+
+
+def test_large_lists_should_request_only_the_next_before_the_first_is_decoded(
+    manifests: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, events = asyncio.run(_plan(manifests, monkeypatch, large=2))
+    first_decoded = events.index(f"decode {list_path(1)}")
+    assert events.index(f"GET {list_path(2)}") < first_decoded
+    assert events.index(f"GET {list_path(3)}") > first_decoded  # one parsed list at a time
 
 
 ERROR_BODY = b'{"status": 500, "requestId": "req-boom", "error": "INTERNAL_ERROR: the list broke"}'

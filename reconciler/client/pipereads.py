@@ -81,54 +81,109 @@ class PipeReader:
     ) -> None:
         """Read the first service's pipes, then the others': all at once, or in turn if large.
 
-        Thousands of pipes per service: each parsed list takes tens of MB until its pipes are
-        planned, so lists are then read one at a time. The next is requested while the
-        current one is planned (the server builds it meanwhile) and kept as bytes until its
-        turn. Each list is reported exactly as ``list_pipes`` would report it, error or not.
+        The other lists are requested as soon as the first one's bytes are in (the server has
+        shown that it lists pipes), before the first is decoded: each request of the opening
+        burst started earlier is a place of the rate budget free earlier for the rest of the
+        run. Thousands of pipes per service (as many manifests, or a first list that long):
+        each parsed list takes tens of MB until its pipes are planned, so lists are then read
+        one at a time, the next requested while the current one is planned (the server builds
+        it meanwhile) and kept as bytes until its turn. Each list is reported exactly as
+        ``list_pipes`` would report it, error or not.
         """
         (key, members), rest = groups[0], groups[1:]
-        first = await self._fetch_service_pipes(key, members, hold=True, get_each=False)
-        if self.live.capabilities.pipes_list is False:
-            # No list endpoint: every service's pipes are read one GET each, all from one
-            # queue, so the first service's last GETs never run with the others held back.
-            await asyncio.gather(*(self._get_pipe(r) for _, group in groups for r in group))
-            return
-        if first is None or len(first) < LARGE_LIST:
-            # The other lists are requested before this one is planned, and planning yields
-            # now and then: the server builds them and their bytes arrive meanwhile.
-            others = asyncio.gather(*(self._fetch_service_pipes(k, m) for k, m in rest))
-            try:
-                if first is not None:
-                    await self._settle_list(key, members, first)
-            except BaseException:
-                others.cancel()
-                await asyncio.gather(others, return_exceptions=True)
-                raise
-            await others
-            return
+        small = all(len(group) < LARGE_LIST for _, group in groups)
+        ahead: dict[int, asyncio.Task[Callable[[], list[JsonObject]]]] = {}
+
+        def request_others() -> None:
+            for index, ((org, service), _) in enumerate(rest[: len(rest) if small else 1], 1):
+                ahead[index] = asyncio.create_task(
+                    reads.list_pipes_undecoded(self.client, org, service)
+                )
+
+        try:
+            first = await self._fetch_service_pipes(
+                key, members, hold=True, get_each=False, listed=request_others
+            )
+            if self.live.capabilities.pipes_list is False:
+                # No list endpoint: every service's pipes are read one GET each, all from one
+                # queue, so the first service's last GETs never run with the others held back.
+                await asyncio.gather(*(self._get_pipe(r) for _, group in groups for r in group))
+                return
+            if first is None or len(first) < LARGE_LIST:
+                await self._all_at_once(key, members, first, groups, ahead)
+            else:
+                await self._in_turn(first, groups, ahead)
+        finally:
+            pending = [task for task in ahead.values() if not task.done()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _all_at_once(
+        self,
+        key: tuple[str, str],
+        members: list[Resource],
+        first: dict[str, JsonObject] | None,
+        groups: list[tuple[tuple[str, str], list[Resource]]],
+        ahead: dict[int, asyncio.Task[Callable[[], list[JsonObject]]]],
+    ) -> None:
+        """Small lists: the others are requested before the first is planned, and planning
+        yields now and then, so the server builds them and their bytes arrive meanwhile."""
+        others = asyncio.gather(
+            *(
+                self._settle_ahead(k, m, ahead[i])
+                if i in ahead
+                else self._fetch_service_pipes(k, m)
+                for i, (k, m) in enumerate(groups)
+                if i
+            )
+        )
+        try:
+            if first is not None:
+                await self._settle_list(key, members, first)
+        except BaseException:
+            others.cancel()
+            await asyncio.gather(others, return_exceptions=True)
+            raise
+        await others
+
+    async def _settle_ahead(
+        self,
+        key: tuple[str, str],
+        members: list[Resource],
+        ahead: asyncio.Task[Callable[[], list[JsonObject]]],
+    ) -> None:
+        """Settle a list requested ahead, as ``_fetch_service_pipes`` settles one it reads."""
+        listed = await self._decoded(ahead)
+        if isinstance(listed, ApiError):
+            self._list_failed(members, listed)
+        else:
+            await self._settle_list(key, members, listed)
+
+    async def _in_turn(
+        self,
+        first: dict[str, JsonObject],
+        groups: list[tuple[tuple[str, str], list[Resource]]],
+        ahead: dict[int, asyncio.Task[Callable[[], list[JsonObject]]]],
+    ) -> None:
+        """Large lists: each is planned before the next one is decoded (one parsed at a time)."""
         current: dict[str, JsonObject] | ApiError = first
         del first
-        ahead: asyncio.Task[Callable[[], list[JsonObject]]] | None = None
-        try:
-            for index, (key, members) in enumerate(groups):
-                if index + 1 < len(groups):
-                    org, service = groups[index + 1][0]
-                    ahead = asyncio.create_task(
-                        reads.list_pipes_undecoded(self.client, org, service)
-                    )
-                    await asyncio.sleep(0)  # the request sets off before planning starts
-                if isinstance(current, ApiError):
-                    self._list_failed(members, current)
-                else:
-                    await self._settle_list(key, members, current)
-                current = {}  # this list is let go before the next one is decoded
-                if ahead is not None:
-                    current = await self._decoded(ahead)
-                    ahead = None
-        finally:
-            if ahead is not None:
-                ahead.cancel()
-                await asyncio.gather(ahead, return_exceptions=True)
+        for index, (key, members) in enumerate(groups):
+            following = index + 1
+            if following < len(groups) and following not in ahead:
+                org, service = groups[following][0]
+                ahead[following] = asyncio.create_task(
+                    reads.list_pipes_undecoded(self.client, org, service)
+                )
+                await asyncio.sleep(0)  # the request sets off before planning starts
+            if isinstance(current, ApiError):
+                self._list_failed(members, current)
+            else:
+                await self._settle_list(key, members, current)
+            current = {}  # this list is let go before the next one is decoded
+            if following in ahead:
+                current = await self._decoded(ahead.pop(following))
 
     async def _decoded(
         self, ahead: asyncio.Task[Callable[[], list[JsonObject]]]
@@ -199,16 +254,22 @@ class PipeReader:
         *,
         hold: bool = False,
         get_each: bool = True,
+        listed: Callable[[], None] | None = None,
     ) -> dict[str, JsonObject] | None:
         """Read and settle one service's pipes: its list, else one GET per pipe.
 
         With ``hold``, a list that was read is returned (by pipe id) instead of settled;
         without ``get_each``, pipes the list cannot give are left to the caller to GET.
+        ``listed`` is called once the list's bytes are in, before they are decoded.
         """
         org, service = key
         if self.live.capabilities.pipes_list is not False:
             try:
-                listed = _decode(await reads.list_pipes_undecoded(self.client, org, service))
+                undecoded = await reads.list_pipes_undecoded(self.client, org, service)
+                if listed is not None:
+                    listed()
+                    await asyncio.sleep(0)  # its requests set off before the decoding
+                listed_pipes = _decode(undecoded)
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise
             except ApiError as exc:
@@ -223,8 +284,8 @@ class PipeReader:
                 self.live.capabilities.pipes_list = True
                 self.progress(1)
                 if not hold:  # yielding: other lists' answers are heard while this is planned
-                    await self._settle_list(key, members, listed)
-                return listed
+                    await self._settle_list(key, members, listed_pipes)
+                return listed_pipes
         if get_each:
             await asyncio.gather(*(self._get_pipe(resource) for resource in members))
         return None
