@@ -1,4 +1,5 @@
-"""The lean HTTP/1.1 transport: keep-alive reuse, its connection bound, and every failure typed as httpx's.
+"""The lean HTTP/1.1 transport: keep-alive reuse, its connection bound, every failure typed as httpx's,
+and ``written`` (the requests just started have left before the caller blocks the loop).
 
 Each test starts a raw asyncio server on loopback that counts the connections it accepts and
 answers with one behaviour (a normal answer, a stall, a close, garbage); the transport is
@@ -11,6 +12,8 @@ import asyncio
 import errno
 import socket
 import ssl
+import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -383,5 +386,77 @@ def test_an_ipv6_literal_url_should_connect() -> None:
                 assert (await http.post(f"http://[::1]:{port}/", content=b"six")).text == "six"
         finally:
             listener.close()
+
+    asyncio.run(scenario())
+
+
+class HoldingServer:
+    """A server in its own thread: notes when each request's head arrives, answers on release."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.arrivals: list[float] = []
+        self.release = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        def one(conn: socket.socket) -> None:
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        return
+                    head += chunk
+                self.arrivals.append(time.monotonic())
+                self.release.wait(10)
+                conn.sendall(answer(b"ok"))
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=one, args=(conn,), daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.listener.close()
+
+
+def test_written_should_return_once_the_requests_just_started_are_on_the_wire() -> None:
+    # A caller about to run CPU-bound work on the event loop (decoding a list, planning)
+    # first lets the requests it just started leave: new connections need the loop to open.
+    server = HoldingServer()
+
+    async def scenario() -> float:
+        transport = LeanTransport(max_connections=4)
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{server.port}", transport=transport, timeout=10
+        ) as http:
+            tasks = [asyncio.create_task(http.get(f"/{i}")) for i in range(3)]
+            await asyncio.sleep(0)
+            await transport.written()
+            blocked_until = time.monotonic() + 0.3
+            time.sleep(0.3)  # the loop is busy: nothing more can be written meanwhile
+            server.release.set()
+            answers = await asyncio.gather(*tasks)
+            assert [a.status_code for a in answers] == [200, 200, 200]
+            return blocked_until
+
+    try:
+        blocked_until = asyncio.run(scenario())
+    finally:
+        server.close()
+    assert len(server.arrivals) == 3
+    assert max(server.arrivals) < blocked_until  # every request arrived while the loop was busy
+
+
+def test_written_should_return_at_once_when_nothing_is_being_sent() -> None:
+    async def scenario() -> None:
+        transport = LeanTransport()
+        await asyncio.wait_for(transport.written(), 1)
 
     asyncio.run(scenario())

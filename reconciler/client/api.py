@@ -203,6 +203,13 @@ class Client:
     ) -> None:
         await self.aclose()
 
+    async def on_the_wire(self) -> None:
+        """Return once the requests just started are written, so that CPU-bound work that
+        follows (decoding, planning) does not hold them back on this process's event loop."""
+        await asyncio.sleep(0)  # tasks just created reach their transport
+        for lean in self._lean.values():
+            await lean.written()
+
     async def aclose(self) -> None:
         """Close both connection pools."""
         for client in self._http.values():

@@ -268,7 +268,7 @@ class PipeReader:
                 undecoded = await reads.list_pipes_undecoded(self.client, org, service)
                 if listed is not None:
                     listed()
-                    await asyncio.sleep(0)  # its requests set off before the decoding
+                    await self.client.on_the_wire()  # they leave before the decoding
                 listed_pipes = _decode(undecoded)
             except AuthenticationFailed:  # the run stops: never one resource's error
                 raise

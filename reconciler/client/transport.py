@@ -114,6 +114,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._slots = asyncio.Semaphore(max(1, max_connections))
         self._keepalive = keepalive
         self._open: set[_Connection] = set()
+        # Requests holding a connection slot whose bytes are not all written yet (``written``).
+        self._writing = 0
+        self._all_written: asyncio.Event | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
@@ -123,8 +126,14 @@ class LeanTransport(httpx.AsyncBaseTransport):
         except TimeoutError:
             raise httpx.PoolTimeout("no free connection in time", request=request) from None
         try:
-            conn = await self._connection(request, timeouts.get("connect"))
-            await self._send(conn, request, timeouts.get("write"))
+            self._writing += 1
+            try:
+                conn = await self._connection(request, timeouts.get("connect"))
+                await self._send(conn, request, timeouts.get("write"))
+            finally:
+                self._writing -= 1
+                if not self._writing and self._all_written is not None:
+                    self._all_written.set()
             while True:
                 event = await self._next_event(conn, timeouts.get("read"), request)
                 if type(event) is h11.Response:
@@ -143,6 +152,17 @@ class LeanTransport(httpx.AsyncBaseTransport):
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": bytes(event.reason)},
             request=request,
         )
+
+    async def written(self) -> None:
+        """Return once every request that holds a connection is written (or has failed).
+
+        Its connect and write timeouts bound the wait; requests still waiting for a
+        connection are not waited for.
+        """
+        while self._writing:
+            if self._all_written is None or self._all_written.is_set():
+                self._all_written = asyncio.Event()
+            await self._all_written.wait()
 
     async def _connection(self, request: httpx.Request, timeout: float | None) -> _Connection:
         """Return the newest live idle connection, or open one."""
