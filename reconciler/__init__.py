@@ -101,7 +101,8 @@ if TYPE_CHECKING:
     from reconciler.plan.environments import compute_plans
     from reconciler.plan.planfile import load as load_plan
     from reconciler.plan.render import render_markdown, render_text
-    from reconciler.plan.run import PlanResult, Scope, compute_plan, save_plan
+    from reconciler.plan.run import PlanResult, compute_plan, save_plan
+    from reconciler.plan.scope import Scope
     from reconciler.settings import Settings, list_environments
     from reconciler.settings import resolve as resolve_settings
 
@@ -130,7 +131,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RateLimited": ("reconciler.model.errors", "RateLimited"),
     "ReconcileError": ("reconciler.model.errors", "ReconcileError"),
     "Resource": ("reconciler.model.resources", "Resource"),
-    "Scope": ("reconciler.plan.run", "Scope"),
+    "Scope": ("reconciler.plan.scope", "Scope"),
     "ServiceUnreachable": ("reconciler.model.errors", "ServiceUnreachable"),
     "InterfaceDown": ("reconciler.model.errors", "InterfaceDown"),
     "NotSent": ("reconciler.model.errors", "NotSent"),

@@ -43,11 +43,14 @@ _DUMP = (
 )
 
 
-def modules_loaded(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> set[str]:
-    """Run ``reconcile ARGS`` in a fresh interpreter and return the modules it imported."""
+def modules_loaded(
+    tmp_path: Path, args: list[str], env: dict[str, str] | None = None, script: str = _DUMP
+) -> set[str]:
+    """Run ``reconcile ARGS`` in a fresh interpreter and return the modules it imported (at
+    exit; or at the moment ``script`` writes them)."""
     out = tmp_path / "modules.json"
     subprocess.run(
-        [sys.executable, "-c", _DUMP, *args],
+        [sys.executable, "-c", script, *args],
         env={**os.environ, **(env or {}), "MODULES_OUT": str(out), "NO_COLOR": "1"},
         cwd=REPO,
         stdin=subprocess.DEVNULL,
@@ -116,24 +119,6 @@ _AT_READ = (
 )
 
 
-def modules_when_reading_starts(
-    tmp_path: Path, args: list[str], env: dict[str, str] | None = None
-) -> set[str]:
-    """Run ``reconcile ARGS``; return the modules imported when its manifests began to be read."""
-    out = tmp_path / "modules.json"
-    subprocess.run(
-        [sys.executable, "-c", _AT_READ, *args],
-        env={**os.environ, **(env or {}), "MODULES_OUT": str(out), "NO_COLOR": "1"},
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-        timeout=60,
-    )
-    return set(json.loads(out.read_text()))
-
-
 def test_plan_and_apply_should_start_reading_manifests_before_importing_http_or_planning(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -142,7 +127,7 @@ def test_plan_and_apply_should_start_reading_manifests_before_importing_http_or_
     late = ("httpx", "asyncio", "reconciler.client.api", "reconciler.plan.compute")
     for command in (["plan"], ["apply", "--auto-approve"]):
         args = [*command, str(tmp_path / "m"), "--state", str(tmp_path / "s.json")]
-        modules = modules_when_reading_starts(tmp_path, args, emulator.env())
+        modules = modules_loaded(tmp_path, args, emulator.env(), script=_AT_READ)
         assert "reconciler.load.manifests" in modules, command  # reading did start
         assert loaded_of(modules, (*late, "reconciler.apply")) == [], command
 
