@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,22 +114,9 @@ def apply(
     sending: list[bool] = []
     try:
         # Forked workers read the manifests while the apply stage is imported (see reading).
+        flags = _Flags(auto_approve, partial, text_out, color, wait, wait_timeout, lock_timeout)
         with scope.start_reading() as reading:
-            result = _apply(
-                scope,
-                reading,
-                manifests,
-                connection,
-                saved,
-                auto_approve=auto_approve,
-                partial=partial,
-                text_out=text_out,
-                color=color,
-                wait=wait,
-                wait_timeout=wait_timeout,
-                lock_timeout=lock_timeout,
-                sending=sending,
-            )
+            result = _apply(scope, reading, manifests, connection, saved, flags, sending)
     except KeyboardInterrupt as exc:
         # Once sending has begun the apply reports its own interruption (the usual summary);
         # an interrupt before that, while reading or at the prompt, sent nothing: say so.
@@ -151,20 +139,26 @@ def _saved_plan(plan_file: str | None) -> Plan | None:
     return planfile.load(Path(plan_file))
 
 
+@dataclass(frozen=True)
+class _Flags:
+    """The apply command's own choices, as ``_apply`` takes them."""
+
+    auto_approve: bool
+    partial: bool
+    text_out: bool
+    color: bool
+    wait: bool
+    wait_timeout: float
+    lock_timeout: float
+
+
 def _apply(
     scope: Scope,
     reading: Reading,
     manifests: ManifestOptions,
     connection: Connection,
     saved: Plan | None,
-    *,
-    auto_approve: bool,
-    partial: bool,
-    text_out: bool,
-    color: bool,
-    wait: bool,
-    wait_timeout: float,
-    lock_timeout: float,
+    flags: _Flags,
     sending: list[bool],
 ) -> ApplyResult:
     """Import the apply stage, then apply with the command line's hooks (prompt, bars, signals)."""
@@ -177,21 +171,21 @@ def _apply(
         scope=scope,
         options=manifests.plan_options(),
         saved_plan=saved,
-        partial=partial,
-        lock_timeout=lock_timeout,
-        wait=WaitOptions(wait=wait, timeout=wait_timeout),
+        partial=flags.partial,
+        lock_timeout=flags.lock_timeout,
+        wait=WaitOptions(wait=flags.wait, timeout=flags.wait_timeout),
         reading=reading,
     )
     config = connection.api_config()
 
     def show_plan(plan: Plan) -> None:
         note_plan(plan)
-        if text_out:
-            click.echo(render_text(plan, color=color), nl=False)
+        if flags.text_out:
+            click.echo(render_text(plan, color=flags.color), nl=False)
 
     waiting = WaitProgress()
     hooks = ApplyHooks(
-        confirm=AUTO_APPROVE if auto_approve else _confirm,
+        confirm=AUTO_APPROVE if flags.auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
         signals=True,

@@ -15,26 +15,28 @@ from typing import Any
 
 import click
 
-# Each command's name and the (module, attribute) that defines it, in the order ``--help``
-# lists them; ``config`` is built from ``apply``'s options.
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("reconciler.cli.validate", "validate"),
-    "plan": ("reconciler.cli.plan", "plan"),
-    "apply": ("reconciler.cli.apply", "apply"),
-    "watch": ("reconciler.cli.watch", "watch"),
-    "get": ("reconciler.cli.get", "get"),
-    "export": ("reconciler.cli.inventory", "export"),
-    "check": ("reconciler.cli.inventory", "check"),
-    "emulator": ("reconciler.cli.emulator", "emulator"),
-    "version": ("reconciler.cli.project", "version"),
-    "fmt": ("reconciler.cli.fmt", "fmt"),
-    "explain": ("reconciler.cli.explain", "explain"),
-    "completion": ("reconciler.cli.completion", "completion"),
-    "state": ("reconciler.cli.state", "state"),
-    "render": ("reconciler.cli.environments", "render"),
-    "compare": ("reconciler.cli.environments", "compare"),
-    "config": ("reconciler.cli.project", "config_command"),
+# Each command's name and the module of ``reconciler.cli`` that defines it (under the same
+# name), in the order ``--help`` lists them; ``config`` is built from ``apply``'s options.
+_COMMANDS: dict[str, str] = {
+    "validate": "validate",
+    "plan": "plan",
+    "apply": "apply",
+    "watch": "watch",
+    "get": "get",
+    "export": "inventory",
+    "check": "inventory",
+    "emulator": "emulator",
+    "version": "project",
+    "fmt": "fmt",
+    "explain": "explain",
+    "completion": "completion",
+    "state": "state",
+    "render": "environments",
+    "compare": "environments",
+    "config": "project",
 }
+# Where the attribute is not the command's name.
+_MADE_BY = {"config": "config_command"}
 
 
 def _settings_params(*, chooses_environment: bool = True) -> list[click.Option]:
@@ -94,8 +96,8 @@ def _load(group: click.Group, name: str) -> click.Command:
     """Import the command ``name``, with the settings options and resolution every command has."""
     from reconciler.cli.config import INDEPENDENT, NO_ENVIRONMENT, leaves, with_settings
 
-    module_name, attr = _COMMANDS[name]
-    made = getattr(importlib.import_module(module_name), attr)
+    module = importlib.import_module(f"reconciler.cli.{_COMMANDS[name]}")
+    made = getattr(module, _MADE_BY.get(name, name))
     command: click.Command = made
     if name == "config":  # built from apply's settings options
         apply = group.get_command(click.Context(group), "apply")
