@@ -26,7 +26,10 @@ computed in the same run:
 R. recovery after a 429 (issue 26 item 2): the 5b apply (1,000 changed pipes at 100/1) again,
    and once more with another client's 5 requests on the same key in its first second: wall ÷
    (the apply's requests ÷ rate), targets ≤ 1.05× with no 429 alone and ≤ 1.15× with at most
-   one 429 shared (the learned rate must climb back after the cut).
+   one 429 shared (the learned rate must climb back after the cut). "R replay floor" is the
+   same requests sent again, right after, by a bare client in a fresh process
+   (``bench/replay_floor.py``): what Python, the HTTP stack and the limit cost in this run,
+   manifests, planning and the budget's margin left out.
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
 
@@ -65,6 +68,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.manifests_gen import write_manifests  # noqa: E402
+from bench.replay_floor import replay_wall  # noqa: E402
 
 _MANAGEMENT = re.compile(
     r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
@@ -846,12 +850,18 @@ def scenario_recovery(quick: bool, work: Path) -> list[Row]:
         ("R apply 100/1 + 5 foreign", 5, 1.15),
     ):
         emulator = Emulator("--seed-pipes", str(n), "--services", "3", "--rate-limit", "100/1")
+        floor: tuple[float, int] | None = None
         try:
             emulator.reset()
             helper = _foreign_client(emulator, foreign) if foreign else None
             run = apply_all(emulator, work, n, f"sR{foreign}.json", "100/1")
             if helper is not None:
                 helper.join(timeout=10)
+            else:  # the same requests from a bare client, right after: this run's floor
+                emulator.reset()
+                env = emulator.env
+                auth = (env["RECONCILE_KEY_ID"], env["RECONCILE_KEY_SECRET"])
+                floor = replay_wall(emulator.url, auth, run.log, work, (100, 1.0))
         finally:
             emulator.stop()
         own = [e for e in run.log if FOREIGN not in (e.get("query") or "")]
@@ -868,6 +878,12 @@ def scenario_recovery(quick: bool, work: Path) -> list[Row]:
             f"({sum(1 for e in run.log if FOREIGN in (e.get('query') or '') and e['status'] == 429)}"
             " of them refused 429)"
         ]
+        if floor is not None:
+            notes.append(
+                f"a bare client replaying the same {len(own):,} requests from a fresh process "
+                f"(httpx, one window after each answer, no margin) took {floor[0]:.2f} s "
+                f"({floor[1]} refused 429): this run's wall is {run.wall / floor[0]:.3f}× that"
+            )
         rows.append(
             Row(
                 label,
@@ -883,6 +899,21 @@ def scenario_recovery(quick: bool, work: Path) -> list[Row]:
                 notes,
             )
         )
+        if floor is not None:
+            rows.append(
+                Row(
+                    "R replay floor",
+                    n,
+                    len(own),
+                    floor[0],
+                    f"{ideal:.2f} s",
+                    floor[0] / ideal,
+                    "(reference: floor)",
+                    floor[1] == 0,
+                    floor[1],
+                    0.0,
+                )
+            )
     return rows
 
 
