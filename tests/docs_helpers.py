@@ -24,6 +24,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.cli_helpers import SECRET_ENV
 
@@ -148,3 +149,119 @@ def missing_lines(expected: str, actual: str) -> list[str]:
         if not any(pattern.search(h) for h in have):
             missing.append(line)
     return missing
+
+
+def build_site(out: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` of the repository's site into ``out``."""
+    env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+class Browser:
+    """Headless chromium driven over the DevTools protocol on a pipe (fds 3 and 4 of the child).
+
+    ``--dump-dom`` cannot wait for a web worker (the site's search runs in one), so pages are
+    opened and then asked, with ``evaluate``, until what they render is there.
+    """
+
+    def __init__(self) -> None:
+        import tempfile
+
+        from tests.watch_helpers import chromium
+
+        self._profile = tempfile.TemporaryDirectory()
+        to_child, self._to_browser = os.pipe()
+        self._from_browser, from_child = os.pipe()
+        # High copies first, so the child's dup2 onto 3 and 4 never overwrites one of them.
+        high = [os.dup2(fd, 100 + i) for i, fd in enumerate((to_child, from_child))]
+
+        def wire() -> None:
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+
+        self._process = subprocess.Popen(
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",  # tests may run as root, where chromium's sandbox refuses
+                "--disable-gpu",
+                "--window-size=1280,900",
+                f"--user-data-dir={self._profile.name}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            pass_fds=(3, 4, *high),
+            preexec_fn=wire,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for fd in (to_child, from_child, *high):
+            os.close(fd)
+        self._buffer = b""
+        self._next = 0
+        self._session = ""
+
+    def _call(self, method: str, **params: object) -> dict[str, Any]:
+        import json
+
+        self._next += 1
+        message: dict[str, object] = {"id": self._next, "method": method, "params": params}
+        if self._session and not method.startswith("Target."):
+            message["sessionId"] = self._session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        while True:
+            while b"\0" not in self._buffer:
+                chunk = os.read(self._from_browser, 1 << 16)
+                assert chunk, "chromium closed its DevTools pipe"
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\0", 1)
+            answer = json.loads(raw)
+            if answer.get("id") == self._next:
+                assert "error" not in answer, answer
+                return dict(answer.get("result", {}))
+
+    def open(self, url: str) -> None:
+        """Open ``url`` in a new tab and talk to it from now on."""
+        target = self._call("Target.createTarget", url=url)["targetId"]
+        self._session = self._call("Target.attachToTarget", targetId=target, flatten=True)[
+            "sessionId"
+        ]
+
+    def evaluate(self, expression: str) -> Any:
+        """The value of a JavaScript expression in the open page."""
+        result = self._call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 60.0) -> Any:
+        """Evaluate ``expression`` until it is truthy; return that value."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.evaluate(expression)
+            if value or time.monotonic() > deadline:
+                return value
+            time.sleep(0.2)
+
+    def screenshot(self, path: Path) -> None:
+        """Save what the open page shows as a PNG."""
+        import base64
+
+        data = self._call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        """End chromium."""
+        self._process.terminate()
+        self._process.wait(timeout=30)
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+        self._profile.cleanup()
