@@ -153,25 +153,25 @@ def field_page(title: str, intro: str, schema: str, kind: str | None) -> str:
     lines = [f"# {title}", "", intro, ""]
     if root.get("description"):
         lines += [str(root["description"]), ""]
-    header = "| field | type | bounds / values | default | access | example | description |"
-    if kind is None:
-        header = "| field | type | bounds / values | default | description |"
+    header = "| field | type | default | description |"
     for path, node, node_base in sections(root, base, ()):
         name = ".".join(path) or "(top level)"
         lines += [f"## `{name}`" if path else "## Top level", ""]
         if path and node.get("description"):
             lines += [cell(str(node["description"])), ""]
-        lines += [header, "|" + "---|" * header.count(" | ") + "---|"]
-        for field, (sub, _sub_base, required) in children(node, node_base).items():
+        lines += [header, "|---|---|---|---|"]
+        for field, (sub, sub_base, required) in children(node, node_base).items():
             full = (*path, field)
             default = code(sub["default"]) if "default" in sub else ""
             label = f"`{field}`" + (" (required)" if required else "")
-            row = [label, cell(type_of(sub, _sub_base)), constraints(sub), default]
+            notes = [cell(str(sub.get("description") or sub.get("title", "")))]
+            if constraints(sub):
+                notes.append(f"**Bounds:** {constraints(sub)}")
             if kind is not None:
-                access = explain(".".join((kind, *full))).access
-                example = code(sample[full]) if full in sample else ""
-                row += [cell(access), example]
-            row.append(cell(str(sub.get("description") or sub.get("title", ""))))
+                notes.append(f"**Access:** {cell(explain('.'.join((kind, *full))).access)}")
+                if full in sample:
+                    notes.append(f"**Example:** {code(sample[full])}")
+            row = [label, cell(type_of(sub, sub_base)), default, "<br>".join(notes)]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -87,6 +87,7 @@ def test_the_command_reference_names_every_command_and_flag(site: Path) -> None:
             if isinstance(param, click.Option) and not param.hidden:
                 missing += [f"{name} {opt}" for opt in param.opts if opt not in text]
     assert not missing, missing
+    assert "Sentinel" not in text  # click's unset default, never shown to a reader
 
 
 @pytest.mark.parametrize("kind", ["pipe", "organization", "dashboard"])
@@ -106,11 +107,13 @@ def test_the_manifest_reference_has_a_row_for_every_field_of_the_schema(
 def test_fields_show_type_bounds_default_access_and_an_example(site: Path) -> None:
     page = text_of((site / "reference" / "manifests" / "pipe" / "index.html").read_text())
     assert (
-        "engine_max_threads integer or null ≥ 0; ≤ 64 0 writable: changed by the pipe update "
-        "(PATCH) 8 Query threads"
+        "engine_max_threads integer or null 0 Query threads (0 to 64; 0 means automatic). null "
+        "resets it to the service's default (0). Bounds: ≥ 0; ≤ 64 Access: writable: changed by "
+        "the pipe update (PATCH) Example: 8"
     ) in page  # default 0 from the schema, example 8 from manifests/pipes/orders.yaml
     assert re.search(
-        r"topics (\(required\) )?string .{0,40}create-time: sent when the pipe is created", page
+        r"topics (\(required\) )?string .{0,200}Access: create-time: sent when the pipe is created",
+        page,
     )
 
 
