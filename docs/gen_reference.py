@@ -11,6 +11,7 @@ is ``CHANGELOG.md`` when the repository has one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -271,11 +272,28 @@ def exit_codes_page() -> None:
         out.write("\n".join(lines))
 
 
+def _site_link(match: re.Match[str]) -> str:
+    """Keep a changelog link that works on the site: to the web or a docs page; else its text.
+
+    ``CHANGELOG.md`` sits at the top of the repository, where a link may point at a file of the
+    repository or an anchor of the README that the site does not have.
+    """
+    text, target = match.group(1), match.group(2)
+    if re.match(r"[a-z]+://", target):
+        return match.group(0)
+    page = target.split("#", 1)[0]
+    if page.startswith("docs/") and (ROOT / page).is_file():
+        return f"[{text}]({target.removeprefix('docs/')})"
+    return text
+
+
 def changelog_page() -> None:
     """``CHANGELOG.md`` when the repository has one; else where changes are recorded."""
     changelog = ROOT / "CHANGELOG.md"
     if changelog.is_file():
-        text = changelog.read_text(encoding="utf-8")
+        text = re.sub(
+            r"\[([^\]]+)\]\(([^)\s]+)\)", _site_link, changelog.read_text(encoding="utf-8")
+        )
     else:
         text = (
             "# Changelog\n\nThe changes of each release are recorded in `CHANGELOG.md` at the "

@@ -125,6 +125,19 @@ def test_the_environment_page_names_every_variable_the_code_reads(site: Path) ->
     assert sorted(v for v in variables if v not in page) == []
 
 
+def test_the_emulator_page_gives_both_organizations_and_their_credentials(site: Path) -> None:
+    from reconciler.emulator import protocol
+
+    page = text_of((site / "how-to" / "emulator" / "index.html").read_text(encoding="utf-8"))
+    source = Path(protocol.__file__).read_text(encoding="utf-8")
+    other = re.search(r'Identity\(OTHER_ORG_ID, "([^"]+)", "([^"]+)", "([^"]+)"\)', source)
+    assert other is not None
+    for value in (protocol.OTHER_ORG_ID, *other.groups()):
+        assert value in page, value
+    for value in ("demo-key-id", "demo-key-secret", "demo-dashboards-token"):
+        assert value in page, value
+
+
 def test_the_changelog_page_shows_the_changelog_or_says_where_it_is(site: Path) -> None:
     page = text_of((site / "changelog" / "index.html").read_text(encoding="utf-8"))
     changelog = REPO / "CHANGELOG.md"
