@@ -238,3 +238,12 @@ def test_getting_started_then_the_python_api_run_as_written_against_the_emulator
         outputs[len(started) - 1 + i] for i, b in enumerate(api) if b.mark == "run"
     )
     assert "No changes." in api_output and "0 actions" not in api_output, api_output
+
+
+def test_every_relative_link_of_the_readme_names_a_file_of_the_repository() -> None:
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page_text("README.md"))
+    relative = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert "docs/getting-started.md" in relative and "bench/README.md" in relative
+    # CHANGELOG.md is written with each release's changes; the site says where it is meanwhile.
+    missing = [link for link in relative if not (REPO / link).exists() and link != "CHANGELOG.md"]
+    assert not missing, missing
