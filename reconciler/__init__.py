@@ -8,7 +8,8 @@ makes one of these calls and renders the result::
 
     config = reconciler.ApiConfig(base_url=..., key_id=..., key_secret=...,
                                   dashboards_url=..., dashboards_token=...)
-    scope = reconciler.Scope(paths=("manifests",), state=".reconcile/state.json")
+    scope = reconciler.Scope(paths=("manifests",), state=".reconcile/state.json",
+                             organization=...)  # for manifests without spec.organizationId
     result = asyncio.run(reconciler.compute_plan(config, scope))
     print(reconciler.render_text(result.plan))
     applied = asyncio.run(reconciler.apply_plan(

@@ -329,9 +329,9 @@ def test_the_readme_environments_section_project_file_is_valid() -> None:
     from ruamel.yaml import YAML
 
     from reconciler.load.project import project_errors
+    from tests.docs_helpers import page_text
 
-    readme = (EXAMPLE.parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Environments\n", 1)[1].split("\n## ", 1)[0]
+    section = page_text("concepts/environments.md").split("## Environments\n", 1)[1]
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
     project = YAML(typ="safe").load(blocks[0])
     assert project_errors(project) == []

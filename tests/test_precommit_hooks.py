@@ -1,5 +1,5 @@
 """The pre-commit hooks run by the real `pre-commit` tool (`try-repo` on a temporary git clone
-of this working tree, and `run` with the README's config pinned to a commit SHA): the validate
+of this working tree, and `run` with the documented config pinned to a commit SHA): the validate
 hook sees the whole manifest set whichever files are staged, so checks that span files hold;
 fmt and validate refuse the same non-manifest YAML; fmt names the file to reformat.
 
@@ -154,16 +154,16 @@ def test_fmt_hook_names_the_file_to_reformat(user: Path, home: Path, hook_repo: 
     assert "would reformat manifests/messy.yaml" in done.stdout
 
 
-def test_the_readme_config_pinned_to_a_commit_sha_runs(
+def test_the_documented_config_pinned_to_a_commit_sha_runs(
     user: Path, home: Path, hook_repo: Path
 ) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    snippet = readme.split("<!-- snippet: pre-commit -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    guide = (REPO / "docs" / "how-to" / "ci.md").read_text(encoding="utf-8")
+    snippet = guide.split("<!-- snippet: pre-commit -->\n```yaml\n", 1)[1].split("```", 1)[0]
     config = YAML(typ="safe").load(snippet)
-    config["repos"][0]["repo"] = str(hook_repo)  # the README's rev is a placeholder SHA
+    config["repos"][0]["repo"] = str(hook_repo)  # the documented rev is a placeholder SHA
     with (user / ".pre-commit-config.yaml").open("w", encoding="utf-8") as out:
         YAML().dump(config, out)
-    # The README's way to pin: autoupdate writes the newest commit's SHA (there are no tags).
+    # The documented way to pin: autoupdate writes the newest commit's SHA (there are no tags).
     updated = pre_commit(user, home, "autoupdate", "--bleeding-edge", "--freeze")
     assert updated.returncode == 0, updated.stdout + updated.stderr
     sha = git(user, "ls-remote", str(hook_repo), "HEAD").split()[0]

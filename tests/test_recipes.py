@@ -1,4 +1,4 @@
-"""The README's CI and cron recipes, run as shell scripts against the emulator with a fake
+"""The CI and cron recipes of the how-to guides, run as shell scripts against the emulator with a fake
 `alert` on PATH: every status they rely on is checked, and `check backups` tells a stale
 backup (exit 2) from a check that could not run (exit 1)."""
 
@@ -18,17 +18,18 @@ import pytest
 from reconciler.state.local import locked_state
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
+from tests.docs_helpers import page_text
 from tests.manifest_helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def recipe(title: str) -> str:
-    """Return the shell block that follows the bold ``title`` in the README's Recipes section."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Recipes", 1)[1].split("\n## ", 1)[0]
+    """Return the shell block that follows the bold ``title`` in a how-to's Recipes section."""
+    text = page_text("how-to/ci.md") + page_text("how-to/cron.md")
+    section = "".join(part.split("\n## ", 1)[0] for part in text.split("## Recipes")[1:])
     match = re.search(re.escape(f"**{title}") + r".*?```sh\n(.*?)```", section, re.S)
-    assert match, f"no recipe {title!r} in the README"
+    assert match, f"no recipe {title!r} in the how-to guides"
     return match.group(1)
 
 

@@ -1,7 +1,7 @@
-"""Help, README and errors say where a setting came from, environments included (polish of 23/25).
+"""Help, the docs and errors say where a setting came from, environments included (polish of 23/25).
 
 The order with ``environments:`` (flag > the environment's own value > variable > project file >
-default) is stated by ``--help``, ``config --help`` and the README; ``reconcile config`` marks a
+default) is stated by ``--help``, ``config --help`` and the docs; ``reconcile config`` marks a
 generic variable an environment's own value overrode; ``compare`` does not list ``--env``; an
 error about the state's address names the flag, variable or project key that gave it.
 """
@@ -19,6 +19,7 @@ from reconciler.settings import resolve
 from reconciler.state.stores import open_backend
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.docs_helpers import page_text
 from tests.manifest_helpers import EXAMPLES
 from tests.state_servers import free_port
 
@@ -58,11 +59,11 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_help_and_readme_state_the_order_with_and_without_environments(project: Path) -> None:
+def test_help_and_docs_state_the_order_with_and_without_environments(project: Path) -> None:
     root = flat(run_cli(["--help"], {}).stdout)
     config = flat(run_cli(["config", "--help"], {}).stdout)
-    readme = flat(REPO.joinpath("README.md").read_text(encoding="utf-8"))
-    for text in (root, config, readme):
+    docs = flat(page_text("concepts/environments.md"))
+    for text in (root, config, docs):
         assert WITHOUT in text
         assert WITH_ENVIRONMENTS in text
 
@@ -102,10 +103,10 @@ def test_config_marks_a_generic_variable_an_environment_overrode(project: Path) 
     assert "(RECONCILE_KEY_ID ignored: environment staging sets keyId)" in rows["keyId"]
 
 
-def test_readme_environments_example_names_the_state_file_of_each_workspace(
+def test_docs_environments_example_names_the_state_file_of_each_workspace(
     project: Path,
 ) -> None:
-    readme = REPO.joinpath("README.md").read_text(encoding="utf-8")
+    readme = page_text("concepts/environments.md")
     example = re.search(r"```yaml\n# reconcile.yaml\n(manifests: \[base\]\n.*?)```", readme, re.S)
     assert example is not None
     for directory in ("base", "overlays/staging", "overlays/production"):

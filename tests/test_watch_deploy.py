@@ -1,6 +1,6 @@
-"""The deployment files of README "Continuous reconcile" (deploy/): the systemd unit and the
+"""The deployment files shown by the docs (deploy/): the systemd unit and the
 Kubernetes Deployment parse, run ``reconcile watch`` with flags that exist and values the
-command accepts, and wire what the README promises (2 replicas, PostgreSQL state, probes on
+command accepts, and wire what the docs promise (2 replicas, PostgreSQL state, probes on
 /healthz and /readyz on the --listen port, a Prometheus scrape annotation)."""
 
 from __future__ import annotations
@@ -69,11 +69,14 @@ def test_the_kubernetes_deployment_runs_two_replicas_on_postgresql_with_probes_a
     assert annotations["prometheus.io/path"] == "/metrics"
 
 
-def test_the_readme_shows_the_deployment_files_exactly_as_they_are_in_the_repository() -> None:
+def test_the_docs_show_the_deployment_files_exactly_as_they_are_in_the_repository() -> None:
     import re
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    shown = dict(re.findall(r"<!-- file: (\S+) -->\n```\w+\n(.*?)```", readme, re.DOTALL))
+    from tests.docs_helpers import all_pages
+
+    text = "".join(all_pages().values())
+    shown = dict(re.findall(r"<!-- file: (\S+) -->\n```\w+\n(.*?)```", text, re.DOTALL))
     assert set(shown) == {"deploy/reconcile-watch.service", "deploy/kubernetes/watch.yaml"}
     for path, text in shown.items():
-        assert text == (REPO / path).read_text(encoding="utf-8"), path
+        # Included when the site is built (--8<--), or shown as a copy that must be exact.
+        assert text in (f'--8<-- "{path}"\n', (REPO / path).read_text(encoding="utf-8")), path
