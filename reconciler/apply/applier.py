@@ -255,7 +255,7 @@ class Applier:
                 )
             creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
             if creates_pipe:
-                await self.recorder.creating(action)
+                await self.recorder.creating(action, request)
             if request.purpose.body_from_answer:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
@@ -314,6 +314,12 @@ class Applier:
                 last = reread[0]
                 done.append(reread[1])
             except ApiError as exc:
+                if creates_pipe and exc.status is not None and exc.status >= 500:
+                    # The server failed while making it: it may exist. The mark ``creating``
+                    # left stays, so the next run adopts it as this tool's own if it shows
+                    # the body sent (never created twice, and ``--prune`` may retire it).
+                    await self._persist(urgent=True)
+                    return last, stop(Outcome.UNCERTAIN, _maybe_made(exc), index)
                 return last, stop(Outcome.FAILED, exc, index)
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])
@@ -379,6 +385,20 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _maybe_made(exc: ApiError) -> ApiError:
+    """Say of a create the server failed on that it may have happened (same type and fields)."""
+    return type(exc)(
+        status=exc.status,
+        message=f"{exc.message}; the server may have made it: the next run adopts it if so "
+        "(it is never created twice)",
+        request_id=exc.request_id,
+        code=exc.code,
+        resource=exc.resource,
+        method=exc.method,
+        path=exc.path,
+    )
 
 
 def _leads_to(request: Request) -> RunState:

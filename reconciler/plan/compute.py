@@ -35,7 +35,7 @@ from reconciler.plan.bindings import (
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
-from reconciler.plan.lifecycle import plan_create
+from reconciler.plan.lifecycle import made_by_lost_create, plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
 from reconciler.plan.targets import matches_target, select_actions, select_targets
@@ -321,6 +321,12 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
             bound=how,
             lifecycle=lifecycle,
         )
+        if (
+            how is Bound.ADOPTED
+            and observed.live is not None
+            and made_by_lost_create(spec, recorded, observed.live)
+        ):
+            action = dataclasses.replace(action, made_by_us=True)
     return dataclasses.replace(action, renamed_from=renamed) if renamed else action
 
 
