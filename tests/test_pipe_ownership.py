@@ -12,6 +12,7 @@ In-process against the emulator app.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -167,3 +168,40 @@ def test_after_a_create_answered_500_a_hand_made_pipe_of_that_name_is_not_ours()
     plan, _ = _run(app, state, [], prune=True)
     assert _deletes(app) == []
     assert [p["id"] for p in _pipes(app, "rt1")] == [theirs]
+
+
+class SendsAnotherBodyAndLosesTheAnswer(httpx.AsyncBaseTransport):
+    """A pipe create reaches the server with other field mappings than the ones sent (someone
+    else's pipe of that name, made at that moment), and its answer is lost."""
+
+    def __init__(self, app: EmulatorApp) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not (request.method == "POST" and request.url.path.endswith("/pipes")):
+            return await self.inner.handle_async_request(request)
+        body = json.loads(await request.aread())
+        body["fieldMappings"] = _manifest(theirs=True).spec["fieldMappings"]
+        other = httpx.Request("POST", request.url, headers=request.headers, json=body)
+        response = await self.inner.handle_async_request(other)
+        await response.aread()
+        raise httpx.ReadError("connection dropped after the request", request=request)
+
+
+def test_a_lost_create_adopts_only_a_pipe_showing_the_exact_body_sent() -> None:
+    app, state = emulator_app(), _state()
+    plan, results = _run(
+        app, state, [_manifest()], transport=SendsAnotherBodyAndLosesTheAnswer(app)
+    )
+    assert [r.outcome for r in results] == [Outcome.UNCERTAIN], results
+    (other,) = _pipes(app, "rt1")
+
+    plan, _ = _run(app, state, [_manifest()])  # adopted, but not the body this tool sent
+    assert plan.actions[0].target["pipeId"] == other["id"] and not plan.actions[0].made_by_us
+    record = state.record_of("Pipe", "rt1")
+    assert record is not None and record.id == other["id"] and not record.created_by_us
+
+    app.runtime.log.clear()
+    _run(app, state, [], prune=True)
+    assert _deletes(app) == []
+    assert [p["id"] for p in _pipes(app, "rt1")] == [other["id"]]

@@ -127,9 +127,13 @@ class StateRecorder:
     async def not_created(self, action: Action) -> None:
         """A pipe's create was refused: forget the mark ``creating`` left (nothing was made)."""
         entry = self.state.resources.get(action.key)
-        if action.kind == "Pipe" and entry is not None and "id" not in entry:
+        if action.kind != "Pipe" or entry is None:
+            return
+        if "id" in entry:  # the record of a pipe gone from the server: it stays, unmarked
+            self.state.record(action.key, uncertain=None, contentHash=None)
+        else:
             self.state.forget(action.key)
-            await self.persist(urgent=False)
+        await self.persist(urgent=False)
 
     async def created(self, action: Action, live: JsonMapping) -> None:
         """Right after a pipe's create answered: record its id before anything else happens."""

@@ -85,7 +85,12 @@ def made_by_lost_create(
     if record is None or not (record.uncertain and record.created_by_us) or not record.content_hash:
         return False
     body = create_body(spec)
-    return sent_hash(body) == record.content_hash and same(_public(body, ()), live)
+    return sent_hash(body) == record.content_hash and shows_body(body, live)
+
+
+def shows_body(body: Mapping[str, SecretTree], live: JsonMapping) -> bool:
+    """Tell whether a live pipe shows every field of a create body (secrets aside)."""
+    return same(_public(body, ()), live)
 
 
 def _public(value: Any, path: JsonPath) -> Any:
