@@ -106,7 +106,13 @@ def test_a_pipe_adopted_in_place_of_ours_is_never_pruned() -> None:
     theirs = _replace_by_hand(app, str(ours["id"]), theirs=False)  # same body, not ours
 
     plan, results = _run(app, state, [_manifest()])  # adopts theirs by name
-    assert plan.actions[0].bound == "adopted" and plan.actions[0].target["pipeId"] == theirs
+    (action,) = plan.actions
+    assert action.bound == "adopted" and action.target["pipeId"] == theirs
+    assert not action.made_by_us
+    assert action.warnings == (
+        f"pipe {ours['id']} recorded in state no longer exists on the server; adopted pipe "
+        f"{theirs} of that name, which this tool did not create (--prune never deletes it)",
+    )
     record = state.record_of("Pipe", "rt1")
     assert record is not None and record.id == theirs
     assert not record.created_by_us, "an adopted pipe is never ours"
