@@ -115,43 +115,40 @@ def test_a_malformed_pipe_list_is_an_error_and_creates_nothing(result: Any, wron
     }  # the record still binds the manifest to its pipe
 
 
+def _refused(resource: Resource, rewrite: Any) -> str:
+    """Plan and apply ``resource`` from a fresh state; return the one error of its action
+    (nothing is sent: the action failed and no object was created)."""
+    app, state = emulator_app(), new_state("memory")
+    state.sink = lambda data: None
+    plan, results = _plan_and_apply(app, state, [resource], rewrite)
+    (action,) = plan.actions
+    assert action.operation is Op.ERROR and not action.requests
+    assert [r.outcome for r in results] == [Outcome.FAILED]
+    assert _posts(app) == []
+    (message,) = action.errors
+    return message
+
+
 @pytest.mark.parametrize(("result", "wrong"), MALFORMED, ids=IDS)
 def test_a_malformed_services_list_is_an_error_for_each_pipe_naming_a_service(
     result: Any, wrong: str
 ) -> None:
-    app, state = emulator_app(), new_state("memory")
-    state.sink = lambda data: None
     resource = Resource("Pipe", "returns", kafka_spec(), "returns.yaml")
-
-    plan, results = _plan_and_apply(app, state, [resource], _lists("/services", result))
-
-    (action,) = plan.actions
-    assert action.operation is Op.ERROR
-    (message,) = action.errors
+    message = _refused(resource, _lists("/services", result))
     assert f"services of organization {ORG_ID}: HTTP 200" in message, message
+    assert f"GET /v1/organizations/{ORG_ID}/services" in message, message
     assert wrong in message and "requestId " in message, message
-    assert [r.outcome for r in results] == [Outcome.FAILED]
-    assert _posts(app) == []
 
 
 @pytest.mark.parametrize(("result", "wrong"), MALFORMED, ids=IDS)
 def test_a_malformed_dashboard_list_is_an_error_and_creates_no_dashboard(
     result: Any, wrong: str
 ) -> None:
-    app, state = emulator_app(), new_state("memory")
-    state.sink = lambda data: None
     spec = {"name": "Ops", "tiles": [{"name": "rows", "x": 0, "y": 0, "w": 6, "h": 3}]}
     resource = Resource("Dashboard", "ops", spec, "ops.yaml")
-
-    plan, results = _plan_and_apply(app, state, [resource], _lists("/dashboards", result))
-
-    (action,) = plan.actions
-    assert action.operation is Op.ERROR
-    (message,) = action.errors
+    message = _refused(resource, _lists("/dashboards", result))
     assert "dashboards list: HTTP 200" in message and "GET /api/v2/dashboards" in message
     assert wrong.replace("result", "data") in message, message
-    assert [r.outcome for r in results] == [Outcome.FAILED]
-    assert _posts(app) == []
 
 
 @pytest.mark.parametrize(("result", "wrong"), MALFORMED, ids=IDS)

@@ -139,7 +139,10 @@ def test_a_create_answered_500_that_happened_is_ours_and_pruned_later() -> None:
     app, state = emulator_app(), _state()
     transport = RewritingTransport(app, after=_answers_500_to_creates)
     _, results = _run(app, state, [_manifest()], transport=transport)
-    assert [r.outcome for r in results] != [Outcome.APPLIED]
+    (result,) = results
+    assert result.outcome is Outcome.UNCERTAIN, result
+    assert "HTTP 500" in result.messages[0] and "may have made it" in result.messages[0]
+    assert "requestId req-500" in result.messages[0]
     (made,) = _pipes(app, "rt1")
 
     plan, results = _run(app, state, [_manifest()])  # the next run adopts it

@@ -35,6 +35,7 @@ from reconciler.apply.results import (
     confirmed,
     cut_off,
     failed,
+    may_have_made,
     ok,
     skipped,
 )
@@ -319,7 +320,7 @@ class Applier:
                     # left stays, so the next run adopts it as this tool's own if it shows
                     # the body sent (never created twice, and ``--prune`` may retire it).
                     await self._persist(urgent=True)
-                    return last, stop(Outcome.UNCERTAIN, _maybe_made(exc), index)
+                    return last, stop(Outcome.UNCERTAIN, may_have_made(exc), index)
                 return last, stop(Outcome.FAILED, exc, index)
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])
@@ -385,20 +386,6 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
-
-
-def _maybe_made(exc: ApiError) -> ApiError:
-    """Say of a create the server failed on that it may have happened (same type and fields)."""
-    return type(exc)(
-        status=exc.status,
-        message=f"{exc.message}; the server may have made it: the next run adopts it if so "
-        "(it is never created twice)",
-        request_id=exc.request_id,
-        code=exc.code,
-        resource=exc.resource,
-        method=exc.method,
-        path=exc.path,
-    )
 
 
 def _leads_to(request: Request) -> RunState:

@@ -89,17 +89,21 @@ def _shape_problem(value: object, listing: Listing, member: str) -> str | None:
     return None
 
 
+# The JSON types a message names (bool before the numbers: a bool is an int).
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),
+    (Mapping, "an object"),
+    (list, "a list"),
+    (str, "a string"),
+    ((int, float), "a number"),
+)
+
+
 def _kind(value: object) -> str:
     """Name a decoded JSON value's type as a message says it (``null``, ``an object`` ...)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return "a string" if isinstance(value, str) else "a number"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), type(value).__name__)
 
 
 def _object(value: object, path: str) -> JsonObject:
