@@ -5,7 +5,8 @@ manifest is (recorded, adopted by name, or new). An answer 200 whose body is not
 documented objects (``null``, an object, a list of strings, items without ``id``/``name``) is
 an error for every resource that depends on it, naming the request, the status, the requestId
 and what was wrong with the body, exactly as a body that is not JSON is: nothing is created,
-adopted or pruned from it. In-process against the emulator app, through a transport that
+adopted or pruned from it. An object read (a pipe by id) likewise refuses a body that is not
+the object asked for. In-process against the emulator app, through a transport that
 rewrites its answers as a misbehaving proxy would.
 """
 
@@ -21,6 +22,7 @@ from reconciler.apply.applier import Applier
 from reconciler.apply.results import ActionResult, Outcome
 from reconciler.client import reads
 from reconciler.client.api import Client
+from reconciler.client.paths import PipeIds
 from reconciler.emulator import EmulatorApp
 from reconciler.model.errors import ApiError, MalformedAnswer
 from reconciler.model.resources import Resource
@@ -28,7 +30,7 @@ from reconciler.plan.actions import Op, Plan
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
 from tests.asgi_helpers import KEEP, RewritingTransport, config, emulator_app
-from tests.seed_ids import ORG_ID
+from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE
 from tests.test_pipe_lifecycle import kafka_spec
 
 # Each malformed ``result`` and what the error says was wrong with it.
@@ -182,3 +184,32 @@ def test_every_list_read_refuses_a_body_it_cannot_read_whole(result: Any, wrong:
     assert all(e.request_id for e in errors[:2] + errors[3:]), errors  # management answers
     for error in errors:
         assert wrong.replace("result", "data") in str(error) or wrong in str(error), error
+
+
+@pytest.mark.parametrize(
+    ("result", "wrong"),
+    [
+        (None, "`result` is null, not an object"),
+        (["x"], "`result` is a list, not an object"),
+        ({"name": "returns"}, "`result` has no `id`"),
+        ({"id": 7}, "`result.id` is a number, not a string"),
+    ],
+    ids=["null", "list", "no-id", "numeric-id"],
+)
+def test_a_pipe_read_refuses_a_body_that_is_not_the_pipe_asked_for(result: Any, wrong: str) -> None:
+    app = emulator_app()
+    ids = PipeIds(ORG_ID, PIPE_SERVICE[KAFKA_PIPE], KAFKA_PIPE)
+
+    async def go() -> MalformedAnswer:
+        transport = RewritingTransport(app, _lists(KAFKA_PIPE, result))
+        async with Client(config(), transport=transport) as client:
+            with pytest.raises(MalformedAnswer) as caught:
+                await reads.get_pipe(client, ids, name="orders")
+        return caught.value
+
+    error = asyncio.run(go())
+    assert error.status == 200 and error.request_id, error
+    assert str(error).startswith(
+        f"pipe orders: HTTP 200: GET {ids.path} answered a body that is not the pipe asked for"
+    )
+    assert wrong in str(error), error

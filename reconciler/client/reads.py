@@ -4,7 +4,7 @@ The fetcher (``live``) reads through these in bulk for a plan; saved-plan stale 
 apply's re-reads after a lost answer use them one object at a time; ``get``/``export``/``check``
 (``reconciler.inventory``) use them to show live objects. Each builds its path with ``paths``,
 labels errors with the resource it reads, and checks the answer's shape in one place: a list
-read whole (a list of the documented objects, each with its ``id`` and ``name``: ``Listing``)
+read whole (a list of the documented objects, each with its ``id`` and ``name``: ``Shape``)
 or an object read that answers an object, else a ``MalformedAnswer`` naming the request, its
 status and requestId and what was wrong, exactly as a body that is not JSON is. Optional endpoints (the
 real service's extensions: the pipe list, the organization GET, the dashboard list) raise
@@ -34,8 +34,9 @@ from reconciler.model.json import JsonObject
 
 
 @dataclass(frozen=True)
-class Listing:
-    """What a list read's body must be: a list of ``noun`` objects, each naming ``keys``.
+class Shape:
+    """What a read's body must be: one ``noun`` object, or (``many``) a list of them, each
+    naming ``keys`` (non-empty strings).
 
     A list binds manifests to live objects (recorded, adopted by name, or new): one read as
     "none" would have every manifest created again, so a body that is not this shape is a
@@ -44,48 +45,61 @@ class Listing:
 
     noun: str
     keys: tuple[str, ...] = ("id", "name")
+    many: bool = True
 
 
-PIPES = Listing("pipes")
-SERVICES = Listing("services")
-DASHBOARDS = Listing("dashboards")
-BACKUPS = Listing("backups", ("id",))
+PIPES = Shape("pipes")
+SERVICES = Shape("services")
+DASHBOARDS = Shape("dashboards")
+BACKUPS = Shape("backups", ())  # shown, never bound by
+PIPE = Shape("pipe", ("id",), many=False)
+ENDPOINT = Shape("reverse private endpoint", ("id",), many=False)
+ORGANIZATION = Shape("organization", (), many=False)
 
 
-def _listed(
-    value: object, record: RequestRecord, listing: Listing, resource: str
-) -> list[JsonObject]:
-    """Return a list answer's objects, or raise ``MalformedAnswer`` saying what is wrong."""
+def _checked(value: object, record: RequestRecord, shape: Shape, resource: str) -> object:
+    """Return an answer's member if it has ``shape``, else raise ``MalformedAnswer`` naming
+    the request, its status and requestId, and what is wrong."""
     member = "data" if record.interface == DASHBOARDS_INTERFACE else "result"
-    problem = _shape_problem(value, listing, member)
-    if problem is not None:
-        raise MalformedAnswer(
-            status=record.status,
-            message=f"{record.method} {record.path} answered a body that is not a list of "
-            f"{listing.noun} ({problem}): nothing is bound, created or pruned from it",
-            request_id=record.request_id,
-            resource=resource,
-            method=record.method,
-            path=record.path,
-        )
-    # Decoded JSON objects are dicts already: kept as they are (no copy of a 10,000-pipe list).
-    assert isinstance(value, list)
-    return [v if isinstance(v, dict) else dict(v) for v in value]
+    if shape.many:
+        problem = _list_problem(value, shape.keys, member)
+        what = f"a list of {shape.noun} ({problem}): nothing is bound, created or pruned from it"
+    else:
+        problem = _item_problem(value, shape.keys, member)
+        what = f"the {shape.noun} asked for ({problem})"
+    if problem is None:
+        return value
+    raise MalformedAnswer(
+        status=record.status,
+        message=f"{record.method} {record.path} answered a body that is not {what}",
+        request_id=record.request_id,
+        resource=resource,
+        method=record.method,
+        path=record.path,
+    )
 
 
-def _shape_problem(value: object, listing: Listing, member: str) -> str | None:
-    """Say what keeps ``value`` from being a list of ``listing``'s objects (None: nothing)."""
+def _list_problem(value: object, keys: tuple[str, ...], member: str) -> str | None:
+    """Say what keeps ``value`` from being a list of objects naming ``keys`` (None: nothing)."""
     if not isinstance(value, list):
         return f"`{member}` is {_kind(value)}, not a list"
     for index, item in enumerate(value):
-        if not isinstance(item, Mapping):
-            return f"`{member}[{index}]` is {_kind(item)}, not an object"
-        for key in listing.keys:
-            field = item.get(key)
-            if field is None or field == "":
-                return f"`{member}[{index}]` has no `{key}`"
-            if not isinstance(field, str):
-                return f"`{member}[{index}].{key}` is {_kind(field)}, not a string"
+        problem = _item_problem(item, keys, f"{member}[{index}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _item_problem(item: object, keys: tuple[str, ...], where: str) -> str | None:
+    """Say what keeps ``item`` from being an object naming ``keys`` (None: nothing)."""
+    if type(item) is not dict and not isinstance(item, Mapping):
+        return f"`{where}` is {_kind(item)}, not an object"
+    for key in keys:
+        field = item.get(key)
+        if field is None or field == "":
+            return f"`{where}` has no `{key}`"
+        if not isinstance(field, str):
+            return f"`{where}.{key}` is {_kind(field)}, not a string"
     return None
 
 
@@ -106,20 +120,37 @@ def _kind(value: object) -> str:
     return next((name for kind, name in _KINDS if isinstance(value, kind)), type(value).__name__)
 
 
-def _object(value: object, path: str) -> JsonObject:
-    if not isinstance(value, Mapping):
-        raise MalformedAnswer(status=200, message="expected a JSON object", method="GET", path=path)
-    return dict(value)
-
-
-async def _list(
-    client: Client, interface: str, path: str, listing: Listing, resource: str, *, optional: bool
-) -> list[JsonObject]:
-    """GET a list and return its objects, read whole (see ``Listing``)."""
+async def _read(
+    client: Client, interface: str, path: str, shape: Shape, resource: str, *, optional: bool
+) -> object:
+    """GET ``path`` and return its answer, checked to have ``shape``."""
     value, record = await client.call(
         interface, "GET", path, resource=resource, idempotent=True, optional=optional
     )
-    return _listed(value, record, listing, resource)
+    return _checked(value, record, shape, resource)
+
+
+def _objects(value: object) -> list[JsonObject]:
+    """Return a checked list's objects (``_checked`` made sure each item is one)."""
+    # Decoded JSON objects are dicts already: kept as they are (no copy of a 10,000-pipe list).
+    assert isinstance(value, list)
+    return [v if isinstance(v, dict) else dict(v) for v in value if isinstance(v, Mapping)]
+
+
+async def _list(
+    client: Client, interface: str, path: str, shape: Shape, resource: str, *, optional: bool
+) -> list[JsonObject]:
+    """GET a list and return its objects, read whole (see ``Shape``)."""
+    return _objects(await _read(client, interface, path, shape, resource, optional=optional))
+
+
+async def _object(
+    client: Client, path: str, shape: Shape, resource: str, *, optional: bool = False
+) -> JsonObject:
+    """GET one management object, checked to have ``shape``."""
+    value = await _read(client, MANAGEMENT, path, shape, resource, optional=optional)
+    assert isinstance(value, Mapping)
+    return dict(value)
 
 
 async def list_services(client: Client, org: str, filters: Sequence[str] = ()) -> list[JsonObject]:
@@ -151,33 +182,31 @@ async def list_pipes_undecoded(
     def decode() -> list[JsonObject]:
         if not isinstance(answer, Undecoded):  # decoded anyway (e.g. by a test double)
             record = RequestRecord(MANAGEMENT, "GET", path, 200, None, 1)
-            return _listed(answer, record, PIPES, resource)
+            return _objects(_checked(answer, record, PIPES, resource))
         try:
             value, record = answer.payload()
         except ApiError as exc:
             raise exc.with_resource(resource) from None
-        return _listed(value, record, PIPES, resource)
+        return _objects(_checked(value, record, PIPES, resource))
 
     return decode
 
 
 async def get_pipe(client: Client, ids: PipeIds, *, name: str) -> JsonObject:
     """Return one pipe (``name`` labels errors: ``pipe NAME``)."""
-    return _object(await client.get(ids.path, resource=f"pipe {name}"), ids.path)
+    return await _object(client, ids.path, PIPE, f"pipe {name}")
 
 
 async def get_endpoint(client: Client, org: str, service_id: str, endpoint_id: str) -> JsonObject:
     """Return one reverse private endpoint (``NotFound`` when it does not exist)."""
     path = endpoint_path(org, service_id, endpoint_id)
-    result = await client.get(path, resource=f"reverse private endpoint {endpoint_id}")
-    return _object(result, path)
+    return await _object(client, path, ENDPOINT, f"reverse private endpoint {endpoint_id}")
 
 
 async def get_organization(client: Client, org: str, *, name: str) -> JsonObject:
     """Return the organization (``Unsupported`` when the server cannot read one)."""
     path = organization_path(org)
-    result = await client.get(path, resource=f"organization {name}", optional=True)
-    return _object(result, path)
+    return await _object(client, path, ORGANIZATION, f"organization {name}", optional=True)
 
 
 async def list_dashboards(client: Client) -> list[JsonObject]:
