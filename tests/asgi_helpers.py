@@ -8,8 +8,10 @@ event loop, without a port.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 
@@ -53,3 +55,44 @@ async def in_process(
     transport = httpx.ASGITransport(app=app)
     async with Client(config(**overrides), transport=transport) as client:
         yield client, app
+
+
+# What a rewrite returns to leave an answer as the emulator gave it.
+KEEP = object()
+
+
+class RewritingTransport(httpx.AsyncBaseTransport):
+    """Hands every request to the emulator app; ``rewrite(request, body)`` may replace the
+    decoded body of an answer (``KEEP`` leaves it), the way a proxy that rewrites answers does.
+    ``after(request, response)`` may replace the app's answer (``None``: it stands), e.g. with
+    a 500 for a create the app made."""
+
+    def __init__(
+        self,
+        app: EmulatorApp,
+        rewrite: Callable[[httpx.Request, Any], Any] = lambda request, body: KEEP,
+        *,
+        after: Callable[[httpx.Request, httpx.Response], httpx.Response | None] | None = None,
+    ) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.rewrite = rewrite
+        self.after = after
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        content = await response.aread()
+        if self.after is not None:
+            replaced = self.after(request, response)
+            if replaced is not None:
+                return replaced
+        try:
+            body = json.loads(content)
+        except ValueError:
+            return httpx.Response(response.status_code, headers=response.headers, content=content)
+        new = self.rewrite(request, body)
+        if new is KEEP:
+            return httpx.Response(response.status_code, headers=response.headers, content=content)
+        data = json.dumps(new).encode()
+        return httpx.Response(
+            response.status_code, headers={"Content-Type": "application/json"}, content=data
+        )

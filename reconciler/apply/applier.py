@@ -35,6 +35,7 @@ from reconciler.apply.results import (
     confirmed,
     cut_off,
     failed,
+    may_have_made,
     ok,
     skipped,
 )
@@ -255,7 +256,7 @@ class Applier:
                 )
             creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
             if creates_pipe:
-                await self.recorder.creating(action)
+                await self.recorder.creating(action, request)
             if request.purpose.body_from_answer:
                 answer = last if isinstance(last, Mapping) else {}
                 for patch_body in deferred_endpoint_bodies(action, answer):
@@ -314,6 +315,12 @@ class Applier:
                 last = reread[0]
                 done.append(reread[1])
             except ApiError as exc:
+                if creates_pipe and exc.status is not None and exc.status >= 500:
+                    # The server failed while making it: it may exist. The mark ``creating``
+                    # left stays, so the next run adopts it as this tool's own if it shows
+                    # the body sent (never created twice, and ``--prune`` may retire it).
+                    await self._persist(urgent=True)
+                    return last, stop(Outcome.UNCERTAIN, may_have_made(exc), index)
                 return last, stop(Outcome.FAILED, exc, index)
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])

@@ -15,10 +15,11 @@ import contextlib
 from collections.abc import Mapping
 
 from reconciler.apply.verify import leaf_paths
-from reconciler.model.identity import Record
+from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, JsonValue
-from reconciler.plan.actions import Action, Op
+from reconciler.plan.actions import Action, Op, Request
 from reconciler.plan.diff import ChangeKind
+from reconciler.plan.lifecycle import sent_hash
 from reconciler.state.document import State
 
 # Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
@@ -73,14 +74,13 @@ class StateRecorder:
             if action.operation == Op.DELETE:
                 self.state.forget(action.key)
             elif isinstance(live, Mapping):
-                created = action.operation in (Op.CREATE, Op.REPLACE)
                 previous = self.state.dashboard(action.name)
                 self.state.record(
                     action.key,
                     id=str(live.get("id")),
                     displayName=live.get("name") or action.target.get("name"),
                     contentHash=action.content_hash,
-                    createdByUs=created or bool(previous and previous.created_by_us),
+                    createdByUs=ours(action, previous, str(live.get("id"))),
                     uncertain=None,
                     replaced=[
                         *(self.state.resources.get(action.key, {}).get("replaced") or []),
@@ -95,40 +95,45 @@ class StateRecorder:
     def record_identity(self, action: Action, live: JsonValue) -> None:
         """Record which live pipe a pipe manifest is bound to (the id is its identity from now).
 
-        A created pipe is marked as ours (prune may delete it later); an adopted or pinned one
-        never is, and a record that was ours stays ours.
+        Whether the pipe is this tool's own (prune may delete it later) is ``ours``.
         """
         target = dict(action.target)
         made = action.operation in (Op.CREATE, Op.REPLACE)
         if (made or not target.get("pipeId")) and isinstance(live, Mapping) and live.get("id"):
             target["pipeId"] = str(live["id"])  # the pipe the create made
         previous = self.state.record_of("Pipe", action.name)
-        ours = action.operation in (Op.CREATE, Op.REPLACE) or bool(
-            previous and previous.created_by_us
-        )
         name = live.get("name") if isinstance(live, Mapping) else None
         self.state.record(
             action.key,
             target=target,
             id=target.get("pipeId") or None,
-            createdByUs=ours or None,
+            createdByUs=ours(action, previous, target.get("pipeId")) or None,
             displayName=name or (previous.display_name if previous else None),
             uncertain=None,
+            contentHash=None,  # the pending create's fingerprint: settled now
         )
 
-    async def creating(self, action: Action) -> None:
-        """Before a pipe's create is sent: record that it may exist (a kill before its answer is
-        healed by adoption by name, which then knows this tool created it)."""
+    async def creating(self, action: Action, request: Request) -> None:
+        """Before a pipe's create is sent: record that it may exist, with the fingerprint of
+        the body sent (a kill or a lost answer before its id is known is healed by adoption by
+        name, which knows this tool created it only if the pipe shows that body)."""
         target = {k: v for k, v in action.target.items() if k != "pipeId"}
-        self.state.record(action.key, uncertain=True, createdByUs=True, target=target)
+        sent = sent_hash(request.body or {})
+        self.state.record(
+            action.key, uncertain=True, createdByUs=True, target=target, contentHash=sent
+        )
         await self.persist(urgent=True)
 
     async def not_created(self, action: Action) -> None:
         """A pipe's create was refused: forget the mark ``creating`` left (nothing was made)."""
         entry = self.state.resources.get(action.key)
-        if action.kind == "Pipe" and entry is not None and "id" not in entry:
+        if action.kind != "Pipe" or entry is None:
+            return
+        if "id" in entry:  # the record of a pipe gone from the server: it stays, unmarked
+            self.state.record(action.key, uncertain=None, contentHash=None)
+        else:
             self.state.forget(action.key)
-            await self.persist(urgent=False)
+        await self.persist(urgent=False)
 
     async def created(self, action: Action, live: JsonMapping) -> None:
         """Right after a pipe's create answered: record its id before anything else happens."""
@@ -140,6 +145,7 @@ class StateRecorder:
             createdByUs=True,
             displayName=live.get("name"),
             uncertain=None,
+            contentHash=None,
         )
         await self.persist(urgent=True)
 
@@ -176,15 +182,17 @@ class StateRecorder:
         elif (
             action.kind == "Dashboard"
             and action.target.get("id")
-            and self.state.dashboard(action.name) is None
+            and (self.state.dashboard(action.name) or _NONE).id != action.target["id"]
         ):
-            # Adopted by name: remember the id so renames on the server do not lose it.
+            # Adopted by name (in place of a recorded one gone from the server, too): remember
+            # the id so renames on the server do not lose it. Never ours: see ``ours``.
             self.state.record(
                 action.key,
                 id=action.target["id"],
                 displayName=action.target.get("name"),
                 contentHash=action.content_hash,
                 createdByUs=False,
+                uncertain=None,
             )
             await self.persist(urgent=True)
         elif (
@@ -260,6 +268,18 @@ class StateRecorder:
 
 
 _NONE = Record(None)
+
+
+def ours(action: Action, previous: Record | None, bound_id: str | None) -> bool:
+    """Tell whether the object an applied action leaves bound is this tool's own (the only
+    kind prune deletes): one its create's answer made, an adopted pipe proven the one its lost
+    create made (``Action.made_by_us``), or the very object a record of ours names. An object
+    adopted by name is never ours otherwise, whatever the record said before."""
+    if action.operation in (Op.CREATE, Op.REPLACE) or action.made_by_us:
+        return True
+    if action.bound == Bound.ADOPTED or previous is None or not previous.created_by_us:
+        return False
+    return bool(bound_id) and previous.id == bound_id
 
 
 def _identity_changed(action: Action) -> bool:

@@ -27,6 +27,7 @@ from reconciler.model.json import JsonLike, JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Action, Request
+from reconciler.plan.lifecycle import shows_body
 from reconciler.state.document import State
 
 
@@ -158,14 +159,21 @@ class Recovery:
         return result
 
     async def find_created_pipe(self, action: Action, request: Request) -> JsonObject | None:
-        """After a pipe create whose answer was lost: the one new pipe of that name, if any.
+        """After a pipe create whose answer was lost: the one new pipe of that name showing the
+        exact body sent, if any (only that proves it this tool's own).
 
         Never sent again blindly: if the create took effect the pipe is listed (and adopted,
-        as the next run would); if not, the action is uncertain and the next run creates it.
+        as the next run would); if not, the action is uncertain and the next run decides.
         """
         org, service = action.target["organizationId"], action.target["serviceId"]
         listed = await reads.list_pipes(self.client, org, service)
         held = {r.id for n, r in self.state.records("Pipe").items() if n != action.name}
-        name = (request.body or {}).get("name")
-        found = [p for p in listed if p.get("name") == name and str(p.get("id")) not in held]
+        body = request.body or {}
+        found = [
+            p
+            for p in listed
+            if p.get("name") == body.get("name")
+            and str(p.get("id")) not in held
+            and shows_body(body, p)
+        ]
         return found[0] if len(found) == 1 else None

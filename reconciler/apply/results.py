@@ -103,6 +103,21 @@ def failed(request: Request, exc: ApiError, outcome: Outcome) -> RequestResult:
     )
 
 
+def may_have_made(exc: ApiError) -> ApiError:
+    """Say of a create the server failed on (5xx) that it may have happened: the next run
+    adopts it as this tool's own if it shows the body sent (same type and fields)."""
+    return type(exc)(
+        status=exc.status,
+        message=f"{exc.message}; the server may have made it: the next run adopts it if so "
+        "(it is never created twice)",
+        request_id=exc.request_id,
+        code=exc.code,
+        resource=exc.resource,
+        method=exc.method,
+        path=exc.path,
+    )
+
+
 def without_answer(request: Request, outcome: Outcome, note: str) -> RequestResult:
     """The result of a request that got no answer (``note`` says why and what it means)."""
     return RequestResult(

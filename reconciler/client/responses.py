@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from reconciler.client.config import MANAGEMENT
-from reconciler.model.errors import ApiError, api_error_type
+from reconciler.model.errors import ApiError, MalformedAnswer, api_error_type
 from reconciler.model.json import JsonValue
 
 
@@ -90,10 +90,18 @@ class Undecoded:
     method: str
     path: str
     content: bytes
+    attempts: int = 1
 
-    def payload(self) -> JsonValue:
-        """Return the envelope's member, or raise the error ``unwrap`` would have raised."""
-        return _envelope(self.interface, self.status, self.content, self.method, self.path)[0]
+    def payload(self) -> tuple[JsonValue, RequestRecord]:
+        """Return the envelope's member and the request's record (its requestId read now), or
+        raise the error ``unwrap`` would have raised."""
+        member, request_id = _envelope(
+            self.interface, self.status, self.content, self.method, self.path
+        )
+        record = RequestRecord(
+            self.interface, self.method, self.path, self.status, request_id, self.attempts
+        )
+        return member, record
 
 
 def unwrap(
@@ -113,7 +121,7 @@ def unwrap(
     if status >= 400:
         raise parse_error(interface, response, method, path)
     if not decode:
-        undecoded = Undecoded(interface, status, method, path, response.content)
+        undecoded = Undecoded(interface, status, method, path, response.content, attempts)
         return undecoded, RequestRecord(interface, method, path, status, None, attempts)
     payload, request_id = _envelope(interface, status, response.content, method, path)
     return payload, RequestRecord(interface, method, path, status, request_id, attempts)
@@ -126,12 +134,12 @@ def _envelope(
     try:
         body: JsonValue = json.loads(content)  # what httpx's ``Response.json`` does
     except ValueError:
-        raise ApiError(
+        raise MalformedAnswer(
             status=status, message="response is not JSON", method=method, path=path
         ) from None
     member = "result" if interface == MANAGEMENT else "data"
     if not isinstance(body, dict) or member not in body:
-        raise ApiError(
+        raise MalformedAnswer(
             status=status,
             message=f"response has no '{member}' envelope",
             method=method,

@@ -228,6 +228,11 @@ class ResponseTooLarge(ApiError):
     """A response body above the configured size cap; reading stopped at the cap."""
 
 
+class MalformedAnswer(ApiError):
+    """A successful answer whose body is not what the request documents (e.g. a list read
+    whose ``result`` is null, or holds items without ``id``): read as nothing, never as "none"."""
+
+
 class DeadlineExceeded(ApiError):
     """An attempt did not complete (headers and whole body) within its deadline."""
 

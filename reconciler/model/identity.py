@@ -32,7 +32,9 @@ class Record:
 
     ``scope`` is where the id lives (a pipe's organization and service ids; empty for a
     dashboard). ``created_by_us`` marks objects this tool created: the only ones prune deletes.
-    ``uncertain`` marks a create whose answer was lost.
+    ``uncertain`` marks a create whose answer was lost (or that the server failed on); for a
+    pipe, ``content_hash`` then fingerprints the body that create sent, so that adopting the
+    pipe showing it proves it this tool's own. An object adopted otherwise never is.
     """
 
     id: str | None

@@ -154,6 +154,10 @@ class Action:
     # How the resource found its live object (``identity.Bound``: pinned, recorded, adopted,
     # new); apply records an adopted or created id in state. None: not a bound kind.
     bound: str | None = None
+    # An adopted pipe proven to be the one a create of this tool made whose answer was lost
+    # (``lifecycle.made_by_lost_create``): apply records it as created by this tool. Any other
+    # adopted object is never the tool's own, whatever its record said before.
+    made_by_us: bool = False
 
     @property
     def key(self) -> str:

@@ -19,7 +19,8 @@ from typing import Any
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
 from reconciler.model.errors import ManifestError, ManifestErrors
-from reconciler.model.identity import Binding, Bound
+from reconciler.model.identity import Binding, Bound, Record
+from reconciler.model.json import JsonMapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
@@ -35,7 +36,7 @@ from reconciler.plan.bindings import (
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
-from reconciler.plan.lifecycle import plan_create
+from reconciler.plan.lifecycle import made_by_lost_create, plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
 from reconciler.plan.targets import matches_target, select_actions, select_targets
@@ -321,7 +322,25 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
             bound=how,
             lifecycle=lifecycle,
         )
+        if how is Bound.ADOPTED and observed.live is not None:
+            action = _adopted(action, spec, recorded, observed.live)
     return dataclasses.replace(action, renamed_from=renamed) if renamed else action
+
+
+def _adopted(
+    action: Action, spec: Mapping[str, SecretTree], record: Record | None, live: JsonMapping
+) -> Action:
+    """Mark an adopted pipe as this tool's own only when it is the one a lost create of this
+    tool made; say so when it takes the place of a recorded pipe of ours gone from the server."""
+    if made_by_lost_create(spec, record, live):
+        return dataclasses.replace(action, made_by_us=True)
+    if record is None or not record.id or action.operation is Op.ERROR:
+        return action
+    note = (
+        f"pipe {record.id} recorded in state no longer exists on the server; adopted pipe "
+        f"{live.get('id')} of that name, which this tool did not create (--prune never deletes it)"
+    )
+    return dataclasses.replace(action, warnings=(*action.warnings, note))
 
 
 def _record_key(binding: Binding | None, key: str) -> str:

@@ -35,6 +35,7 @@ from reconciler.plan.diff import (
     SecretCheck,
     content_hash,
     present,
+    same,
     secret_field_name,
 )
 
@@ -67,6 +68,36 @@ def create_body(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
     if isinstance(body.get("source"), Mapping):
         body["source"] = {k: v for k, v in body["source"].items() if k != "validateSamples"}
     return body
+
+
+def sent_hash(body: Mapping[str, SecretTree]) -> str:
+    """Return the fingerprint of a create body (its secrets left out) that state keeps while
+    the create's answer is pending: the proof, if it is lost, that a pipe is the one it made."""
+    return content_hash(_public(body, ()))
+
+
+def made_by_lost_create(
+    spec: Mapping[str, SecretTree], record: Record | None, live: JsonMapping
+) -> bool:
+    """Tell whether an adopted live pipe is the one a create of this tool made whose answer was
+    lost: ``record`` is that create's pending mark, the manifest's create body is the exact one
+    it sent, and the live pipe shows every field of it (secrets aside: never returned)."""
+    if record is None or not (record.uncertain and record.created_by_us) or not record.content_hash:
+        return False
+    body = create_body(spec)
+    return sent_hash(body) == record.content_hash and shows_body(body, live)
+
+
+def shows_body(body: Mapping[str, SecretTree], live: JsonMapping) -> bool:
+    """Tell whether a live pipe shows every field of a create body (secrets aside)."""
+    return same(_public(body, ()), live)
+
+
+def _public(value: Any, path: JsonPath) -> Any:
+    """Return a create body without its secret subtrees."""
+    if not isinstance(value, Mapping):
+        return value
+    return {k: _public(v, (*path, k)) for k, v in value.items() if not is_secret_path((*path, k))}
 
 
 def _without_nulls(value: Any) -> Any:

@@ -106,6 +106,7 @@ def action_to_json(action: Action) -> dict[str, JsonLike]:
         "renamedFrom": action.renamed_from,
         # Only for bound kinds (pipes, dashboards) planned with an identity.
         **({"bound": action.bound} if action.bound else {}),
+        **({"madeByUs": True} if action.made_by_us else {}),
         # Only when there is something to forget: plans of thousands of pipes stay as they were.
         **({"forgetSecrets": list(action.forget_secrets)} if action.forget_secrets else {}),
     }
@@ -209,6 +210,7 @@ def _load_action(raw: Mapping[str, Any]) -> Action:
         renamed_from=raw.get("renamedFrom"),
         forget_secrets=tuple(str(name) for name in raw.get("forgetSecrets") or ()),
         bound=str(raw["bound"]) if raw.get("bound") else None,
+        made_by_us=raw.get("madeByUs") is True,
     )
 
 

@@ -70,7 +70,8 @@ class State:
 
         A pipe's entry holds its id in ``id`` (and, before identities were recorded, only in
         ``target.pipeId``: an entry written for a pinned pipe), its organization and service in
-        ``target``; a dashboard's its id, display name and content hash.
+        ``target`` (while a create's answer is pending, ``uncertain`` and the fingerprint of the
+        body sent in ``contentHash``); a dashboard's its id, display name and content hash.
         """
         entry = self.resources.get(f"{kind}/{name}")
         if not entry:
