@@ -13,7 +13,9 @@ cost nothing: their manifests are not read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ManifestError, ManifestErrors
@@ -50,6 +52,26 @@ def _target(settings: Settings) -> tuple[str, str]:
     return str(settings.get("base_url") or ""), str(settings.organization or "")
 
 
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _meets(mine: Identity, theirs: Identity) -> bool:
+    """Tell whether two identities may be one live object.
+
+    A pipe named through its service's id in one environment and its service's name in the
+    other may be the same pipe (which service an id is, only the server knows): counted as one.
+    """
+    if mine == theirs:
+        return True
+    if mine[0] != "pipe named" or mine[:3] != theirs[:3]:
+        return False
+    my_service, _, my_name = mine[3].partition("/")
+    their_service, _, their_name = theirs[3].partition("/")
+    return my_name == their_name and bool(_UUID.match(my_service)) != bool(
+        _UUID.match(their_service)
+    )
+
+
 def _effective(settings: Settings) -> list[Resource]:
     from reconciler.load.overlays import Layering, load_layered
 
@@ -62,39 +84,64 @@ def _effective(settings: Settings) -> list[Resource]:
     return [e.resource for e in loaded]
 
 
+def _other(settings: Settings, name: str) -> Settings:
+    """Return environment ``name``'s settings as its own run sees them: this run's flags, less
+    the organization, which ``--organization`` with ``--env`` gives the chosen one only."""
+    from reconciler.settings.resolve import resolve_request
+
+    explicit = {k: v for k, v in settings.request.explicit.items() if k != "organization"}
+    request = replace(
+        settings.request, explicit=explicit, environment=name, environment_from="--env"
+    )
+    return resolve_request(request)
+
+
 def check_overlaps(settings: Settings) -> None:
     """Raise ``ManifestErrors`` for each live object the chosen environment and another one
-    sharing its organization and server would both manage (nothing when none shares it)."""
+    would both manage, each side's identity taken after its overlays and flags (an overlay
+    may point a manifest at another organization). Environments whose organization none of
+    this one's manifests reaches are not read."""
     from reconciler.model.errors import ReconcileError
 
     env = settings.environment
-    if env is None or not settings.organization or not settings.manifests:
+    if env is None or not settings.manifests:
         return
-    sharing: list[tuple[str, Settings]] = []
+    base = str(settings.get("base_url") or "")
+    candidates: list[tuple[str, Settings]] = []
     for name in settings.environments:
         if name == env.name:
             continue
         try:
-            other = settings.for_environment(name)
+            other = _other(settings, name)
         except ReconcileError:
             continue  # its own run reports what is wrong with it
-        if _target(other) == _target(settings) and other.manifests:
-            sharing.append((name, other))
-    if not sharing:
+        if _target(other)[0] == base and other.manifests:
+            candidates.append((name, other))
+    if not candidates:
         return
-    mine = _effective(settings)  # its own errors are raised here, as the plan would
+    mine = [
+        (resource, ident, path)
+        for resource in _effective(settings)  # its own errors are raised here, as the plan's
+        for ident, path in identities(resource, settings)
+    ]
+    reached = {ident[2] for _, ident, _ in mine}
     errors: list[ManifestError] = []
-    for name, other in sharing:
+    for name, other in candidates:
+        if _target(other)[1] not in reached:
+            continue
         try:
             theirs = _effective(other)
         except ReconcileError:
             continue  # an environment whose manifests do not load is reported by its own run
-        held = {ident: r.key for r in theirs for ident, _ in identities(r, other)}
+        held = [(ident, r.key) for r in theirs for ident, _ in identities(r, other)]
         where = settings.project.where((*env.key[:1], name)) if settings.project else name
-        for resource in mine:
-            for ident, path in identities(resource, settings):
-                if ident in held:
-                    errors.append(_overlap(resource, path, ident, held[ident], name, where))
+        for resource, ident, path in mine:
+            found = next((key for their, key in held if _meets(ident, their)), None)
+            if found is not None:
+                # Reached through another organization: point at the line that chose it.
+                if ident[2] != (settings.organization or ""):
+                    path = ("spec", "organizationId")
+                errors.append(_overlap(resource, path, ident, found, name, where))
     if errors:
         raise ManifestErrors(errors)
 
@@ -116,7 +163,6 @@ def _overlap(
     return ManifestError(
         resource.locate(*path),
         ".".join(str(p) for p in path),
-        f"{what} is also managed by {theirs} in environment {name} ({where}), which targets the "
-        f"same organization: one environment would adopt, change or prune what the other "
+        f"{what} is also managed by {theirs} in environment {name} ({where}): one environment would adopt, change or prune what the other "
         f"manages; {fix}",
     )
