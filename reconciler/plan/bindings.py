@@ -157,22 +157,32 @@ def prune_partial(kind: str) -> str:
     )
 
 
-def retired_pipes_note(
-    resources: Sequence[Resource], identities: Identities, state: State
+def retired_note(
+    resources: Sequence[Resource],
+    identities: Identities | None,
+    bindings: Mapping[str, Binding] | None,
+    state: State,
 ) -> list[str]:
-    """Say which pipes this tool created have no manifest any more (``--prune`` deletes them)."""
-    current = {r.name for r in resources if r.kind == "Pipe"}
-    moved = set(identities.renamed.values())
-    gone = [
-        f"Pipe/{name}"
-        for name, record in sorted(state.records("Pipe").items())
-        if record.created_by_us and record.id and name not in current and name not in moved
-    ]
+    """Say which pipes and dashboards this tool created have no manifest any more (``--prune``
+    deletes them); ``None`` for a kind the run does not cover."""
+    gone: list[str] = []
+    for kind, moved in (
+        ("Dashboard", {b.renamed_from for b in (bindings or {}).values() if b.renamed_from}),
+        ("Pipe", set(identities.renamed.values()) if identities is not None else set()),
+    ):
+        if (bindings if kind == "Dashboard" else identities) is None:
+            continue
+        current = {r.name for r in resources if r.kind == kind}
+        gone.extend(
+            f"{kind}/{name}"
+            for name, record in sorted(state.records(kind).items())
+            if record.created_by_us and record.id and name not in current and name not in moved
+        )
     if not gone:
         return []
     return [
-        f"the state records pipes this tool created whose manifests are gone ({', '.join(gone)}): "
-        "they are left alone; plan or apply with --prune to delete them"
+        f"the state records resources this tool created whose manifests are gone "
+        f"({', '.join(gone)}): they are left alone; plan or apply with --prune to delete them"
     ]
 
 

@@ -31,7 +31,7 @@ from reconciler.plan.bindings import (
     prune_dashboards,
     prune_partial,
     prune_pipes,
-    retired_pipes_note,
+    retired_note,
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
@@ -171,8 +171,15 @@ async def plan_resources(
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
             notes.append(prune_partial("Pipe"))
-    elif options.covers("Pipe"):
-        notes.extend(retired_pipes_note(resources, identities, state))
+    else:
+        notes.extend(
+            retired_note(
+                resources,
+                identities if options.covers("Pipe") else None,
+                bindings if options.covers("Dashboard") else None,
+                state,
+            )
+        )
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),
