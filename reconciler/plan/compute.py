@@ -32,6 +32,7 @@ from reconciler.plan.bindings import (
     prune_partial,
     prune_pipes,
     retired_note,
+    run_files,
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
@@ -145,6 +146,7 @@ async def plan_resources(
         state,
         current,
         may_infer=options.covers("Dashboard"),
+        files=run_files(resources),
     )
     # The plan keeps the manifests' order whatever order the answers came in.
     refused = client.first_contact.refused_organizations
