@@ -95,6 +95,7 @@ class State:
             uncertain=bool(entry.get("uncertain")),
             display_name=entry.get("displayName"),
             scope=scope or None,
+            manifest=entry.get("manifest"),
         )
 
     def records(self, kind: str) -> dict[str, Record]:
@@ -148,9 +149,9 @@ class State:
             f"state {self.location}: workspace {workspace} belongs to environment "
             f"{self.owner.get('environment')} (organization {theirs}); this run is environment "
             f"{environment} (organization {organization or 'none'}): a workspace is written by "
-            "one environment only, so choose that environment's own workspace (drop "
-            "--workspace), or move the state with `reconcile state migrate` if it really "
-            "changed hands"
+            "one environment and organization only, so use this environment's own workspace "
+            "(drop --workspace); an environment moved to another organization starts a new "
+            "workspace (its records name the old organization's objects)"
         )
 
     def record(self, resource_key: str, **values: JsonLike) -> None:
