@@ -12,37 +12,22 @@ rewrite its records by naming it with ``--workspace``.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import copy_environments_example, environments_env, run_cli
 from tests.conftest import Emulator
 
 pytestmark = pytest.mark.integration
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "environments"
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the example project, as the current directory."""
-    target = tmp_path / "environments"
-    shutil.copytree(EXAMPLE, target)
-    shutil.copy(target / ".env.example", target / ".env")
-    monkeypatch.chdir(target)
-    return target
-
-
-def _env(project: Path, emulator: Emulator) -> dict[str, str]:
-    return {
-        "RECONCILE_CONFIG": str(project / "reconcile.yaml"),
-        "RECONCILE_BASE_URL": emulator.url,
-        "RECONCILE_DASHBOARDS_URL": emulator.url,
-    }
+    return copy_environments_example(tmp_path, monkeypatch)
 
 
 def _production_events(emulator: Emulator) -> dict[str, Any]:
@@ -82,7 +67,7 @@ def test_an_overlay_pointing_at_another_environments_organization_is_refused(
 ) -> None:
     """Staging's overlay sets the pipe's organizationId (and serviceId) to production's: the
     pipe it would manage is production's pipe, so staging's apply is refused before sending."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     created = run_cli(["apply", "--env", "production", "--auto-approve"], env)
     assert created.exit_code == 0, created.output
     assert _production_events(emulator)["scaling"]["replicas"] == 3
@@ -118,7 +103,7 @@ def test_organization_flag_with_env_changes_that_environment_only(
 ) -> None:
     """``--organization`` names staging's own organization: production keeps its own, so no
     object is shared and the guard reports nothing."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     result = run_cli(["plan", "--env", "staging", "--organization", OTHER_ORG_ID], env)
     assert result.exit_code == 0, result.output
     assert "also managed by" not in result.output
@@ -129,7 +114,7 @@ def test_organization_flag_with_env_that_reaches_another_environment_is_refused(
 ) -> None:
     """``--organization`` set to production's organization for staging: each object staging
     would manage there is production's too."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     result = run_cli(["plan", "--env", "staging", "--organization", emulator.org_id], env)
     assert result.exit_code == 1, result.output
     assert "is also managed by Pipe/events in environment production" in result.stderr
@@ -146,7 +131,7 @@ def test_a_workspace_cannot_be_rewritten_by_another_environment(
 ) -> None:
     """``apply --env staging --workspace production`` is refused: production's workspace
     records production's environment and organization, and its pipe record is left alone."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     assert run_cli(["apply", "--env", "production", "--auto-approve"], env).exit_code == 0
     recorded = run_cli(["state", "show", "Pipe/events", "--env", "production", "-o", "json"], env)
     production_id = recorded.json()["id"]
@@ -172,7 +157,7 @@ def test_a_workspace_without_an_owner_gets_one_on_its_first_write(
 ) -> None:
     """A state written before workspaces recorded their owner is claimed by the next apply,
     and from then on guarded."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     assert run_cli(["apply", "--env", "staging", "--auto-approve"], env).exit_code == 0
     path = project / ".reconcile" / "state.staging.json"
     document = _state(project)
