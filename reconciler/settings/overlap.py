@@ -1,14 +1,17 @@
 """Two environments must not manage one live object.
 
 State and bindings are per workspace, so an environment never sees what another environment
-created. Environments on different organizations (or servers) cannot meet; but two that share
-one organization would: production would adopt, by its name, the dashboard staging created
-(and ``--prune`` or ``--replace`` in one would delete what the other manages). So before an
-environment is planned, every other environment of the project that targets the same
-organization on the same server is loaded too (its effective manifests only: no state, no
-request), and each live object both would manage is an error at this environment's manifest
-line, naming the other environment — nothing is sent. Environments on other organizations
-cost nothing: their manifests are not read.
+created. Environments on different organizations (or servers) cannot meet, unless a manifest
+reaches across; but two that share one organization would: production would adopt, by its name,
+the dashboard staging created (and ``--prune`` or ``--replace`` in one would delete what the
+other manages). So before an environment is planned, every other environment of the project on
+the same server that it may meet is loaded too (its effective manifests only: no state, no
+request): one that targets the same organization, or whose organization id is written in this
+environment's manifest or overlay files (an overlay setting ``spec.organizationId`` to it). Each
+side's identity is taken after its overlays and this run's flags (``--organization`` given with
+``--env`` is this environment's only), and each live object both would manage is an error at
+this environment's manifest line, naming the other environment — nothing is sent. Environments
+on other organizations that no manifest names cost a text scan: their manifests are not read.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ManifestError, ManifestErrors
@@ -72,6 +76,27 @@ def _meets(mine: Identity, theirs: Identity) -> bool:
     )
 
 
+def _written(settings: Settings, organizations: set[str]) -> set[str]:
+    """Return the ``organizations`` whose id is written in this environment's manifest or
+    overlay files: only a manifest that names another organization can reach it, and reading
+    text is far cheaper than loading every manifest."""
+    from reconciler.load.manifests import _find
+
+    if not organizations:
+        return set()
+    files, _problems = _find([*settings.manifests, *settings.overlays])
+    found: set[str] = set()
+    for file in files:
+        try:
+            text = Path(file).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # the plan reports an unreadable manifest
+        found |= {org for org in organizations - found if org in text}
+        if found == organizations:
+            break
+    return found
+
+
 def _effective(settings: Settings) -> list[Resource]:
     from reconciler.load.overlays import Layering, load_layered
 
@@ -117,6 +142,10 @@ def check_overlaps(settings: Settings) -> None:
             continue  # its own run reports what is wrong with it
         if _target(other)[0] == base and other.manifests:
             candidates.append((name, other))
+    written = _written(settings, {_target(o)[1] for _, o in candidates} - {""})
+    candidates = [
+        (n, o) for n, o in candidates if _target(o) == _target(settings) or _target(o)[1] in written
+    ]
     if not candidates:
         return
     mine = [
