@@ -91,6 +91,7 @@ def test_an_overlay_pointing_at_another_environments_organization_is_refused(
     assert refused.exit_code == 1, refused.output
     shown = "overlays/staging/mirror.yaml" if by_service_id else "overlays/staging/events.yaml"
     assert shown in refused.stderr, refused.output
+    assert "names environment production's organization" in refused.stderr
     assert "is also managed by Pipe/events in environment production" in refused.stderr, (
         refused.output
     )

@@ -168,15 +168,22 @@ def check_overlaps(settings: Settings) -> None:
             found = next((key for their, key in held if _meets(ident, their)), None)
             if found is not None:
                 # Reached through another organization: point at the line that chose it.
-                if ident[2] != (settings.organization or ""):
+                reached_across = ident[2] != (settings.organization or "")
+                if reached_across:
                     path = ("spec", "organizationId")
-                errors.append(_overlap(resource, path, ident, found, name, where))
+                errors.append(_overlap(resource, path, ident, found, name, where, reached_across))
     if errors:
         raise ManifestErrors(errors)
 
 
 def _overlap(
-    resource: Resource, path: JsonPath, ident: Identity, theirs: str, name: str, where: str
+    resource: Resource,
+    path: JsonPath,
+    ident: Identity,
+    theirs: str,
+    name: str,
+    where: str,
+    reached_across: bool = False,
 ) -> ManifestError:
     label, _server, org, key = ident
     what = (
@@ -184,14 +191,19 @@ def _overlap(
         if label == "organization"
         else f"{label} {key!r} of organization {org}"
     )
-    fix = (
-        f"exclude {resource.key} from one of them"
-        if label == "organization"
-        else f"give it another name in one environment's overlay, or exclude {resource.key} there"
-    )
+    if reached_across:
+        fix = (
+            f"this environment's {resource.key} names environment {name}'s organization: "
+            "remove that spec.organizationId, or exclude the resource here"
+        )
+    elif label == "organization":
+        fix = f"exclude {resource.key} from one of them"
+    else:
+        fix = f"give it another name in one environment's overlay, or exclude {resource.key} there"
+
     return ManifestError(
         resource.locate(*path),
         ".".join(str(p) for p in path),
-        f"{what} is also managed by {theirs} in environment {name} ({where}): one environment would adopt, change or prune what the other "
-        f"manages; {fix}",
+        f"{what} is also managed by {theirs} in environment {name} ({where}): one environment "
+        f"would adopt, change or prune what the other manages; {fix}",
     )
