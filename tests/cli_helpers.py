@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,3 +107,25 @@ def settle(emulator: Any, timeout: float = 10.0) -> None:
 def writes(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return the write requests of an emulator request log."""
     return [r for r in log if r["method"] in ("PATCH", "POST", "PUT", "DELETE")]
+
+
+ENVIRONMENTS_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "environments"
+
+
+def copy_environments_example(tmp_path: Path, monkeypatch: Any) -> Path:
+    """Copy the environments example (with its ``.env``) under ``tmp_path`` and make it the
+    current directory (``monkeypatch`` undoes that); return its folder."""
+    target = tmp_path / "environments"
+    shutil.copytree(ENVIRONMENTS_EXAMPLE, target)
+    shutil.copy(target / ".env.example", target / ".env")
+    monkeypatch.chdir(target)
+    return target
+
+
+def environments_env(project: Path, emulator: Any = None, **more: str) -> dict[str, str]:
+    """Return the variables that run the example ``project`` (against ``emulator`` if given)."""
+    env = {"RECONCILE_CONFIG": str(project / "reconcile.yaml"), **more}
+    if emulator is not None:
+        env["RECONCILE_BASE_URL"] = emulator.url
+        env["RECONCILE_DASHBOARDS_URL"] = emulator.url
+    return env

@@ -12,14 +12,13 @@ planned in one run.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import copy_environments_example, environments_env, run_cli
 from tests.conftest import Emulator, start_emulator, stop_emulator
 
 pytestmark = pytest.mark.integration
@@ -30,19 +29,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "environments"
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the example project, as the current directory."""
-    target = tmp_path / "environments"
-    shutil.copytree(EXAMPLE, target)
-    shutil.copy(target / ".env.example", target / ".env")
-    monkeypatch.chdir(target)
-    return target
-
-
-def _env(project: Path, emulator: Emulator | None = None) -> dict[str, str]:
-    env = {"RECONCILE_CONFIG": str(project / "reconcile.yaml")}
-    if emulator is not None:
-        env["RECONCILE_BASE_URL"] = emulator.url
-        env["RECONCILE_DASHBOARDS_URL"] = emulator.url
-    return env
+    return copy_environments_example(tmp_path, monkeypatch)
 
 
 def _validate(document: object) -> None:
@@ -73,8 +60,8 @@ def _dashboards(emulator: Emulator, org: str) -> list[str]:
 
 
 def test_render_prints_each_environment_with_its_sources(project: Path) -> None:
-    staging = run_cli(["render", "--env", "staging"], _env(project))
-    production = run_cli(["render", "--env", "production", "-o", "json"], _env(project))
+    staging = run_cli(["render", "--env", "staging"], environments_env(project))
+    production = run_cli(["render", "--env", "production", "-o", "json"], environments_env(project))
     assert staging.exit_code == 0, staging.output
     assert "# Source: base/organization.yaml, overlays/staging/organization.yaml\n" in (
         staging.stdout
@@ -90,7 +77,7 @@ def test_render_prints_each_environment_with_its_sources(project: Path) -> None:
 
 
 def test_render_without_an_environment_names_those_defined(project: Path) -> None:
-    result = run_cli(["render"], _env(project))
+    result = run_cli(["render"], environments_env(project))
     assert result.exit_code == 1
     assert "defines environments (production, staging): choose one with --env NAME" in (
         result.stderr
@@ -98,7 +85,7 @@ def test_render_without_an_environment_names_those_defined(project: Path) -> Non
 
 
 def test_compare_lists_resources_and_fields_that_differ(project: Path) -> None:
-    result = run_cli(["compare", "staging", "production"], _env(project))
+    result = run_cli(["compare", "staging", "production"], environments_env(project))
     assert result.exit_code == 0, result.output
     assert "+ Dashboard/load-test  (only in staging: overlays/staging/load-test.yaml)" in (
         result.stdout
@@ -107,7 +94,8 @@ def test_compare_lists_resources_and_fields_that_differ(project: Path) -> None:
         result.stdout
     )
     as_json = run_cli(
-        ["compare", "staging", "production", "-o", "json", "--detailed-exitcode"], _env(project)
+        ["compare", "staging", "production", "-o", "json", "--detailed-exitcode"],
+        environments_env(project),
     )
     assert as_json.exit_code == 2
     keys = [r["key"] for r in as_json.json()["resources"]]
@@ -123,7 +111,7 @@ def test_compare_lists_resources_and_fields_that_differ(project: Path) -> None:
 def test_plan_all_envs_then_apply_each_environment_converges(
     project: Path, emulator: Emulator
 ) -> None:
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     markdown = run_cli(["plan", "--all-envs", "-o", "markdown", "--detailed-exitcode"], env)
     assert markdown.exit_code == 2, markdown.output
     assert markdown.stdout.startswith("### reconcile plan: 2 environments\n")
@@ -185,7 +173,7 @@ def test_one_pipe_manifest_creates_a_different_pipe_in_each_environment(
 ) -> None:
     """base/pipes/events.yaml has no pipeId: each environment's first apply creates its own pipe
     on its organization's ``analytics`` service and records that pipe's id in its workspace."""
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     outputs = []
     for name in ("staging", "production"):
         applied = run_cli(["apply", "--env", name, "--auto-approve"], env)
@@ -225,7 +213,7 @@ def test_one_pipe_manifest_creates_a_different_pipe_in_each_environment(
 def test_plan_all_envs_reports_a_failed_environment_and_plans_the_others(
     project: Path, emulator: Emulator
 ) -> None:
-    env = {**_env(project, emulator), "PRODUCTION_KEY_SECRET": "wrong-secret"}
+    env = {**environments_env(project, emulator), "PRODUCTION_KEY_SECRET": "wrong-secret"}
     result = run_cli(["plan", "--all-envs"], env)
     assert result.exit_code == 1
     assert "=== Environment staging" in result.stdout
@@ -239,7 +227,7 @@ def test_an_overlay_error_names_the_overlay_file_and_line(
 ) -> None:
     overlay = project / "overlays" / "production" / "ingestion.yaml"
     overlay.write_text(overlay.read_text().replace("tags: [pipes, production]", "tags: pipes"))
-    result = run_cli(["plan", "--all-envs"], _env(project, emulator))
+    result = run_cli(["plan", "--all-envs"], environments_env(project, emulator))
     assert result.exit_code == 1
     assert (
         "Error: overlays/production/ingestion.yaml:5:3: spec.tags: expected a list, got string "
@@ -247,13 +235,13 @@ def test_an_overlay_error_names_the_overlay_file_and_line(
     ), result.output
     assert "Environments: staging: changes; production: failed." in result.stdout
     assert not [r for r in emulator.requests() if r["method"] != "GET"]
-    valid = run_cli(["validate", "--env", "production"], _env(project))
+    valid = run_cli(["validate", "--env", "production"], environments_env(project))
     assert valid.exit_code == 1
     assert valid.stdout.startswith("overlays/production/ingestion.yaml:5:3: spec.tags:")
 
 
 def test_apply_refuses_all_envs(project: Path) -> None:
-    result = run_cli(["apply", "--all-envs", "--auto-approve"], _env(project))
+    result = run_cli(["apply", "--all-envs", "--auto-approve"], environments_env(project))
     assert result.exit_code == 1
     assert "apply takes exactly one environment" in result.stderr
 
@@ -269,7 +257,7 @@ def test_apply_refuses_all_envs(project: Path) -> None:
 def test_plan_all_envs_refuses_options_for_one_environment(
     project: Path, args: list[str], message: str
 ) -> None:
-    result = run_cli(["plan", "--all-envs", *args, "-o", "json"], _env(project))
+    result = run_cli(["plan", "--all-envs", *args, "-o", "json"], environments_env(project))
     assert result.exit_code == 1
     assert message in result.stderr
     _validate_errors = result.json()
@@ -384,7 +372,7 @@ def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
 def test_a_plan_saved_for_one_environment_is_refused_by_another(
     project: Path, emulator: Emulator
 ) -> None:
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     saved = run_cli(["plan", "--env", "staging", "--out", "staging.plan.json"], env)
     assert saved.exit_code == 0, saved.output
     before = len(emulator.requests())
@@ -413,7 +401,7 @@ def test_two_environments_on_one_organization_may_not_manage_one_dashboard(
     config.write_text(text.replace("STAGING_", "PRODUCTION_"))
     for env_name in ("staging", "production"):
         (project / "overlays" / env_name / "organization.yaml").unlink()
-    env = _env(project, emulator)
+    env = environments_env(project, emulator)
     before = len(emulator.requests())
     result = run_cli(["apply", "--env", "staging", "--auto-approve"], env)
     assert result.exit_code == 1

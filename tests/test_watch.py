@@ -178,7 +178,7 @@ def test_an_invalid_manifest_sends_nothing_and_is_shown_at_its_file_and_line(
         ready = watch.get("/readyz")
         assert ready.status_code == 503 and "invalid" in ready.text
         rows = rendered_table(watch.url + "/", "errors")
-        assert rows[1][0] == where
+        assert rows[1][0] == f"{where}:{error['col']}"  # file:line:col
         assert "<b>x</b>" not in watch.get("/").text  # escaped, never markup
         assert watch.wait_for_line(re.escape(where))
     finally:

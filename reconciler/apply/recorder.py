@@ -89,6 +89,10 @@ class StateRecorder:
                     if action.operation == Op.REPLACE and previous and previous.id
                     else None,
                 )
+        if action.key in self.state.resources and action.kind in ("Pipe", "Dashboard"):
+            # Where the manifest was: a later run that does not read that file, while it still
+            # exists, cannot take another manifest for a rename of this one.
+            self.state.record(action.key, manifest=action.location.file or None)
         # A dashboard's or a pipe's identity is urgent: losing it could mean creating it twice.
         await self.persist(urgent=action.kind == "Dashboard" or _identity_changed(action))
 

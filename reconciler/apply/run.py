@@ -207,6 +207,7 @@ async def apply_plan(
             contextlib.closing(backend),
             locked_state(backend, timeout=request.lock_timeout) as state,
         ):
+            state.claim(scope.environment, scope.organization, scope.workspace)
             async with Client(config, transport=transport) as client:
                 options = request.options
                 if saved is None:

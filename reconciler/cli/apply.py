@@ -226,7 +226,13 @@ def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
         if text_out:
             click.echo("\n".join(notes))
     elif result.status is ApplyStatus.NOTHING_TO_APPLY:
-        notes.append("Nothing to apply.")
+        failed = len(result.plan.failed)
+        notes.append(
+            f"Nothing applied: {failed} resource{'s have' if failed > 1 else ' has'} errors "
+            "(shown above); fix them and apply again."
+            if failed
+            else "Nothing to apply."
+        )
         if text_out:
             click.echo(notes[-1])
     elif result.status is ApplyStatus.CANCELLED:

@@ -169,7 +169,14 @@ def watch(
         description = backend.description
     finally:
         backend.close()
-    status = WatchStatus(mode=mode, interval=interval, state=description, workspace=scope.workspace)
+    status = WatchStatus(
+        mode=mode,
+        interval=interval,
+        state=description,
+        workspace=scope.workspace,
+        environment=scope.environment,
+        organization=scope.organization,
+    )
     log = _Log(log_format)
     watcher = Watcher(loader, lease, options, status, on_cycle=log.cycle, notice=log.notice)
     started = (

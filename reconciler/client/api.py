@@ -37,7 +37,7 @@ from reconciler.client.config import (
     ApiConfig,
     tls_context,
 )
-from reconciler.client.firstcontact import FirstContact
+from reconciler.client.firstcontact import FirstContact, credential_origins
 from reconciler.client.health import InterfaceHealth, answer_text
 from reconciler.client.limits import (
     BodyTooLarge,
@@ -132,7 +132,8 @@ class Client:
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
         self.first_contact = FirstContact(
-            {MANAGEMENT: config.origin("base_url"), DASHBOARDS: config.origin("dashboards_url")}
+            {MANAGEMENT: config.origin("base_url"), DASHBOARDS: config.origin("dashboards_url")},
+            credential_origins(config.origins),
         )
         self._budgets = {
             MANAGEMENT: RequestBudget(config.rate),

@@ -31,12 +31,31 @@ CREDENTIAL_VARIABLES = {
 }
 
 
+def credential_origins(origins: Mapping[str, str]) -> dict[str, str]:
+    """Return, per interface, where its credentials came from (``ApiConfig.origins`` by field);
+    an interface whose credentials' origins are not all known is left out."""
+    out: dict[str, str] = {}
+    for interface, fields in (
+        ("management", ("key_id", "key_secret")),
+        ("dashboards", ("dashboards_token",)),
+    ):
+        named = [origins.get(f) for f in fields]
+        if all(named):
+            out[interface] = " and ".join(str(n) for n in named)
+    return out
+
+
 class FirstContact:
     """Turns first-contact failures into one fatal error for the whole run."""
 
-    def __init__(self, url_origins: Mapping[str, str]) -> None:
+    def __init__(
+        self, url_origins: Mapping[str, str], credential_origins: Mapping[str, str] | None = None
+    ) -> None:
         # Per interface: what set its URL (a flag, a variable, a project-file key).
         self._url_origins = url_origins
+        # Per interface: what set its credentials (an environment's key and variable, a flag…);
+        # absent: ``CREDENTIAL_VARIABLES``.
+        self._credential_origins = dict(credential_origins or {})
         self._answered: set[str] = set()
         self._succeeded: set[str] = set()
         self.fatal: ReconcileError | None = None
@@ -86,7 +105,8 @@ class FirstContact:
                 status=status,
                 detail=detail,
                 request_id=request_id,
-                variables=CREDENTIAL_VARIABLES.get(interface, "the credentials"),
+                variables=self._credential_origins.get(interface)
+                or CREDENTIAL_VARIABLES.get(interface, "the credentials"),
             )
             raise self.fatal
 

@@ -20,6 +20,7 @@ nothing is resolved here.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,9 @@ class Layering:
     exclude: tuple[str, ...] = ()
     exclude_at: str = "reconcile.yaml"
     overlays_at: str = "reconcile.yaml"
+    # The project's manifest paths: the base set the overlays patch. A run over fewer paths
+    # keeps the effective manifests of its own files only (None: the run's paths are the base).
+    base: tuple[str, ...] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.overlays or self.exclude)
@@ -297,6 +301,7 @@ def load_layered(
                 for e in problems
             )
     base_files, base_errors = _find(paths)
+    base_files, selection = _with_project_base(base_files, layering.base)
     # An overlay directory inside a base directory is not part of the base.
     skip = set(overlay_files)
     base_files = [f for f in base_files if f not in skip]
@@ -305,6 +310,8 @@ def load_layered(
     layerer = _Layerer(reader, layering)
     base = layerer.exclude(layerer.read(base_files))
     merged = layerer.patch(base, layerer.read(overlay_files))
+    if selection is not None:  # the run's own files: their manifests, patched; or added
+        merged = [d for d in merged if os.path.realpath(d.layers[0].source.name) in selection]
     documents = [_copy(doc.data) if written else doc.data for doc in merged]
     locators = [doc.locator() for doc in merged]
     for doc, locator in zip(merged, locators, strict=True):
@@ -324,6 +331,25 @@ def load_layered(
         files = locator.files if isinstance(locator, MergedLocator) else (locator.source.name,)
         out.append(Effective(resource.kind, resource.name, document, files, resource))
     return out
+
+
+def _with_project_base(
+    files: list[str], base: tuple[str, ...] | None
+) -> tuple[list[str], set[str] | None]:
+    """Return the base files to patch and the run's own files (None: the run covers them all).
+
+    A run over some of the project's manifests (``plan FILE --env NAME``) still patches the
+    project's whole base set, so an overlay of a manifest it does not cover patches that
+    manifest (and is then left out) instead of patching nothing.
+    """
+    if base is None:
+        return files, None
+    project, _problems = _find(base)  # the run's own paths report their problems
+    known = {os.path.realpath(f) for f in project}
+    mine = {os.path.realpath(f) for f in files}
+    if mine == known:
+        return files, None
+    return [*project, *(f for f in files if os.path.realpath(f) not in known)], mine
 
 
 def load_environment(

@@ -43,6 +43,8 @@ class Record:
     uncertain: bool = False
     display_name: str | None = None
     scope: Mapping[str, str] | None = None
+    # The manifest file last applied for it (as the run named it); None: not recorded.
+    manifest: str | None = None
 
 
 class Bound(StrEnum):

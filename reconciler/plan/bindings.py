@@ -8,6 +8,7 @@ which created objects no current manifest is bound to any more (``--prune``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from reconciler.client.api import Client
 from reconciler.client.live import LiveState
 from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, AuthenticationFailed, Location, NotFound, PlanError
-from reconciler.model.identity import Binding, Identities, Listed, bind, rename_source
+from reconciler.model.identity import Binding, Identities, Listed, Record, bind, rename_source
 from reconciler.model.resources import Resource
 from reconciler.plan import lifecycle
 from reconciler.plan.actions import Action, error_action
@@ -33,6 +34,7 @@ def bind_dashboards(
     current: set[str],
     *,
     may_infer: bool = True,
+    files: frozenset[str] | None = None,
 ) -> dict[str, Binding]:
     """Bind each dashboard manifest to one live id; raise PlanError when two share one.
 
@@ -40,7 +42,8 @@ def bind_dashboards(
     with no record of its own takes it over (a rename of ``metadata.name``, never a delete and a
     create) when it says so (``metadata.renamedFrom``), or, when the run sees every dashboard
     manifest of the project (``may_infer``), when the orphan holds the same dashboard (same
-    display name, recorded or live, or same content).
+    display name, recorded or live, or same content) and its manifest's file is not left out
+    of the run (``outside_run``; ``files``: the run's manifest files).
     """
     records = state.dashboards()
     orphans = {n: r for n, r in records.items() if n not in current and r.id}
@@ -58,6 +61,7 @@ def bind_dashboards(
             if display in (orphan.display_name, _live_name(listed, orphan.id))
             or (orphan.display_name is None and orphan.content_hash == wanted)
         ]
+        matches = [m for m in matches if not outside_run(orphans[m], files)]
         old = rename_source(
             resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
         )
@@ -109,6 +113,7 @@ def pipe_identities(resources: Sequence[Resource], state: State, *, may_infer: b
     if not records:
         return Identities({}, {})
     pipes = [r for r in resources if r.kind == "Pipe"]
+    files = run_files(resources)
     current = {r.name for r in pipes}
     orphans = {n: r for n, r in records.items() if n not in current and r.id}
     renamed: dict[str, str] = {}
@@ -122,6 +127,7 @@ def pipe_identities(resources: Sequence[Resource], state: State, *, may_infer: b
                 for name, orphan in sorted(orphans.items())
                 if (pinned and orphan.id == pinned)
                 or (not pinned and orphan.display_name == resource.spec.get("name"))
+                if not outside_run(orphan, files)
             ]
             old = rename_source(
                 resource.name, resource.renamed_from, orphans, may_infer=may_infer, matches=matches
@@ -130,6 +136,19 @@ def pipe_identities(resources: Sequence[Resource], state: State, *, may_infer: b
                 renamed[resource.name] = old
                 del orphans[old]
     return Identities(records, renamed)
+
+
+def run_files(resources: Sequence[Resource]) -> frozenset[str]:
+    """Return the real paths of the manifest files a run read."""
+    return frozenset(os.path.realpath(r.file) for r in resources if r.file)
+
+
+def outside_run(record: Record, files: frozenset[str] | None) -> bool:
+    """Tell whether a record's manifest file still exists but the run did not read it: its
+    manifest may well be there still, so no other manifest is inferred to be its rename."""
+    if files is None or not record.manifest or not os.path.isfile(record.manifest):
+        return False
+    return os.path.realpath(record.manifest) not in files
 
 
 def display_name(resource: Resource) -> str:
@@ -157,22 +176,32 @@ def prune_partial(kind: str) -> str:
     )
 
 
-def retired_pipes_note(
-    resources: Sequence[Resource], identities: Identities, state: State
+def retired_note(
+    resources: Sequence[Resource],
+    identities: Identities | None,
+    bindings: Mapping[str, Binding] | None,
+    state: State,
 ) -> list[str]:
-    """Say which pipes this tool created have no manifest any more (``--prune`` deletes them)."""
-    current = {r.name for r in resources if r.kind == "Pipe"}
-    moved = set(identities.renamed.values())
-    gone = [
-        f"Pipe/{name}"
-        for name, record in sorted(state.records("Pipe").items())
-        if record.created_by_us and record.id and name not in current and name not in moved
-    ]
+    """Say which pipes and dashboards this tool created have no manifest any more (``--prune``
+    deletes them); ``None`` for a kind the run does not cover."""
+    gone: list[str] = []
+    for kind, moved in (
+        ("Dashboard", {b.renamed_from for b in (bindings or {}).values() if b.renamed_from}),
+        ("Pipe", set(identities.renamed.values()) if identities is not None else set()),
+    ):
+        if (bindings if kind == "Dashboard" else identities) is None:
+            continue
+        current = {r.name for r in resources if r.kind == kind}
+        gone.extend(
+            f"{kind}/{name}"
+            for name, record in sorted(state.records(kind).items())
+            if record.created_by_us and record.id and name not in current and name not in moved
+        )
     if not gone:
         return []
     return [
-        f"the state records pipes this tool created whose manifests are gone ({', '.join(gone)}): "
-        "they are left alone; plan or apply with --prune to delete them"
+        f"the state records resources this tool created whose manifests are gone "
+        f"({', '.join(gone)}): they are left alone; plan or apply with --prune to delete them"
     ]
 
 

@@ -32,7 +32,8 @@ from reconciler.plan.bindings import (
     prune_dashboards,
     prune_partial,
     prune_pipes,
-    retired_pipes_note,
+    retired_note,
+    run_files,
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
@@ -146,6 +147,7 @@ async def plan_resources(
         state,
         current,
         may_infer=options.covers("Dashboard"),
+        files=run_files(resources),
     )
     # The plan keeps the manifests' order whatever order the answers came in.
     refused = client.first_contact.refused_organizations
@@ -172,8 +174,15 @@ async def plan_resources(
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
             notes.append(prune_partial("Pipe"))
-    elif options.covers("Pipe"):
-        notes.extend(retired_pipes_note(resources, identities, state))
+    else:
+        notes.extend(
+            retired_note(
+                resources,
+                identities if options.covers("Pipe") else None,
+                bindings if options.covers("Dashboard") else None,
+                state,
+            )
+        )
     plan = Plan(
         actions=tuple(actions),
         requests_made=dict(client.stats.requests),

@@ -127,7 +127,8 @@ def render_text(
             ident = action.target.get("id") or action.target.get("pipeId", "")
             head += f" (renamed from {action.kind}/{action.renamed_from}; same live {action.kind.lower()} {ident})"
         elif action.bound == "adopted":
-            head += f" (adopted by name: pipe {action.target.get('pipeId', '')})"
+            adopted = action.target.get("pipeId") or action.target.get("id", "")
+            head += f" (adopted by name: {action.kind.lower()} {adopted})"
         if action.operation is Op.CREATE and not action.errors:
             head += " (create)"
         elif action.operation is Op.REPLACE:

@@ -97,6 +97,7 @@ async def compute_plan(
         loaded()
         with contextlib.closing(scope.backend()) as backend:
             state = read_state(backend)
+        state.claim(scope.environment, scope.organization, scope.workspace)
         config.check()
         bar = progress("reading live state")
         try:

@@ -186,7 +186,11 @@ class Settings:
             return Layering(env.overlays, env.exclude)
         at = self.project.where
         return Layering(
-            env.overlays, env.exclude, at((*env.key, "exclude")), at((*env.key, "overlays"))
+            env.overlays,
+            env.exclude,
+            at((*env.key, "exclude")),
+            at((*env.key, "overlays")),
+            self.project_manifests,
         )
 
     def origin(self, name: str) -> str | None:

@@ -48,6 +48,8 @@ class State:
     # Any: each record's members are read through ``record``/``Record`` and written whole.
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     exists: bool = False
+    # The environment and organization this workspace belongs to (recorded on its first write).
+    owner: dict[str, str] | None = None
     sink: Sink = field(default=_no_sink, repr=False, compare=False)
     # Each resource's serialised line, kept between saves (entries change through record/forget).
     _lines: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +96,7 @@ class State:
             uncertain=bool(entry.get("uncertain")),
             display_name=entry.get("displayName"),
             scope=scope or None,
+            manifest=entry.get("manifest"),
         )
 
     def records(self, kind: str) -> dict[str, Record]:
@@ -122,6 +125,35 @@ class State:
         return dict(values) if isinstance(values, dict) else None
 
     # -- writes --------------------------------------------------------------------------------
+
+    def claim(self, environment: str | None, organization: str | None, workspace: str) -> None:
+        """Check that this workspace belongs to ``environment`` (and its organization), and
+        record them as its owner when none is (written with the next save).
+
+        Raise ``StateError`` when another environment or organization owns it: one environment
+        must never rebind or rewrite another's records (``--workspace OTHER``).
+        """
+        if environment is None:
+            return
+        mine = {"environment": environment, "organizationId": organization or ""}
+        if self.owner is None:
+            self.owner = mine
+            return
+        if self.owner.get("environment") == environment and (
+            not organization or self.owner.get("organizationId") in ("", organization)
+        ):
+            if organization and not self.owner.get("organizationId"):
+                self.owner = mine
+            return
+        theirs = self.owner.get("organizationId") or "none"
+        raise StateError(
+            f"state {self.location}: workspace {workspace} belongs to environment "
+            f"{self.owner.get('environment')} (organization {theirs}); this run is environment "
+            f"{environment} (organization {organization or 'none'}): a workspace is written by "
+            "one environment and organization only, so use this environment's own workspace "
+            "(drop --workspace); an environment moved to another organization starts a new "
+            "workspace (its records name the old organization's objects)"
+        )
 
     def record(self, resource_key: str, **values: JsonLike) -> None:
         """Merge ``values`` into a resource's entry (None removes a key) and stamp it."""
@@ -161,9 +193,11 @@ class State:
 
     def to_json(self) -> JsonObject:
         """Return the document."""
+        head: JsonObject = {"formatVersion": STATE_FORMAT_VERSION, "key": self.key.hex()}
+        if self.owner is not None:
+            head["owner"] = dict(self.owner)
         return {
-            "formatVersion": STATE_FORMAT_VERSION,
-            "key": self.key.hex(),
+            **head,
             "resources": {k: self.resources[k] for k in sorted(self.resources)},
         }
 
@@ -228,4 +262,10 @@ def decode(data: bytes, location: str) -> State:
             raise ValueError("bad key or resources")
     except (KeyError, ValueError) as exc:
         raise StateError(f"state {location} is corrupt ({exc}); it was left untouched") from None
-    return State(location=location, key=key, resources=resources, exists=True)
+    stated = raw.get("owner")
+    owner = (
+        {str(k): str(v) for k, v in stated.items() if isinstance(v, str)}
+        if isinstance(stated, dict)
+        else None
+    )
+    return State(location=location, key=key, resources=resources, exists=True, owner=owner)

@@ -248,6 +248,7 @@ class Watcher:
                 computed = await compute_plan(target.config, target.scope, target.options)
         except (ManifestErrors, ManifestError) as exc:
             errors = exc.errors if isinstance(exc, ManifestErrors) else [exc]
+            self.status.record_invalid(started, True)
             return Cycle(
                 number,
                 started,
@@ -262,6 +263,7 @@ class Watcher:
         if self._run is not None:
             self._run.count_plan(plan)
         now = time.time()
+        self.status.record_invalid(now, False)
         self.status.record_plan(plan.actions, now)
         found_by_kind: dict[str, int] = {}
         for action in plan.changed:

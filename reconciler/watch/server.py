@@ -68,7 +68,7 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 .in-sync{color:#176f2c}.drifted,.drift,.interrupted{color:#9a6700}.corrected{color:#0b5cad}
-.failed,.invalid{color:#b00020}
+.failed,.invalid{color:#b00020}.unknown{color:#666}
 """
 
 
@@ -90,20 +90,27 @@ def render_page(status: WatchStatus) -> str:
         "<dl id='summary'>",
         f"<dt>Leader</dt><dd id='leader'>{_e(leader)}</dd>",
         f"<dt>Mode</dt><dd id='mode'>{_e(doc['mode'])} every {_e(doc['intervalSeconds'])} s</dd>",
+        f"<dt>Environment</dt><dd id='environment'>{_e(doc['environment'] or '-')}</dd>",
+        f"<dt>Organization</dt><dd id='organization'>{_e(doc['organizationId'] or '-')}</dd>",
+        f"<dt>Workspace</dt><dd id='workspace'>{_e(doc['workspace'])}</dd>",
         f"<dt>State</dt><dd>{_e(doc['state'])}</dd>",
         f"<dt>Readiness</dt><dd id='ready'>{_e(ready)}</dd>",
         f"<dt>Last success</dt><dd>{_e(doc['lastSuccessAt'] or '-')}</dd>",
         "</dl>",
     ]
-    last = status.last
-    if last is not None and last.errors:
+    errors = status.manifest_errors()
+    if errors:
+        parts.append(
+            f"<p id='invalid' class='invalid'>The manifests are invalid since "
+            f"{_e(doc['invalidSince'])}: nothing is sent, and no resource's standing is known "
+            "until they are fixed.</p>"
+        )
         parts.append("<h2>Manifest errors (nothing was sent)</h2><table id='errors'>")
         parts.append("<tr><th>Where</th><th>Field</th><th>Message</th></tr>")
-        for error in last.errors:
-            where = f"{error.get('file')}:{error.get('line')}"
+        for error in map(as_mapping, errors):
             parts.append(
-                f"<tr><td>{_e(where)}</td><td>{_e(error.get('path'))}</td>"
-                f"<td>{_e(error.get('message'))}</td></tr>"
+                f"<tr><td>{_e(error['location'])}</td><td>{_e(error['path'])}</td>"
+                f"<td>{_e(error['message'])}</td></tr>"
             )
         parts.append("</table>")
     parts.append("<h2>Resources</h2><table id='resources'>")

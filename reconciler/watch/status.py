@@ -46,6 +46,8 @@ class ResourceState(StrEnum):
     DRIFTED = "drifted"
     CORRECTED = "corrected"
     FAILED = "failed"
+    # No cycle could plan it since ``unknown_since`` (invalid manifests, a failed read).
+    UNKNOWN = "unknown"
 
 
 def iso(moment: float | None) -> str | None:
@@ -110,6 +112,7 @@ class ResourceRow:
     drifted_since: float | None = None
     corrected_at: float | None = None
     message: str = ""
+    unknown_since: float | None = None
 
     def to_dict(self) -> dict[str, JsonLike]:
         """Return the row as JSON-ready data."""
@@ -121,6 +124,7 @@ class ResourceRow:
             "operation": self.operation,
             "driftedSince": iso(self.drifted_since),
             "correctedAt": iso(self.corrected_at),
+            "unknownSince": iso(self.unknown_since),
             "message": self.message,
         }
 
@@ -133,6 +137,8 @@ class ResourceRow:
                 return f"corrected at {iso(self.corrected_at)}"
             case ResourceState.FAILED:
                 return f"failed: {self.message}"
+            case ResourceState.UNKNOWN:
+                return f"unknown since {iso(self.unknown_since)} ({self.message})"
             case ResourceState.IN_SYNC if self.corrected_at is not None:
                 return f"in sync (corrected at {iso(self.corrected_at)})"
         return "in sync"
@@ -146,6 +152,8 @@ class WatchStatus:
     interval: float
     state: str  # the state's printable description (never a password)
     workspace: str
+    environment: str | None = None
+    organization: str | None = None
     started: float = field(default_factory=time.time)
     leader: bool = False
     holder: JsonMapping | None = None  # the lease holder's record, when known
@@ -156,6 +164,8 @@ class WatchStatus:
     resources: dict[str, ResourceRow] = field(default_factory=dict)
     last_success: float | None = None
     next_cycle: float | None = None
+    # When the cycles became invalid (manifests or settings), while they still are.
+    invalid_since: float | None = None
 
     @property
     def last(self) -> Cycle | None:
@@ -190,6 +200,10 @@ class WatchStatus:
             "intervalSeconds": self.interval,
             "state": self.state,
             "workspace": self.workspace,
+            "environment": self.environment,
+            "organizationId": self.organization,
+            "invalidSince": iso(self.invalid_since),
+            "manifestErrors": self.manifest_errors(),
             "startedAt": iso(self.started),
             "leader": self.leader,
             "holder": {k: holder[k] for k in ("host", "pid", "user", "expiresAt") if k in holder}
@@ -201,6 +215,36 @@ class WatchStatus:
             "cycles": [c.to_dict() for c in reversed(self.cycles)],
             "resources": [self.resources[k].to_dict() for k in sorted(self.resources)],
         }
+
+    def manifest_errors(self) -> list[JsonLike]:
+        """Return the last cycle's manifest errors, each at its ``file:line:col``."""
+        last = self.last
+        if last is None or last.result is not CycleResult.INVALID:
+            return []
+        return [
+            {
+                "location": f"{e.get('file')}:{e.get('line')}:{e.get('col')}",
+                "path": e.get("path"),
+                "message": e.get("message"),
+            }
+            for e in last.errors
+        ]
+
+    def record_unknown(self, now: float, reason: str) -> None:
+        """Mark every row unknown (since ``now`` unless it already was): no plan was made."""
+        for row in self.resources.values():
+            if row.state is not ResourceState.UNKNOWN:
+                row.state, row.unknown_since, row.operation = ResourceState.UNKNOWN, now, ""
+            row.message = reason
+
+    def record_invalid(self, now: float, invalid: bool) -> None:
+        """Record whether the cycle starting ``now`` was invalid (its rows then unknown)."""
+        if not invalid:
+            self.invalid_since = None
+            return
+        if self.invalid_since is None:
+            self.invalid_since = now
+        self.record_unknown(self.invalid_since, "the manifests are invalid")
 
     def record_plan(self, actions: Iterable[Action], now: float) -> None:
         """Update the rows from a plan's actions (``plan.actions``); drop resources it lost."""
@@ -224,6 +268,7 @@ class WatchStatus:
             else:
                 row.state, row.message, row.operation = ResourceState.IN_SYNC, "", ""
                 row.drifted_since = None
+            row.unknown_since = None
             self.resources[action.key] = row
             seen.add(action.key)
         for key in set(self.resources) - seen:
