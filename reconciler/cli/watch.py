@@ -223,7 +223,7 @@ class _Loader:
         settings = self.settings
         if settings is None:  # a command run without the settings layer (a library caller)
             config = self.connection.api_config()
-            scope, variables = self.manifests.scope(), None
+            scope, variables, files = self.manifests.scope(), None, None
         else:
             if reload_project or self._stamp() != self.stamp:
                 settings = self.settings = settings.reload()
@@ -231,9 +231,10 @@ class _Loader:
             settings.require_environment()
             config = settings.api_config(insecure=self.connection.insecure)
             scope, variables = settings.scope(), dict(settings.environ)
+            files = settings.secret_files()
         if not self.rate_given:
             config = replace(config, rate=_half(config.rate))
-        return Target(config, scope, self.manifests.plan_options(), variables)
+        return Target(config, scope, self.manifests.plan_options(), variables, files)
 
 
 def _half(rate: Any) -> Any:

@@ -74,6 +74,8 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
     (Setting(("manifests",), "paths", kind=Kind.PATHS), _constant(())),
+    # Where ``{fromFile}`` secrets may be read beside the project (``model.secretfiles``).
+    (Setting(("secretDirs",), "secret_dirs", kind=Kind.PATHS), _constant(())),
     (
         Setting(
             ("state",), "state_path", "--state", "RECONCILE_STATE", Kind.PATH, in_environment=True
