@@ -329,15 +329,6 @@ def _create_manifests(root: Path) -> None:
         write_manifest(root / f"{name}.yaml", "Pipe", name, kafka_spec(name, name, name))
 
 
-def _when_creates_are_in_flight(emulator: Emulator) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if sum(r["method"] == "POST" for r in emulator.requests()) == len(CREATES):
-            return
-        time.sleep(0.02)
-    raise AssertionError("the creates were never all in flight")
-
-
 @pytest.mark.parametrize("output", ["text", "json"])
 def test_sigterm_while_creates_are_in_flight_reports_each_answered_create_applied(
     emulator: Emulator, tmp_path: Path, output: str
@@ -357,7 +348,7 @@ def test_sigterm_while_creates_are_in_flight_reports_each_answered_create_applie
         stderr=subprocess.PIPE,
         text=True,
     )
-    _when_creates_are_in_flight(emulator)
+    _wait_for_writes(emulator, len(CREATES))  # the creates, all in flight
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, out + err
@@ -395,7 +386,7 @@ def test_a_watch_stopped_while_creating_logs_the_creates_it_made(
     args = ["m", "--state", "s.json", "--mode", "correct", "--interval", "1h", "--rate", "none"]
     watch = WatchProcess([*args, "--log-format", "text"], tmp_path, emulator.env()).start()
     try:
-        _when_creates_are_in_flight(emulator)
+        _wait_for_writes(emulator, len(CREATES))  # the creates, all in flight
     finally:
         code = watch.terminate(timeout=60)
     assert code == 0, "\n".join(watch.lines)
