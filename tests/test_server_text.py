@@ -13,6 +13,7 @@ import pytest
 
 from reconciler.model.errors import ApiError, Location, ManifestError
 from reconciler.model.text import MAX_SERVER_MESSAGE, shown
+from reconciler.plan.render import table
 from tests.cli_helpers import TILE, pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
 from tests.test_hostile_servers import Handler, HostileServer, cli_env
@@ -57,6 +58,11 @@ def test_an_api_error_reads_as_one_line_with_the_message_cut_and_keeps_it_whole_
     assert "evil\\u202eexe.txt" in text and "(requestId r-1\\nX: 2)" in text
     assert len(text) < MAX_SERVER_MESSAGE + 200
     assert error.to_dict()["message"] == LONG
+
+
+def test_tables_of_the_read_only_commands_show_live_names_escaped() -> None:
+    shown_table = table([["ev\u202eil\n", 1]], ["NAME", "N"])
+    assert shown_table.splitlines()[1] == "ev\\u202eil\\n  1"
 
 
 def test_a_manifest_error_shows_manifest_text_escaped() -> None:

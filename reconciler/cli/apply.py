@@ -269,6 +269,7 @@ def _confirm(plan: Plan) -> bool:
 def stopped_lines(result: ApplyResult) -> list[str]:
     """One line per interface the run gave up: why, and what was sent, not sent, unknown."""
     from reconciler.apply.results import Outcome
+    from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 
     if not result.stopped:
         return []
@@ -281,8 +282,8 @@ def stopped_lines(result: ApplyResult) -> list[str]:
         + (f", {failed} failed" if failed else "")
     )
     return [
-        f"The {down.interface} API stopped answering: {down.why}; its last answer: "
-        f"{down.last_answer}. Of {changes} change(s): {tally}. Run apply again once it answers."
+        f"The {down.interface} API stopped answering: {shown(down.why)}; its last answer: "
+        f"{shown(down.last_answer, MAX_SERVER_MESSAGE)}. Of {changes} change(s): {tally}. Run apply again once it answers."
         for down in result.stopped
     ]
 

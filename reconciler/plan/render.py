@@ -346,9 +346,9 @@ def _md_element(line: ElementLine) -> str:
 def table(
     rows: Iterable[Iterable[object]], headers: Iterable[str], fmt: Callable[[object], str] = str
 ) -> str:
-    """Render aligned columns (shared by the read-only commands)."""
+    """Render aligned columns (shared by the read-only commands); cells shown escaped."""
     head = [str(h) for h in headers]
-    body = [[fmt(c) for c in row] for row in rows]
+    body = [[printable(fmt(c)) for c in row] for row in rows]  # live names come from servers
     widths = [len(h) for h in head]
     for row in body:
         for i, cell in enumerate(row):
