@@ -209,3 +209,27 @@ def test_a_credential_file_of_an_environment_is_confined_too(
     result = run_cli(["plan", "--env", "prod", "--state", "s.json"], {"K": "id"})
     assert result.exit_code == 1
     assert "reconcile.yaml:5" in result.stderr and "outside the project directory" in result.stderr
+
+
+@pytest.mark.usefixtures("found_upwards")
+def test_the_size_cap_is_set_in_the_project_file_or_its_variable(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "pipes" / "secrets" / "key").write_text("k" * 2048, encoding="utf-8")
+    _write_project(project, "secrets/key", "limits: {maxSecretFileSize: 1KiB}\n")
+    monkeypatch.chdir(project)
+    refused = run_cli(["validate", "--check-env"], {})
+    assert refused.exit_code == 1, refused.output
+    assert "secret file pipes/secrets/key is larger than 1 KiB" in refused.output
+    allowed = run_cli(["validate", "--check-env"], {"RECONCILE_MAX_SECRET_FILE_SIZE": "4KiB"})
+    assert allowed.exit_code == 0, allowed.output
+    wrong = run_cli(["validate", "--check-env"], {"RECONCILE_MAX_SECRET_FILE_SIZE": "lots"})
+    assert wrong.exit_code == 1 and "RECONCILE_MAX_SECRET_FILE_SIZE" in wrong.output, wrong.output
+
+
+def test_the_default_size_cap_is_64_kib_in_the_settings_table_too() -> None:
+    from reconciler.client.limits import parse_size
+    from reconciler.settings.table import default_of, setting_named
+
+    default = default_of(setting_named("limits.maxSecretFileSize"))
+    assert parse_size(str(default)) == MAX_SECRET_FILE_BYTES == 64 * 1024

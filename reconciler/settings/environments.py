@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 from reconciler.model.errors import ConfigError
 from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
-from reconciler.model.secretfiles import SecretFileRefused, SecretFiles, read_secret_file
+from reconciler.model.secretfiles import (
+    MAX_SECRET_FILE_BYTES,
+    SecretFileRefused,
+    SecretFiles,
+    read_secret_file,
+)
 
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
@@ -112,14 +117,16 @@ def parse_environments(project: ProjectFile) -> dict[str, Environment]:
     return out
 
 
-def secret_files_of(project: ProjectFile | None, dirs: object = None) -> SecretFiles:
-    """Return where ``{fromFile}`` secrets may be read: the project's directory (else the
-    current one), then ``dirs`` (default: the project file's ``secretDirs``)."""
+def secret_files_of(
+    project: ProjectFile | None, dirs: object = None, max_bytes: int = MAX_SECRET_FILE_BYTES
+) -> SecretFiles:
+    """Return where ``{fromFile}`` secrets may be read, and how much: the project's directory
+    (else the current one), then ``dirs`` (default: the project file's ``secretDirs``)."""
     if project is None or not project.path.is_file():  # none, or ``--config /dev/null``
-        return SecretFiles()
+        return SecretFiles(max_bytes=max_bytes)
     if not isinstance(dirs, tuple | list):
         dirs = [project.path_value(str(d)) for d in _listed(project.get(("secretDirs",)))]
-    return SecretFiles((project.directory, *(Path(str(d)) for d in dirs)))
+    return SecretFiles((project.directory, *(Path(str(d)) for d in dirs)), max_bytes)
 
 
 def _listed(value: JsonValue) -> list[JsonValue]:

@@ -252,7 +252,14 @@ class Settings:
     def secret_files(self) -> SecretFiles:
         """Return where ``{fromFile}`` secrets may be read: the project directory (else the
         current one), then the project file's ``secretDirs``."""
-        return secret_files_of(self.project, self.values["secret_dirs"].value)
+        from reconciler.client.limits import parse_size
+
+        cap = self.values["max_secret_file_size"]
+        try:
+            max_bytes = parse_size(str(cap.value))
+        except ConfigError as exc:
+            raise ConfigError(f"{cap.where}: {exc}") from None
+        return secret_files_of(self.project, self.values["secret_dirs"].value, max_bytes)
 
     def for_environment(self, name: str) -> Settings:
         """Resolve the same request (explicit values, files) for environment ``name``."""

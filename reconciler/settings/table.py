@@ -219,6 +219,14 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
         ),
         _constant(defaults.size_text(defaults.MAX_RESPONSE_BYTES)),
     ),
+    (
+        Setting(
+            ("limits", "maxSecretFileSize"),
+            "max_secret_file_size",
+            variable="RECONCILE_MAX_SECRET_FILE_SIZE",
+        ),
+        _constant("64KiB"),  # ``model.secretfiles.MAX_SECRET_FILE_BYTES`` (tested equal)
+    ),
 )
 
 SETTINGS: tuple[Setting, ...] = tuple(setting for setting, _ in _SETTINGS)
