@@ -23,6 +23,8 @@ import pytest
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
 from tests.conftest import Emulator
+from tests.test_pipe_lifecycle import kafka_spec, pipes_named
+from tests.watch_helpers import WatchProcess
 
 PIPES = 12
 
@@ -317,3 +319,77 @@ def test_sigterm_while_apply_waits_for_the_request_budget_ends_the_wait_at_once(
     )
     assert again.exit_code == 0, again.output
     assert emulator.data()["organizations"][emulator.org_id]["name"] == "Acme renamed"
+
+
+CREATES = ("ev1", "ev2", "ev3")
+
+
+def _create_manifests(root: Path) -> None:
+    for name in CREATES:
+        write_manifest(root / f"{name}.yaml", "Pipe", name, kafka_spec(name, name, name))
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_sigterm_while_creates_are_in_flight_reports_each_answered_create_applied(
+    emulator: Emulator, tmp_path: Path, output: str
+) -> None:
+    # Each create was answered and recorded, then the wait for the pipe to run was cut short:
+    # the run used to report every pipe "skipped" and "not started".
+    root, state = tmp_path / "m", tmp_path / "state.json"
+    _create_manifests(root)
+    emulator.configure(latencyMs=1_500)  # the three POSTs wait on the wire together
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "reconciler", "apply", str(root), "--auto-approve"),
+            *("-o", output, "--state", str(state), "--rate", "none", "--parallelism", "4"),
+        ],
+        env={**os.environ, **SECRET_ENV, **emulator.env(), "RECONCILE_CONFIG": os.devnull},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for_writes(emulator, len(CREATES))  # the creates, all in flight
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, out + err
+    settle(emulator)
+    recorded = json.loads(state.read_text())["resources"]
+    for name in CREATES:
+        (made,) = pipes_named(emulator, name)
+        assert recorded[f"Pipe/{name}"]["id"] == made["id"]
+    if output == "json":
+        results = {r["resource"]: r for r in json.loads(out)["results"]}
+        for name in CREATES:
+            result = results[f"Pipe/{name}"]
+            assert result["outcome"] == "applied", result
+            assert not any("not started" in m for m in result["messages"]), result
+            assert any("interrupted by SIGTERM" in m for m in result["messages"]), result
+    else:
+        for name in CREATES:
+            assert f"Pipe/{name}: applied" in out.splitlines(), out
+        assert "not started" not in out
+        assert f"Apply interrupted by SIGTERM: {len(CREATES)} applied" in out
+    emulator.configure(latencyMs=0)
+    again = run_cli(
+        ["apply", str(root), "--auto-approve", "--state", str(state), "--rate", "none"],
+        {**emulator.env(), "RECONCILE_CONFIG": os.devnull},
+    )
+    assert again.exit_code == 0, again.output
+    assert [len(pipes_named(emulator, name)) for name in CREATES] == [1, 1, 1]
+
+
+def test_a_watch_stopped_while_creating_logs_the_creates_it_made(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    _create_manifests(tmp_path / "m")
+    emulator.configure(latencyMs=1_500)
+    args = ["m", "--state", "s.json", "--mode", "correct", "--interval", "1h", "--rate", "none"]
+    watch = WatchProcess([*args, "--log-format", "text"], tmp_path, emulator.env()).start()
+    try:
+        _wait_for_writes(emulator, len(CREATES))  # the creates, all in flight
+    finally:
+        code = watch.terminate(timeout=60)
+    assert code == 0, "\n".join(watch.lines)
+    found = watch.wait_for_line(r"cycle 1: \S+; changes found (\d+), corrected (\d+)")
+    assert found.groups() == ("3", "3"), "\n".join(watch.lines)
+    settle(emulator)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.cli_helpers import pipe_spec, run_cli, write_manifest
 from tests.conftest import Emulator
 from tests.manifest_helpers import EXAMPLES
@@ -128,8 +130,9 @@ def _secret_manifests(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_plan_reports_every_missing_or_empty_secret_at_once_and_sends_nothing(
-    emulator: Emulator, tmp_path: Path
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the project directory (secret files are read inside it)
     orders, audit = _secret_manifests(tmp_path)
     env = {"KAFKA_USER": "", "KAFKA_PASSWORD": ""}
     for command in (["plan"], ["apply", "--auto-approve"]):
@@ -173,7 +176,10 @@ def test_an_explicitly_allowed_empty_secret_is_sent(emulator: Emulator, tmp_path
     assert run_cli(["validate", str(tmp_path)], {}).exit_code == 0
 
 
-def test_validate_check_env_reports_missing_and_empty_secrets_offline(tmp_path: Path) -> None:
+def test_validate_check_env_reports_missing_and_empty_secrets_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the project directory (secret files are read inside it)
     orders, audit = _secret_manifests(tmp_path)
     env = {"KAFKA_USER": "", "KAFKA_PASSWORD": ""}
     plain = run_cli(["validate", str(tmp_path)], env)

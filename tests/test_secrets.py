@@ -85,7 +85,10 @@ def test_resolve_tree_reads_environment_variables(monkeypatch: pytest.MonkeyPatc
     assert VALUE not in repr(resolved)
 
 
-def test_resolve_tree_reads_files_relative_to_the_manifest(tmp_path: Path) -> None:
+def test_resolve_tree_reads_files_relative_to_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the project directory, without a project file
     (tmp_path / "pipes").mkdir()
     (tmp_path / "pipes" / "key.txt").write_text(VALUE + "\n", encoding="utf-8")
     manifest = str(tmp_path / "pipes" / "orders.yaml")
@@ -115,7 +118,10 @@ def test_resolve_tree_names_the_location_of_an_unset_variable(
     )
 
 
-def test_resolve_tree_names_an_unreadable_secret_file(tmp_path: Path) -> None:
+def test_resolve_tree_names_an_unreadable_secret_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     manifest = str(tmp_path / "orders.yaml")
     with pytest.raises(ManifestError, match=r"cannot read secret file .*absent\.txt: No such file"):
         resolve_tree(resource(manifest), ("source",), {"fromFile": "absent.txt"})
@@ -177,6 +183,7 @@ def test_unresolved_refuses_an_empty_secret_unless_the_reference_allows_it(
     file_text: str | None,
     problem: str | None,
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     if env is not None:
         monkeypatch.setenv("EMPTY_VAR", env)
     if file_text is not None:

@@ -238,7 +238,7 @@ def test_an_unreadable_secret_file_stops_only_what_needs_the_credential(project:
     (project / "secrets" / "prod-key").unlink()
     prod = at(project, environment="prod")  # resolving (config, validate) still works
     assert prod.resolved("key_secret").where.endswith("secrets/prod-key: unreadable)")
-    with pytest.raises(ConfigError, match=r"environments.prod.keySecret: cannot read the secret"):
+    with pytest.raises(ConfigError, match=r"environments.prod.keySecret: cannot read secret file"):
         prod.api_config()
 
 

@@ -95,6 +95,8 @@ class Applier:
         self.progress = progress or (lambda n: None)
         self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
+        # Each action's request results so far: an interrupt reports what was answered.
+        self._done: dict[str, list[RequestResult]] = {}
 
     # -- interruption (SIGINT/SIGTERM) ---------------------------------------------------------
 
@@ -113,12 +115,8 @@ class Applier:
         """The result of an action cancelled by ``abort``."""
         reason = self.client.halted or "an interrupt"
         if asyncio.current_task() not in self._aborted_in_flight:
-            return ActionResult(
-                action.key,
-                action.operation,
-                Outcome.SKIPPED,
-                (f"not started: apply was interrupted by {reason}",),
-            )
+            done = self._done.get(action.key, [])
+            return self._cut_short(action, done, len(done), reason)
         if action.kind == "Dashboard" and action.operation in (Op.CREATE, Op.REPLACE):
             # The create may have happened: never create it blindly again (see plan_dashboard).
             self.state.record(action.key, uncertain=True, contentHash=action.content_hash)
@@ -131,6 +129,36 @@ class Applier:
                 "effect; run apply again, which reads the live state first",
             ),
         )
+
+    def _cut_short(
+        self, action: Action, done: list[RequestResult], index: int, reason: str
+    ) -> ActionResult:
+        """The result of an action the interrupt stopped before its request ``index`` (between
+        requests, or in a wait): what was answered is reported, the rest as not sent."""
+        if not any(r.outcome is Outcome.APPLIED for r in done):
+            message = f"not started: apply was interrupted by {reason}"
+            done.extend(skipped(r, message) for r in action.requests[index:])
+            return ActionResult(
+                action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
+            )
+        rest = action.requests[index:]
+        if all(r.purpose.is_state_command for r in rest):
+            self._writes_made.add(action.key)  # state records what was sent
+        done.extend(skipped(r, f"not sent: apply was interrupted by {reason}") for r in rest)
+        if not rest:
+            note = (
+                f"{_what(action.requests[-1])}: answered; not waited for, apply was "
+                f"interrupted by {reason}"
+            )
+            messages = (*_renamed(action), *action.warnings, note)
+            return ActionResult(
+                action.key, action.operation, Outcome.APPLIED, messages, tuple(done)
+            )
+        message = (
+            f"interrupted after {index} of {len(action.requests)} requests ({reason}); "
+            "run apply again"
+        )
+        return ActionResult(action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done))
 
     async def apply(
         self,
@@ -185,7 +213,7 @@ class Applier:
         if not action.has_changes:
             await self.recorder.unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
-        done: list[RequestResult] = []
+        done: list[RequestResult] = self._done.setdefault(action.key, [])
         last, stopped = await self._send(action, done)
         if stopped is not None:
             if action.key in self._writes_made:
@@ -275,7 +303,10 @@ class Applier:
                 continue
             if request.purpose.is_state_command and _planned_in_transition(action):
                 # The plan saw the pipe on its way to another state: let it settle first.
-                waited = await self._wait(action, request, None, ids(), settled_only=True)
+                try:
+                    waited = await self._wait(action, request, None, ids(), settled_only=True)
+                except Interrupted as exc:
+                    return last, self._cut_short(action, done, index, exc.reason)
                 if isinstance(waited, str):
                     return last, halt(waited, index)
             try:
@@ -283,17 +314,8 @@ class Applier:
                     request, self.recovery.with_secrets(action, request), label, request.idempotent
                 )
                 done.append(ok(request, record))
-            except Interrupted as exc:
-                done.extend(skipped(r, str(exc)) for r in action.requests[index:])
-                message = (
-                    str(exc)
-                    if index == 0
-                    else f"interrupted after {index} of {len(action.requests)} requests "
-                    f"({exc.reason}); run apply again"
-                )
-                return last, ActionResult(
-                    action.key, action.operation, Outcome.SKIPPED, (message,), tuple(done)
-                )
+            except Interrupted as exc:  # this request was not started
+                return last, self._cut_short(action, done, index, exc.reason)
             except OutcomeUnknown as exc:
                 resolved = await self.recovery.resolve_unknown(action, request, exc)
                 if resolved is None:
@@ -329,7 +351,10 @@ class Applier:
                 # A later request (the edit after a stop, the stop after a create) needs the
                 # state: waited for always; the last one unless --no-wait.
                 if index + 1 < len(action.requests) or self.wait.wait:
-                    waited = await self._wait(action, request, last, ids())
+                    try:
+                        waited = await self._wait(action, request, last, ids())
+                    except Interrupted as exc:  # the request was answered: say so
+                        return last, self._cut_short(action, done, index + 1, exc.reason)
                     if isinstance(waited, str):
                         return last, halt(waited, index + 1)
                     last = waited

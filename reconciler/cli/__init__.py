@@ -128,11 +128,14 @@ def main(argv: list[str] | None = None) -> None:
     machine.reset()
 
     def fail(exc: BaseException, message: str, code: int) -> None:
+        from reconciler.model.text import shown
+
         if debug:
             import traceback
 
             traceback.print_exception(exc)
-        click.echo(f"Error: {message}", err=True)
+        # One line per line of ours; what a line quotes (a server's words) cannot start another.
+        click.echo("Error: " + "\n".join(map(shown, message.split("\n"))), err=True)
         machine.emit_error(exc, code)
         sys.exit(code)
 

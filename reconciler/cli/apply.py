@@ -275,6 +275,7 @@ def _confirm(plan: Plan) -> bool:
 def stopped_lines(result: ApplyResult) -> list[str]:
     """One line per interface the run gave up: why, and what was sent, not sent, unknown."""
     from reconciler.apply.results import Outcome
+    from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 
     if not result.stopped:
         return []
@@ -287,14 +288,15 @@ def stopped_lines(result: ApplyResult) -> list[str]:
         + (f", {failed} failed" if failed else "")
     )
     return [
-        f"The {down.interface} API stopped answering: {down.why}; its last answer: "
-        f"{down.last_answer}. Of {changes} change(s): {tally}. Run apply again once it answers."
+        f"The {down.interface} API stopped answering: {shown(down.why)}; its last answer: "
+        f"{shown(down.last_answer, MAX_SERVER_MESSAGE)}. Of {changes} change(s): {tally}. Run apply again once it answers."
         for down in result.stopped
     ]
 
 
 def _results_text(result: ApplyResult, color: bool) -> str:
     from reconciler.apply.results import Outcome
+    from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 
     colours = {Outcome.APPLIED: "green", Outcome.UNCHANGED: "white"}
     lines = []
@@ -305,15 +307,16 @@ def _results_text(result: ApplyResult, color: bool) -> str:
         lines.append(click.style(head, fg=colours.get(action.outcome, "red")) if color else head)
         for request in action.requests:
             status = request.status if request.status is not None else "-"
-            rid = f" requestId {request.request_id}" if request.request_id else ""
+            rid = f" requestId {shown(request.request_id)}" if request.request_id else ""
             # Said once: an error the action's own message repeats is left to that message.
-            said = request.error and any(request.error in m for m in action.messages)
-            error = f" — {request.error}" if request.error and not said else ""
+            error = shown(request.error, MAX_SERVER_MESSAGE) if request.error else ""
+            said = error and any(error in shown(m) for m in action.messages)
+            error = f" — {error}" if error and not said else ""
             lines.append(
                 f"    {request.method} {request.path} [{request.purpose_text}]: {request.outcome} ({status}){rid}{error}"
             )
         for message in action.messages:
-            lines.append(f"    {message}")
+            lines.append(f"    {shown(message)}")
     counts = result.counts()
     order = [o.value for o in Outcome]
     summary = ", ".join(

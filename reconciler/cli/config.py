@@ -150,7 +150,11 @@ def with_settings(command: click.Command) -> None:
             settings.check(params)
         for name in params:
             kwargs[name] = settings.get(name)
-        return callback(*args, **kwargs)
+        from reconciler.model.secretfiles import secret_files
+
+        # Manifests' and credentials' ``{fromFile}`` secrets: inside the project (secretDirs).
+        with secret_files(settings.secret_files()):
+            return callback(*args, **kwargs)
 
     command.callback = wrapper
 

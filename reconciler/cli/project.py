@@ -71,7 +71,7 @@ def _config(ctx: click.Context, /, output: str, **_: object) -> int:
     rows = [
         (r.setting.name, _shown(settings, r), r.where, settings.ignored_variable(r.setting.param))
         for r in settings.rows()
-        if r.setting.param in params
+        if r.setting.param in params or not r.setting.flag  # secretDirs: the project file's only
     ]
     if output == "json":
         body: dict[str, object] = {

@@ -20,6 +20,7 @@ import click
 
 from reconciler.cli.common import Connection, choice_option, lock_timeout_option
 from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.model.text import shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -230,7 +231,7 @@ class _Loader:
         settings = self.settings
         if settings is None:  # a command run without the settings layer (a library caller)
             config = self.connection.api_config()
-            scope, variables = self.manifests.scope(), None
+            scope, variables, files = self.manifests.scope(), None, None
         else:
             if reload_project or self._stamp() != self.stamp:
                 settings = self.settings = settings.reload()
@@ -238,9 +239,10 @@ class _Loader:
             settings.require_environment()
             config = settings.api_config(insecure=self.connection.insecure)
             scope, variables = settings.scope(), dict(settings.environ)
+            files = settings.secret_files()
         if not self.rate_given:
             config = replace(config, rate=_half(config.rate))
-        return Target(config, scope, self.manifests.plan_options(), variables)
+        return Target(config, scope, self.manifests.plan_options(), variables, files)
 
 
 def _half(rate: Any) -> Any:
@@ -260,14 +262,14 @@ class _Log:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         if self.fmt == "json":
             line = json.dumps({"time": stamp, **record}, ensure_ascii=False)
-        else:
+        else:  # ``text`` escaped its outside words already (a line per error is ours)
             line = f"{stamp} {text}"
         click.echo(line)
         sys.stdout.flush()
 
     def notice(self, message: str) -> None:
         """Log a notice (start, leadership changes, stop)."""
-        self._emit({"event": "notice", "message": message}, message)
+        self._emit({"event": "notice", "message": message}, shown(message))
 
     def cycle(self, cycle: Any) -> None:
         """Log one completed cycle."""
@@ -277,7 +279,8 @@ class _Log:
             f"{cycle.corrected}; {cycle.requests} requests; {cycle.duration:.2f}s"
         )
         if cycle.message:
-            text += f" — {cycle.message}"
+            text += f" — {shown(cycle.message)}"
         for error in cycle.errors:
-            text += f"\n  {error.get('file')}:{error.get('line')}: {error.get('path')}: {error.get('message')}"
+            where = f"{error.get('file')}:{error.get('line')}"
+            text += f"\n  {shown(where)}: {shown(error.get('path'))}: {shown(error.get('message'))}"
         self._emit(record, text)

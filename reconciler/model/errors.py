@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from reconciler.model.json import JsonLike, JsonMapping
+from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 
 
 def suggest(word: object, choices: Iterable[object]) -> str:
@@ -65,10 +66,11 @@ class ManifestError(ReconcileError):
         return (type(self), (self.location, self.path, self.message))
 
     def _build(self) -> str:
+        # The path and message may quote the manifest: shown escaped (``model.text``).
         where = str(self.location)
         if self.path:
-            return f"{where}: {self.path}: {self.message}"
-        return f"{where}: {self.message}"
+            return f"{where}: {shown(self.path)}: {shown(self.message)}"
+        return f"{where}: {shown(self.message)}"
 
     def to_dict(self) -> dict[str, JsonLike]:
         """Return the error as ``{file, line, col, path, message}``."""
@@ -117,13 +119,15 @@ class ApiError(ReconcileError):
         super().__init__(self._build())
 
     def _build(self) -> str:
+        # The server's words, escaped and cut (``model.text``): this sentence is what terminals
+        # and text logs show; ``to_dict`` keeps the message whole for JSON.
         head = self.resource or (f"{self.method} {self.path}" if self.method else "request")
         status = f"HTTP {self.status}" if self.status is not None else "no response"
-        text = f"{head}: {status}"
+        text = f"{shown(head)}: {status}"
         if self.message:
-            text += f": {self.message}"
+            text += f": {shown(self.message, MAX_SERVER_MESSAGE)}"
         if self.request_id:
-            text += f" (requestId {self.request_id})"
+            text += f" (requestId {shown(self.request_id)})"
         return text
 
     def with_resource(self, resource: str) -> ApiError:
@@ -281,7 +285,7 @@ class InterfaceDown(ReconcileError):
         self.last_answer, self.delivery = last_answer, delivery
         super().__init__(
             f"the {interface} API at {url} stopped answering: {why}; its last answer: "
-            f"{last_answer}. Nothing more is sent to it in this run"
+            f"{shown(last_answer, MAX_SERVER_MESSAGE)}. Nothing more is sent to it in this run"
         )
 
     def with_delivery(self, delivery: Delivery) -> InterfaceDown:
@@ -410,10 +414,10 @@ class AuthenticationFailed(AuthError):
         return self.message
 
     def _build(self) -> str:
-        rid = f", requestId {self.request_id}" if self.request_id else ""
+        rid = f", requestId {shown(self.request_id)}" if self.request_id else ""
         return (
             f"the {self.interface} API refused the credentials (HTTP {self.status}{rid}: "
-            f"{self.message}). Check {self.variables}; the run stopped at the first refusal"
+            f"{shown(self.message, MAX_SERVER_MESSAGE)}). Check {self.variables}; the run stopped at the first refusal"
         )
 
     def _copy(self, cls: type[ApiError], *, resource: str | None) -> ApiError:

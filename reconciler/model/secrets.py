@@ -1,7 +1,8 @@
 """Secret references and resolved secrets.
 
 Secrets never appear literally in a manifest: a secret field holds ``{fromEnv: NAME}`` or
-``{fromFile: PATH}`` (relative to the manifest's directory). They are resolved at plan/apply
+``{fromFile: PATH}`` (relative to the manifest's directory; confined and bounded by
+``reconciler.model.secretfiles``). They are resolved at plan/apply
 time into ``Secret`` objects whose ``repr``/``str`` never show the value, and compared with the
 state file through an HMAC fingerprint, so neither plans, state nor logs ever hold a secret.
 An empty value (a CI variable that expanded to nothing, an empty file) is refused like a
@@ -25,6 +26,7 @@ from reconciler.model.errors import ManifestError
 from reconciler.model.fields import SECRET_FIELDS
 from reconciler.model.json import JsonLike, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath, Resource, format_path
+from reconciler.model.secretfiles import SecretFileRefused, read_secret_file
 
 REDACTED = "(sensitive)"
 # The variables ``{fromEnv}`` references read: the process environment, unless the run says
@@ -135,11 +137,9 @@ def _resolve_ref(resource: Resource, path: JsonPath, ref: Mapping[str, JsonLike]
     written_in = file_of(("spec", *path)) if callable(file_of) else resource.file
     target = Path(str(written_in)).parent / str(ref["fromFile"])
     try:
-        text = target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise ManifestError(where, field, f"cannot read secret file {target}: {reason}") from None
-    value = text.rstrip("\r\n")
+        value = read_secret_file(target)
+    except SecretFileRefused as exc:
+        raise ManifestError(where, field, str(exc)) from None
     if not value and not empty_ok:
         raise ManifestError(where, field, f"secret file {target} is empty{_EMPTY_HINT}")
     return Secret(value)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.model.secrets import redact
+from reconciler.model.text import shown as printable
 from reconciler.plan.actions import Action, Op, Plan, Request
 from reconciler.plan.changetext import (
     ElementLine,
@@ -106,7 +107,7 @@ def render_text(
 
     lines: list[str] = []
     for note in plan.notes:
-        lines.append(style(f"note: {note}", fg="cyan"))
+        lines.append(style(f"note: {printable(note)}", fg="cyan"))
     if plan.notes:
         lines.append("")
     for action in plan.actions:
@@ -133,6 +134,7 @@ def render_text(
             head += " (create)"
         elif action.operation is Op.REPLACE:
             head += " (-/+ replace)"
+        head = printable(head)  # names and ids may come from manifests and servers
         lines.append(style(head, fg=colour, bold=True) + style(f"  ({action.location})", dim=True))
         creating = action.operation in (Op.CREATE, Op.REPLACE)
         readded = readded_paths(action)
@@ -144,14 +146,14 @@ def render_text(
             if not text:
                 continue
             lines.append(
-                f"    {style(csign, fg=_change_colour(csign))} {text}"
+                f"    {style(csign, fg=_change_colour(csign))} {printable(text)}"
                 + style(f"  ({change.location})", dim=True)
             )
             for element in expanded[1] if expanded else []:
                 shown_line = element_text(element)
                 lines.append(
                     f"        {style(shown_line[0], fg=_change_colour(shown_line[0]))}"
-                    + shown_line[1:]
+                    + printable(shown_line[1:])
                 )
         if show_requests:
             for request in action.requests:
@@ -160,9 +162,9 @@ def render_text(
                     + style(f"  [{purpose_text(request)}]", dim=True)
                 )
         for warning in action.warnings:
-            lines.append(style(f"    warning: {warning}", fg="yellow"))
+            lines.append(style(f"    warning: {printable(warning)}", fg="yellow"))
         for error in action.errors:
-            lines.append(style(f"    error: {error}", fg="red"))
+            lines.append(style(f"    error: {printable(error)}", fg="red"))
         lines.append("")
     if not plan.changed and not plan.failed:
         lines.append(style("No changes. The live state matches the manifests.", fg="green"))
@@ -345,9 +347,9 @@ def _md_element(line: ElementLine) -> str:
 def table(
     rows: Iterable[Iterable[object]], headers: Iterable[str], fmt: Callable[[object], str] = str
 ) -> str:
-    """Render aligned columns (shared by the read-only commands)."""
+    """Render aligned columns (shared by the read-only commands); cells shown escaped."""
     head = [str(h) for h in headers]
-    body = [[fmt(c) for c in row] for row in rows]
+    body = [[printable(fmt(c)) for c in row] for row in rows]  # live names come from servers
     widths = [len(h) for h in head]
     for row in body:
         for i, cell in enumerate(row):

@@ -19,6 +19,12 @@ from typing import TYPE_CHECKING
 from reconciler.model.errors import ConfigError
 from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
+from reconciler.model.secretfiles import (
+    MAX_SECRET_FILE_BYTES,
+    SecretFileRefused,
+    SecretFiles,
+    read_secret_file,
+)
 
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
@@ -34,6 +40,8 @@ class SecretRef:
 
     variable: str | None = None
     file: str | None = None  # as seen from the current directory
+    # Where the file may be (the project's directory and secretDirs).
+    files: SecretFiles | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         """Return ``fromEnv PROD_KEY_ID`` or ``fromFile secrets/key`` (never the value)."""
@@ -45,10 +53,9 @@ class SecretRef:
             return environ.get(self.variable) or None
         assert self.file is not None
         try:
-            text = Path(self.file).read_text(encoding="utf-8").rstrip("\r\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or type(exc).__name__
-            raise ConfigError(f"cannot read the secret file {self.file}: {reason}") from None
+            text = read_secret_file(Path(self.file), self.files)
+        except SecretFileRefused as exc:
+            raise ConfigError(str(exc)) from None
         return text or None
 
 
@@ -77,6 +84,7 @@ class Environment:
 def parse_environments(project: ProjectFile) -> dict[str, Environment]:
     """Return the environments of a loaded ``ProjectFile`` (validated already), by name."""
     raw = project.get((ENVIRONMENTS,))
+    files = secret_files_of(project)
     out: dict[str, Environment] = {}
     # The project schema makes each of these a mapping (or null): the isinstance tells mypy so.
     for name, stated in (raw if isinstance(raw, dict) else {}).items():
@@ -88,7 +96,7 @@ def parse_environments(project: ProjectFile) -> dict[str, Environment]:
                 credentials[key] = (
                     SecretRef(variable=str(ref["fromEnv"]))
                     if "fromEnv" in ref
-                    else SecretRef(file=project.path_value(str(ref["fromFile"])))
+                    else SecretRef(file=project.path_value(str(ref["fromFile"])), files=files)
                 )
         values: dict[str, JsonValue] = {
             key: entry[key]
@@ -107,6 +115,18 @@ def parse_environments(project: ProjectFile) -> dict[str, Environment]:
             exclude=tuple(str(g) for g in _listed(entry.get("exclude"))),
         )
     return out
+
+
+def secret_files_of(
+    project: ProjectFile | None, dirs: object = None, max_bytes: int = MAX_SECRET_FILE_BYTES
+) -> SecretFiles:
+    """Return where ``{fromFile}`` secrets may be read, and how much: the project's directory
+    (else the current one), then ``dirs`` (default: the project file's ``secretDirs``)."""
+    if project is None or not project.path.is_file():  # none, or ``--config /dev/null``
+        return SecretFiles(max_bytes=max_bytes)
+    if not isinstance(dirs, tuple | list):
+        dirs = [project.path_value(str(d)) for d in _listed(project.get(("secretDirs",)))]
+    return SecretFiles((project.directory, *(Path(str(d)) for d in dirs)), max_bytes)
 
 
 def _listed(value: JsonValue) -> list[JsonValue]:

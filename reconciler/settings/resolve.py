@@ -30,12 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.model.errors import ConfigError
+from reconciler.model.secretfiles import SecretFiles
 from reconciler.settings.environments import (
     DEFAULT_ENVIRONMENT,
     ENV_VARIABLE,
     Environment,
     choose,
     parse_environments,
+    secret_files_of,
 )
 from reconciler.settings.model import (
     LAZY_DEFAULT,
@@ -250,6 +252,18 @@ class Settings:
         from reconciler.model.secrets import variables
 
         return variables(self.environ)
+
+    def secret_files(self) -> SecretFiles:
+        """Return where ``{fromFile}`` secrets may be read: the project directory (else the
+        current one), then the project file's ``secretDirs``."""
+        from reconciler.client.limits import parse_size
+
+        cap = self.values["max_secret_file_size"]
+        try:
+            max_bytes = parse_size(str(cap.value))
+        except ConfigError as exc:
+            raise ConfigError(f"{cap.where}: {exc}") from None
+        return secret_files_of(self.project, self.values["secret_dirs"].value, max_bytes)
 
     def for_environment(self, name: str) -> Settings:
         """Resolve the same request (explicit values, files) for environment ``name``."""

@@ -74,6 +74,8 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
     (Setting(("manifests",), "paths", kind=Kind.PATHS), _constant(())),
+    # Where ``{fromFile}`` secrets may be read beside the project (``model.secretfiles``).
+    (Setting(("secretDirs",), "secret_dirs", kind=Kind.PATHS), _constant(())),
     (
         Setting(
             ("state",), "state_path", "--state", "RECONCILE_STATE", Kind.PATH, in_environment=True
@@ -216,6 +218,14 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "RECONCILE_MAX_RESPONSE_SIZE",
         ),
         _constant(defaults.size_text(defaults.MAX_RESPONSE_BYTES)),
+    ),
+    (
+        Setting(
+            ("limits", "maxSecretFileSize"),
+            "max_secret_file_size",
+            variable="RECONCILE_MAX_SECRET_FILE_SIZE",
+        ),
+        _constant("64KiB"),  # ``model.secretfiles.MAX_SECRET_FILE_BYTES`` (tested equal)
     ),
 )
 

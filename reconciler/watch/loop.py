@@ -22,7 +22,7 @@ import contextlib
 import random
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -32,6 +32,7 @@ from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplySt
 from reconciler.client.api import ApiConfig, observe_clients
 from reconciler.metrics import RunRecord
 from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError
+from reconciler.model.secretfiles import SecretFiles, secret_files
 from reconciler.model.secrets import variables
 from reconciler.plan.compute import PlanOptions
 from reconciler.plan.run import compute_plan, no_progress
@@ -60,6 +61,8 @@ class Target:
     options: PlanOptions = field(default_factory=PlanOptions)
     # The variables manifests' ``fromEnv`` references read (None: the process environment).
     variables: Mapping[str, str] | None = None
+    # Where ``fromFile`` references may read (None: as the command was started).
+    files: SecretFiles | None = None
 
 
 @dataclass(frozen=True)
@@ -349,11 +352,16 @@ class Watcher:
             cycle.result = CycleResult.CORRECTED
 
 
-def _variables(target: Target) -> contextlib.AbstractContextManager[None]:
-    """Resolve ``fromEnv`` from the target's variables (the process environment when None)."""
-    if target.variables is None:
-        return contextlib.nullcontext()
-    return variables(target.variables)
+@contextlib.contextmanager
+def _variables(target: Target) -> Iterator[None]:
+    """Resolve ``fromEnv`` from the target's variables (the process environment when None)
+    and ``fromFile`` inside the target's secret directories (as started when None)."""
+    with contextlib.ExitStack() as stack:
+        if target.variables is not None:
+            stack.enter_context(variables(target.variables))
+        if target.files is not None:
+            stack.enter_context(secret_files(target.files))
+        yield
 
 
 async def refuse_if_held(lease: Lease) -> None:

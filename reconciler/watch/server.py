@@ -5,7 +5,8 @@ last one did not fail, else 503 with the reason; ``/metrics`` the Prometheus tex
 families (and of any extra registry given, e.g. the run families of ``--metrics-file``); ``/``
 a server-rendered HTML page (no script: the leader, the last cycles, one row per resource with
 its manifest file:line); ``/api/status`` the same as JSON. Every value on the page goes through
-``html.escape``: names and messages come from manifests and servers. Nothing served holds a
+``html.escape``, after ``model.text.shown`` (control characters and bidirectional overrides
+escaped, a message cut at 1,000 characters): names and messages come from manifests and servers. Nothing served holds a
 secret: the status rows carry no field values, only names, locations and plan messages.
 """
 
@@ -20,6 +21,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from reconciler.model.json import as_items, as_mapping
+from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 from reconciler.watch.status import WatchStatus
 
 CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
@@ -59,8 +61,9 @@ def build_app(status: WatchStatus, metrics: Callable[[], bytes]) -> Starlette:
     )
 
 
-def _e(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+def _e(value: object, limit: int | None = None) -> str:
+    # Controls and bidirectional overrides shown escaped (``model.text``), then HTML-escaped.
+    return html.escape(shown(value, limit), quote=True)
 
 
 _STYLE = """
@@ -94,7 +97,7 @@ def render_page(status: WatchStatus) -> str:
         f"<dt>Organization</dt><dd id='organization'>{_e(doc['organizationId'] or '-')}</dd>",
         f"<dt>Workspace</dt><dd id='workspace'>{_e(doc['workspace'])}</dd>",
         f"<dt>State</dt><dd>{_e(doc['state'])}</dd>",
-        f"<dt>Readiness</dt><dd id='ready'>{_e(ready)}</dd>",
+        f"<dt>Readiness</dt><dd id='ready'>{_e(ready, MAX_SERVER_MESSAGE)}</dd>",
         f"<dt>Last success</dt><dd>{_e(doc['lastSuccessAt'] or '-')}</dd>",
         "</dl>",
     ]
@@ -110,7 +113,7 @@ def render_page(status: WatchStatus) -> str:
         for error in map(as_mapping, errors):
             parts.append(
                 f"<tr><td>{_e(error['location'])}</td><td>{_e(error['path'])}</td>"
-                f"<td>{_e(error['message'])}</td></tr>"
+                f"<td>{_e(error['message'], MAX_SERVER_MESSAGE)}</td></tr>"
             )
         parts.append("</table>")
     parts.append("<h2>Resources</h2><table id='resources'>")
@@ -119,7 +122,7 @@ def render_page(status: WatchStatus) -> str:
         row = status.resources[key]
         parts.append(
             f"<tr class='{_e(row.state)}'><td>{_e(row.key)}</td>"
-            f"<td class='{_e(row.state)}'>{_e(row.describe())}</td>"
+            f"<td class='{_e(row.state)}'>{_e(row.describe(), MAX_SERVER_MESSAGE)}</td>"
             f"<td>{_e(row.location)}</td></tr>"
         )
     parts.append("</table><h2>Last cycles</h2><table id='cycles'>")
@@ -133,7 +136,7 @@ def render_page(status: WatchStatus) -> str:
             f"<td class='{_e(cycle['result'])}'>{_e(cycle['result'])}</td>"
             f"<td>{_e(cycle['changesFound'])}</td><td>{_e(cycle['changesCorrected'])}</td>"
             f"<td>{_e(cycle['requests'])}</td><td>{_e(cycle['durationSeconds'])}</td>"
-            f"<td>{_e(cycle['message'])}</td></tr>"
+            f"<td>{_e(cycle['message'], MAX_SERVER_MESSAGE)}</td></tr>"
         )
     parts.append("</table></body></html>\n")
     return "".join(parts)
