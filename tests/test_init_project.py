@@ -104,6 +104,15 @@ def test_init_refuses_a_file_given_as_the_directory(tmp_path: Path) -> None:
     assert "infra" in done.stderr and not (tmp_path / "reconcile.yaml").exists()
 
 
+def test_init_names_the_file_it_cannot_write_and_what_it_created_before(tmp_path: Path) -> None:
+    (tmp_path / "manifests").write_text("", encoding="utf-8")  # a file where a directory goes
+    done = reconcile(tmp_path, "init")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "manifests/organization.yaml: cannot write it" in done.stderr
+    assert "created so far: reconcile.yaml" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_init_gitignore_keeps_state_and_env_files_out_of_git_but_not_the_example(
     tmp_path: Path,
 ) -> None:

@@ -68,12 +68,23 @@ def init_project(directory: Path, version: str) -> Sequence[Written]:
         if target.exists() or target.is_symlink():
             done.append(Written(relative, Outcome.SKIPPED))
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with target.open("x", encoding="utf-8") as out:  # "x": never replace a file
-                out.write(template(name, version))
-        except FileExistsError:  # made between the check and the write
-            done.append(Written(relative, Outcome.SKIPPED))
-            continue
-        done.append(Written(relative, Outcome.CREATED))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            created = _create(target, template(name, version))
+        except OSError as error:  # e.g. a file where a directory of the layout goes
+            made = ", ".join(w.path for w in done if w.outcome is Outcome.CREATED) or "nothing"
+            raise ConfigError(
+                f"{target}: cannot write it ({error.strerror}); created so far: {made}"
+            ) from error
+        done.append(Written(relative, Outcome.CREATED if created else Outcome.SKIPPED))
     return tuple(done)
+
+
+def _create(path: Path, text: str) -> bool:
+    """Write a new file; return False, writing nothing, when it appeared since it was checked."""
+    try:
+        with path.open("x", encoding="utf-8") as out:  # "x": never replace a file
+            out.write(text)
+    except FileExistsError:
+        return False
+    return True
