@@ -15,13 +15,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.dist_helpers import REPO, Dist, built_distribution, installed_venv, shared_root
 from tests.seed_ids import SEED
 
 __all__ = ["SEED", "Emulator", "start_emulator"]
@@ -110,18 +111,26 @@ class Emulator:
 
 
 def start_emulator(
-    *args: str, timeout: float = 10.0, env: dict[str, str] | None = None
+    *args: str,
+    timeout: float = 10.0,
+    env: dict[str, str] | None = None,
+    program: Sequence[str] = (sys.executable, "-m", "reconciler"),
+    cwd: Path = REPO,
 ) -> Emulator:
-    """Start ``reconcile emulator --port 0 ARGS`` and wait for its start-up lines."""
+    """Start ``reconcile emulator --port 0 ARGS`` and wait for its start-up lines.
+
+    ``program`` is how ``reconcile`` is run (default: this checkout's package, by the running
+    interpreter); an installed release passes its own ``reconcile`` script.
+    """
     # Open for the server's whole life (it is read only if start-up fails), so no `with`.
     stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
     process = subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "emulator", "--port", "0", *args],
+        [*program, "emulator", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
         env={**os.environ, **(env or {})},
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=cwd,
     )
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -203,3 +212,15 @@ def emulator(emulator_server: Emulator) -> Emulator:
     emulator_server.configure(**_DEFAULT_CONFIG)
     emulator_server.reset(seedPipes=0, services=3)
     return emulator_server
+
+
+@pytest.fixture(scope="session")
+def distribution(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    """The sdist and wheel ``python -m build`` makes of this tree (built once per session)."""
+    return built_distribution(shared_root(tmp_path_factory.getbasetemp()))
+
+
+@pytest.fixture(scope="session")
+def installed_bin(tmp_path_factory: pytest.TempPathFactory, distribution: Dist) -> Path:
+    """The bin directory of a fresh venv outside the checkout, the release installed by name."""
+    return installed_venv(shared_root(tmp_path_factory.getbasetemp()), distribution)

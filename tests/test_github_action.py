@@ -1,4 +1,9 @@
-"""The composite GitHub Action (action.yml): its shell steps run as a runner would, against the emulator."""
+"""The composite GitHub Action (action.yml): its shell steps run as a runner would, against the emulator.
+
+The runner is a fresh virtual environment outside the checkout: the action's install step puts
+the release there by name (``reconcile-pipes==`` its ``version`` input), found in the wheel
+this session built (PIP_FIND_LINKS), so every later step runs the installed wheel.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from ruamel.yaml import YAML
 
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
+from tests.dist_helpers import Dist, project_version, run
 from tests.manifest_helpers import EXAMPLES
 from tests.state_servers import S3Server
 
@@ -38,7 +44,23 @@ class ActionRun:
         return f"{steps}\n--- outputs: {self.outputs}"
 
 
-def run_action(workdir: Path, env: dict[str, str], **inputs: str) -> ActionRun:
+@dataclass(frozen=True)
+class Runner:
+    """Where the action runs: a venv's bin directory first on PATH, and pip's settings."""
+
+    bin: Path
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory, distribution: Dist) -> Runner:
+    """A fresh venv without reconcile (the action installs it), pip finding the built wheel."""
+    venv = tmp_path_factory.mktemp("runner") / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], cwd=venv.parent)
+    return Runner(venv / "bin", distribution.pip_env())
+
+
+def run_action(workdir: Path, env: dict[str, str], runner: Runner, **inputs: str) -> ActionRun:
     """Run action.yml's steps in order with bash, as a runner does (-e -o pipefail)."""
     doc: dict[str, Any] = YAML(typ="safe").load((REPO / "action.yml").read_text(encoding="utf-8"))
     given = {name: str(spec.get("default", "")) for name, spec in doc["inputs"].items()}
@@ -67,10 +89,11 @@ def run_action(workdir: Path, env: dict[str, str], **inputs: str) -> ActionRun:
         output_file.write_text("", encoding="utf-8")
         step_env = {k: evaluate(str(v)) for k, v in step.get("env", {}).items()}
         full_env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
+            **runner.env,
             **env,
             **step_env,
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "PATH": f"{runner.bin}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_OUTPUT": str(output_file),
             "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
             "RUNNER_TEMP": str(temp),
@@ -107,38 +130,55 @@ def repository(tmp_path: Path) -> Path:
     return work
 
 
+def test_action_installs_by_default_the_release_of_the_version_declared_in_pyproject() -> None:
+    doc: dict[str, Any] = YAML(typ="safe").load((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert doc["inputs"]["version"]["default"] == project_version()
+    install = doc["runs"]["steps"][0]
+    assert "reconcile-pipes==$VERSION" in install["run"]
+    assert install["env"]["VERSION"] == "${{ inputs.version }}"
+    assert "action_path" not in json.dumps(doc)  # never its own checkout
+
+
 def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_no_changes(
-    emulator: Emulator, tmp_path: Path
+    emulator: Emulator, tmp_path: Path, runner: Runner
 ) -> None:
     work = repository(tmp_path)
     env = {**emulator.env(), "RECONCILE_CONFIG": ""}
-    planned = run_action(work, env, package="reconcile")
+    planned = run_action(work, env, runner)
     print(planned.log)
     assert planned.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
     assert [code for _, code, _ in planned.steps] == [0, 0, 0]
-    assert "reconcile " in planned.steps[0][2]  # the installed version
+    assert f"reconcile {project_version()}" in planned.steps[0][2]  # the installed release
+    where = subprocess.run(
+        [str(runner.bin / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert Path(where.strip()).is_relative_to(runner.bin.parent), where  # not this checkout
     markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
     assert markdown.startswith("### reconcile plan") and "orders" in markdown
     assert "apply: not requested" in planned.steps[2][2]
     assert not [r for r in emulator.requests() if r["method"] != "GET"]
 
-    applied = run_action(work, env, package="reconcile", apply="true")
+    applied = run_action(work, env, runner, apply="true")
     print(applied.log)
     assert applied.outputs["changes"] == "true"
     assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
 
-    again = run_action(work, env, package="reconcile", apply="true")
+    again = run_action(work, env, runner, apply="true")
     print(again.log)
     assert again.outputs == {"exitcode": "0", "changes": "false", "plan-file": "reconcile-plan.md"}
     assert "apply: the plan has no changes" in again.steps[2][2]
 
 
 def test_action_fails_the_job_with_exitcode_1_when_the_plan_fails(
-    emulator: Emulator, tmp_path: Path
+    emulator: Emulator, tmp_path: Path, runner: Runner
 ) -> None:
     work = repository(tmp_path)
     env = {**emulator.env(), "RECONCILE_CONFIG": "", "RECONCILE_KEY_SECRET": "wrong"}
-    failed = run_action(work, env, package="reconcile", apply="true")
+    failed = run_action(work, env, runner, apply="true")
     print(failed.log)
     assert failed.outputs["exitcode"] == "1" and failed.outputs["changes"] == "false"
     assert [code for _, code, _ in failed.steps] == [0, 1]  # apply never runs
@@ -146,7 +186,7 @@ def test_action_fails_the_job_with_exitcode_1_when_the_plan_fails(
 
 
 def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
-    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: Runner
 ) -> None:
     work = repository(tmp_path)
     env = {**emulator.env(), "RECONCILE_CONFIG": ""}
@@ -161,7 +201,7 @@ def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
         manifest.read_text(encoding="utf-8").replace("name: pipes-overview", "name: overview"),
         encoding="utf-8",
     )
-    renamed = run_action(work, env, package="reconcile", apply="true")
+    renamed = run_action(work, env, runner, apply="true")
     print(renamed.log)
     assert renamed.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
     markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
@@ -173,11 +213,11 @@ def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
 
 
 def test_action_warns_that_a_local_state_file_does_not_outlive_the_runner(
-    emulator: Emulator, tmp_path: Path
+    emulator: Emulator, tmp_path: Path, runner: Runner
 ) -> None:
     work = repository(tmp_path)
     env = {**emulator.env(), "RECONCILE_CONFIG": ""}
-    planned = run_action(work, env, package="reconcile")
+    planned = run_action(work, env, runner)
     assert [code for _, code, _ in planned.steps] == [0, 0, 0], planned.log
     assert (
         "::warning title=reconcile state::the state is the local file .reconcile/state.json"
@@ -186,17 +226,17 @@ def test_action_warns_that_a_local_state_file_does_not_outlive_the_runner(
 
 
 def test_action_state_input_points_plan_and_apply_at_a_shared_state_without_a_warning(
-    emulator: Emulator, tmp_path: Path, s3_server: S3Server
+    emulator: Emulator, tmp_path: Path, s3_server: S3Server, runner: Runner
 ) -> None:
     work = repository(tmp_path)
     shared = f"s3://{s3_server.bucket}/{tmp_path.name}/state.json"
     env = {**emulator.env(), **s3_server.env(), "RECONCILE_CONFIG": ""}
-    applied = run_action(work, env, package="reconcile", apply="true", state=shared)
+    applied = run_action(work, env, runner, apply="true", state=shared)
     assert [code for _, code, _ in applied.steps] == [0, 0, 0], applied.log
     assert "::warning" not in applied.log
     # Nine example resources plus the example pipe without pipeId, which is created.
     assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
     assert not (work / ".reconcile").exists()  # nothing local: the state is in the bucket
     fresh = repository(tmp_path / "second-runner")  # another runner, the same shared state
-    again = run_action(fresh, env, package="reconcile", state=shared)
+    again = run_action(fresh, env, runner, state=shared)
     assert again.outputs["exitcode"] == "0", again.log

@@ -1,10 +1,13 @@
-"""The pre-commit hooks run by the real `pre-commit` tool (`try-repo` on a temporary git clone
-of this working tree, and `run` with the documented config pinned to a commit SHA): the validate
-hook sees the whole manifest set whichever files are staged, so checks that span files hold;
-fmt and validate refuse the same non-manifest YAML; fmt names the file to reformat.
+"""The pre-commit hooks run by the real `pre-commit` tool: `run` with the configuration
+`reconcile init` writes (the hooks of .pre-commit-hooks.yaml as `repo: local` hooks installing
+the release `reconcile-pipes==VERSION` by name, found in the wheel this session built through
+PIP_FIND_LINKS), and `run` with the README's config pinned to a commit SHA of a temporary git
+clone of this working tree. The validate hook sees the whole manifest set whichever files are
+staged, so checks that span files hold; fmt and validate refuse the same non-manifest YAML; fmt
+names the file to reformat.
 
-The hook environment is built once per module from the clone (`pip install .`, from the
-package index: no other network). Slow: it installs a virtualenv.
+The hook environments are built once per module (from the wheel or the clone; dependencies
+from the package index: no other network). Slow: each installs a virtualenv.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from reconciler.model.version import package_version
+from reconciler.settings.scaffold import template
+from tests.dist_helpers import Dist
 from tests.manifest_helpers import EXAMPLES, REPO
 
 pytestmark = pytest.mark.slow
@@ -65,10 +71,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def user(tmp_path: Path) -> Path:
-    """A user's repository: the example manifests, a project file, one unrelated YAML file."""
+    """A user's repository: the example manifests, a project file, one unrelated YAML file,
+    and the pre-commit configuration `reconcile init` writes (the release pinned by name)."""
     repo = tmp_path / "user"
     shutil.copytree(EXAMPLES, repo / "manifests")
     (repo / "reconcile.yaml").write_text("manifests: [manifests]\n", encoding="utf-8")
+    (repo / ".pre-commit-config.yaml").write_text(
+        template("pre-commit-config.yaml", package_version()), encoding="utf-8"
+    )
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     git(repo, "init", "-q")
@@ -77,10 +87,13 @@ def user(tmp_path: Path) -> Path:
     return repo
 
 
-def pre_commit(user: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``pre-commit ARGS`` in ``user`` as a developer would (no RECONCILE_* variables)."""
+def pre_commit(
+    user: Path, home: Path, *args: str, dist: Dist | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``pre-commit ARGS`` in ``user`` as a developer would (no RECONCILE_* variables);
+    with ``dist``, pip finds that built release by name."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECONCILE_")}
-    env.update(PRE_COMMIT_HOME=str(home), NO_COLOR="1")
+    env.update(PRE_COMMIT_HOME=str(home), NO_COLOR="1", **(dist.pip_env() if dist else {}))
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", *args],
         cwd=user,
@@ -99,20 +112,22 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def test_both_hooks_pass_on_the_example_manifests(user: Path, home: Path, hook_repo: Path) -> None:
-    done = pre_commit(user, home, "try-repo", str(hook_repo), "--all-files")
+def test_both_hooks_pass_on_the_example_manifests(
+    user: Path, home: Path, distribution: Dist
+) -> None:
+    done = pre_commit(user, home, "run", "--all-files", dist=distribution)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reconcile validate" in done.stdout and "reconcile fmt --check" in done.stdout
     assert done.stdout.count("Passed") == 2, done.stdout
 
 
 def test_validate_hook_refuses_a_duplicate_name_when_only_that_file_is_staged(
-    user: Path, home: Path, hook_repo: Path
+    user: Path, home: Path, distribution: Dist
 ) -> None:
     telemetry = user / "manifests" / "pipes" / "telemetry.yaml"
     edit(telemetry, "  name: telemetry\nspec:", "  name: orders\nspec:")
     git(user, "add", str(telemetry))
-    done = pre_commit(user, home, "try-repo", str(hook_repo))  # the staged file only
+    done = pre_commit(user, home, "run", dist=distribution)  # the staged file only
     assert done.returncode == 1, done.stdout + done.stderr
     assert (
         "manifests/pipes/telemetry.yaml:6:3: metadata.name: duplicate Pipe name 'orders': "
@@ -121,12 +136,12 @@ def test_validate_hook_refuses_a_duplicate_name_when_only_that_file_is_staged(
 
 
 def test_validate_hook_refuses_two_manifests_bound_to_one_pipe_when_one_is_staged(
-    user: Path, home: Path, hook_repo: Path
+    user: Path, home: Path, distribution: Dist
 ) -> None:
     payments = user / "manifests" / "pipes" / "payments.yaml"
     edit(payments, "1e2f3a4b5c66", "1e2f3a4b5c61")  # the orders pipe
     git(user, "add", str(payments))
-    done = pre_commit(user, home, "try-repo", str(hook_repo))
+    done = pre_commit(user, home, "run", dist=distribution)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "two manifests must not manage one live object" in done.stdout, done.stdout
     assert "manifests/pipes/payments.yaml:10:" in done.stdout or (
@@ -135,21 +150,21 @@ def test_validate_hook_refuses_two_manifests_bound_to_one_pipe_when_one_is_stage
 
 
 def test_both_hooks_refuse_a_yaml_file_that_is_not_a_manifest(
-    user: Path, home: Path, hook_repo: Path
+    user: Path, home: Path, distribution: Dist
 ) -> None:
     (user / "manifests" / "OWNERS.yaml").write_text("owners: [alice]\n", encoding="utf-8")
     git(user, "add", "manifests/OWNERS.yaml")
-    done = pre_commit(user, home, "try-repo", str(hook_repo))
+    done = pre_commit(user, home, "run", dist=distribution)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.count("Failed") == 2, done.stdout
     assert "manifests/OWNERS.yaml:1:1: not a reconcile manifest" in done.stdout
     assert "manifests/OWNERS.yaml:1:1: missing required field 'apiVersion'" in done.stdout
 
 
-def test_fmt_hook_names_the_file_to_reformat(user: Path, home: Path, hook_repo: Path) -> None:
+def test_fmt_hook_names_the_file_to_reformat(user: Path, home: Path, distribution: Dist) -> None:
     (user / "manifests" / "messy.yaml").write_text(MESSY, encoding="utf-8")
     git(user, "add", "manifests/messy.yaml")
-    done = pre_commit(user, home, "try-repo", str(hook_repo), "reconcile-fmt")
+    done = pre_commit(user, home, "run", "reconcile-fmt", dist=distribution)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "would reformat manifests/messy.yaml" in done.stdout
 

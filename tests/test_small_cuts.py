@@ -117,7 +117,7 @@ def test_a_refused_dashboards_token_is_named_once(emulator: Emulator, tmp_path: 
     assert result.stderr.count("RECONCILE_DASHBOARDS_TOKEN") == 1, result.stderr
 
 
-def test_make_demo_leaves_no_temporary_directory(
+def test_make_demo_leaves_no_temporary_directory_and_ends_saying_where_the_docs_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "project"  # the repository's project file and example manifests
@@ -131,6 +131,11 @@ def test_make_demo_leaves_no_temporary_directory(
     monkeypatch.delenv("RECONCILE_CONFIG")
     assert demo_main([]) == 0, capsys.readouterr()
     assert list(scratch.iterdir()) == []
+    last = capsys.readouterr().out.splitlines()[-2:]
+    assert last == [
+        "Documentation: docs/index.md (mkdocs serve)",
+        "Start a project of your own: reconcile init DIR",
+    ]
 
 
 def test_a_long_run_logs_progress_lines_when_stderr_is_not_a_terminal(

@@ -1,12 +1,14 @@
 """The deployment files shown by the docs (deploy/): the systemd unit and the
 Kubernetes Deployment parse, run ``reconcile watch`` with flags that exist and values the
 command accepts, and wire what the docs promise (2 replicas, PostgreSQL state, probes on
-/healthz and /readyz on the --listen port, a Prometheus scrape annotation)."""
+/healthz and /readyz on the --listen port, a Prometheus scrape annotation); the Deployment's
+pod installs this release by name and runs it, as checked by running its two commands here."""
 
 from __future__ import annotations
 
 import configparser
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import click
 from ruamel.yaml import YAML
 
 from reconciler.cli import cli
+from tests.dist_helpers import DISTRIBUTION, Dist, project_version, run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,3 +83,46 @@ def test_the_docs_show_the_deployment_files_exactly_as_they_are_in_the_repositor
     for path, text in shown.items():
         # Included when the site is built (--8<--), or shown as a copy that must be exact.
         assert text in (f'--8<-- "{path}"\n', (REPO / path).read_text(encoding="utf-8")), path
+
+
+def test_the_kubernetes_deployment_installs_this_release_by_name_into_a_stock_python_image(
+    tmp_path: Path, distribution: Dist
+) -> None:
+    deployment = next(
+        d
+        for d in YAML(typ="safe").load_all(
+            (REPO / "deploy" / "kubernetes" / "watch.yaml").read_text()
+        )
+        if d["kind"] == "Deployment"
+    )
+    pod = deployment["spec"]["template"]["spec"]
+    (install,) = pod["initContainers"]
+    (watch,) = pod["containers"]
+    assert install["image"] == watch["image"] and watch["image"].startswith(
+        "docker.io/library/python:"
+    )  # a published image: none of this project's own, which nothing would build
+    assert install["command"][-1] == f"{DISTRIBUTION}=={project_version()}"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    # The pod's two commands, run here as the pod runs them (the target a fresh directory, the
+    # release found by name in this session's build).
+    target = tmp_path / "opt-reconcile"
+    command = [
+        str(target) if arg == install["volumeMounts"][0]["mountPath"] else arg
+        for arg in install["command"]
+    ]
+    run([sys.executable, *command[1:]], cwd=tmp_path, env=distribution.pip_env())
+    env = {e["name"]: e.get("value") for e in watch["env"]}
+    assert env["PYTHONPATH"] == install["volumeMounts"][0]["mountPath"]
+    # -S: none of this checkout's site-packages (its editable install): the target alone.
+    shown = run(
+        [sys.executable, "-S", *watch["command"][1:], "version"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+    )
+    assert shown.strip() == f"reconcile {project_version()}"
+    helped = run(
+        [sys.executable, "-S", *watch["command"][1:], watch["args"][0], "--help"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+    )
+    assert "--lease" in helped

@@ -25,6 +25,7 @@ _COMMANDS: dict[str, str] = {
     "get": "get",
     "export": "inventory",
     "check": "inventory",
+    "init": "init",
     "emulator": "emulator",
     "version": "project",
     "fmt": "fmt",

@@ -29,7 +29,7 @@ ENV_FILE_FLAGS = ("--env-file",)
 ENV_FLAGS = ("--env",)
 OUTPUT_FLAGS = ("-o", "--output")
 # Commands that never read settings: a broken project file must not stop them.
-INDEPENDENT = frozenset({"version", "emulator", "explain", "completion"})
+INDEPENDENT = frozenset({"version", "emulator", "explain", "completion", "init"})
 # Commands that run without choosing one environment: ``fmt`` reads no settings, ``compare``
 # names its environments as arguments. (A command given ``--all-envs`` chooses none either.)
 NO_ENVIRONMENT = INDEPENDENT | {"fmt", "compare"}

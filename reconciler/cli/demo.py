@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         bold=True,
         fg="green" if code == 0 else "red",
     )
+    click.echo("Documentation: docs/index.md (mkdocs serve)")
+    click.echo("Start a project of your own: reconcile init DIR")
     return 0 if code == 0 else 1
 
 

@@ -1,4 +1,7 @@
-"""The package version, read from the installed package's metadata (its one home is pyproject).
+"""The package version, read from the installed distribution's metadata (its one home is pyproject).
+
+The distribution is ``reconcile-pipes`` (the name ``reconcile`` on the package index is another
+project's); the command is ``reconcile`` and the import package ``reconciler``.
 
 Reading metadata imports ``importlib.metadata`` (and through it the ``email`` package), about
 30 ms that most commands never need; so the version is read on first use: ``package_version()``
@@ -9,6 +12,8 @@ from __future__ import annotations
 
 from functools import cache
 
+DISTRIBUTION = "reconcile-pipes"
+
 
 @cache
 def package_version() -> str:
@@ -16,7 +21,7 @@ def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("reconcile")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return "0+unknown"
 
