@@ -56,7 +56,10 @@ def test_export_by_service_name_writes_the_service_name(emulator: Emulator, tmp_
     assert plan.code == 0, plan.output + plan.error
 
 
-def test_unknown_service_name_suggests_the_closest_one(emulator: Emulator, tmp_path: Path) -> None:
+def test_unknown_service_name_suggests_the_closest_one(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the project directory, which secret files must stay inside
     exported = invoke(emulator, "export", "--service", "analytic", "--dir", str(tmp_path))
     assert exported.code == 1
     assert "service 'analytic' not found" in exported.error
@@ -142,6 +145,7 @@ def test_a_long_run_logs_progress_lines_when_stderr_is_not_a_terminal(
     emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(common.Progress, "LOG_INTERVAL", 0.5, raising=False)
+    monkeypatch.chdir(tmp_path)  # the project directory, which secret files must stay inside
     write(tmp_path, "overview.yaml", DASHBOARD)
     write(
         tmp_path, "orders.yaml", KAFKA_PIPE.replace("secrets/kafka-password", str(tmp_path / "pw"))
