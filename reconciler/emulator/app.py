@@ -22,7 +22,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import create, pipe_bodies, validation
+from reconciler.emulator import create, patch_bodies, pipe_bodies, validation
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.protocol import (
     ApiError,
@@ -107,7 +107,7 @@ OPERATIONS: tuple[Operation, ...] = (
         False,
         "Update a pipe (merge)",
         "pipe",
-        validation.PIPE_UPDATE,
+        patch_bodies.PIPE_UPDATE,
     ),
     Operation("GET", _ORG + "/services", "list_services", False, "List services", "[service]"),
     Operation(
@@ -299,7 +299,7 @@ class Api:
     def patch_pipe(self, call: Call) -> Response:
         """PATCH one pipe (validated body, merge semantics)."""
         pipe_id = self._pipe_call(call)
-        body = validation.validate_pipe_update(self._json(call))
+        body = patch_bodies.validate_pipe_update(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
         updated = self.store.update_pipe(service, pipe, body)
