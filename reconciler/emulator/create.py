@@ -102,6 +102,11 @@ def validate_pipe_create(body: Any) -> dict[str, Any]:
     return result
 
 
+def check_stream_source(kind: str, source: dict[str, Any]) -> None:
+    """The rules across a kafka or kinesis source's fields (a 400 naming the first broken)."""
+    {"kafka": _check_kafka, "kinesis": _check_kinesis}[kind](source)
+
+
 def _shape(credentials: dict[str, Any]) -> str:
     return "{" + ", ".join(sorted(credentials)) + "}"
 

@@ -100,7 +100,7 @@ def _timestamp() -> Rule:
     return Rule(check, {"type": "string", "pattern": f"^{_OFFSET_TIMESTAMP.pattern}$"})
 
 
-def _single_kind(kinds: dict[str, Rule]) -> Rule:
+def single_kind(kinds: dict[str, Rule], samples_flag: bool = True) -> Rule:
     """An object holding exactly one of the named source kinds (and maybe ``validateSamples``).
 
     A kind given as ``null`` counts as not given (the contract types each kind nullable).
@@ -110,7 +110,7 @@ def _single_kind(kinds: dict[str, Rule]) -> Rule:
     def check(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise Invalid(path, "must be an object")
-        known = frozenset(kinds) | {"validateSamples"}
+        known = frozenset(kinds) | ({"validateSamples"} if samples_flag else set())
         for key in value:
             if key not in known:
                 raise Invalid(f"{path}.{key}", "is not an allowed field", known)
@@ -124,12 +124,12 @@ def _single_kind(kinds: dict[str, Rule]) -> Rule:
         return {kind: kinds[kind](value[kind], f"{path}.{kind}"), **result}
 
     branches = [{"required": [kind], "properties": {kind: {"type": "object"}}} for kind in kinds]
+    properties = {kind: {"anyOf": [rule.schema, {"type": "null"}]} for kind, rule in kinds.items()}
+    if samples_flag:
+        properties["validateSamples"] = flag.schema
     schema = {
         "type": "object",
-        "properties": {
-            **{kind: {"anyOf": [rule.schema, {"type": "null"}]} for kind, rule in kinds.items()},
-            "validateSamples": flag.schema,
-        },
+        "properties": properties,
         "additionalProperties": False,
         "oneOf": branches,
     }
@@ -271,7 +271,7 @@ SCALING = obj(
 PIPE_CREATE = obj(
     {
         "name": string(1, 255),
-        "source": _single_kind(
+        "source": single_kind(
             {
                 "kafka": KAFKA_CREATE,
                 "objectStorage": OBJECT_STORAGE_CREATE,

@@ -93,6 +93,8 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
         "backups": {},
         "dashboards": {},
         "transitions": {},
+        "endpointTransitions": {},
+        "cdcScaling": {},
     }
     tags_prod = [{"key": "Environment", "value": "Production"}]
     aws, gcp, azure = PLACEMENTS
@@ -431,7 +433,7 @@ def _add_backups(
     for index, (hours, status) in enumerate(ages):
         started = now - timedelta(hours=hours)
         duration = 0 if status == "in_progress" else 420 + hours
-        bid = str(uuid.uuid5(_NAMESPACE, f"backup/{sid}/{hours}"))
+        bid = backup_id(sid, hours)
         backup: dict[str, Any] = {
             "id": bid,
             "serviceId": sid,
@@ -454,6 +456,11 @@ def _add_backups(
             backup["finishedAt"] = iso_ms(started + timedelta(seconds=duration))
         backups.append(backup)
     data["backups"][sid] = backups
+
+
+def backup_id(service_id: str, hours: int) -> str:
+    """The id of the seeded backup of ``service_id`` started ``hours`` before seeding."""
+    return str(uuid.uuid5(_NAMESPACE, f"backup/{service_id}/{hours}"))
 
 
 def scale_ids(index: int) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reconciler.emulator import lifecycle
+from reconciler.emulator import lifecycle, reverse_endpoints
 from reconciler.emulator.create import new_pipe
 from reconciler.emulator.databases import DATABASE_KINDS, LABELS, MAPPING_DEFAULTS, MAPPING_KEYS
 from reconciler.emulator.protocol import ApiError, iso_ms, later_than
@@ -116,6 +116,8 @@ class Store:
                 raise ValueError(f"not an emulator data file (no {key!r} object)")
         data.setdefault("dashboards", {})
         data.setdefault("transitions", {})
+        data.setdefault("endpointTransitions", {})
+        data.setdefault("cdcScaling", {})
         return cls(data, path)
 
     def save(self) -> None:
@@ -179,13 +181,33 @@ class Store:
         endpoint = self.data["reversePrivateEndpoints"].get(endpoint_id)
         if endpoint is None or endpoint["serviceId"] != service_id:
             raise ApiError(404, f"Reverse private endpoint {endpoint_id} not found")
+        if reverse_endpoints.settle(self.data, endpoint, self.clock()):
+            self.save()
         result: dict[str, Any] = endpoint
         return result
+
+    def endpoints_of(self, service_id: str) -> list[dict[str, Any]]:
+        """Every reverse private endpoint of the service, their statuses settled."""
+        found = [
+            e for e in self.data["reversePrivateEndpoints"].values() if e["serviceId"] == service_id
+        ]
+        now = self.clock()
+        if any([reverse_endpoints.settle(self.data, e, now) for e in found]):
+            self.save()
+        return found
 
     def backups_of(self, service_id: str) -> list[dict[str, Any]]:
         """The service's backups, newest first."""
         backups = self.data["backups"].get(service_id, [])
         return sorted(backups, key=lambda b: b["startedAt"], reverse=True)
+
+    def backup(self, service_id: str, backup_id: str) -> dict[str, Any]:
+        """One backup of the service, or a 404."""
+        for backup in self.data["backups"].get(service_id, []):
+            if backup["id"] == backup_id:
+                result: dict[str, Any] = backup
+                return result
+        raise ApiError(404, f"Backup {backup_id} not found")
 
     # Updates.
 
@@ -241,6 +263,21 @@ class Store:
             pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
             self.save()
         return pipe
+
+    def replace_settings(
+        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any], defaults: Any
+    ) -> dict[str, Any]:
+        """Replace the pipe's settings: a field left out (or null) takes its default."""
+        self._require_awake(service)
+        if pipe["state"] == "Completed":
+            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+        settings = {**defaults, **body}
+        if settings != pipe["settings"]:
+            pipe["settings"] = settings
+            pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
+            self.save()
+        result: dict[str, Any] = pipe["settings"]
+        return result
 
     def update_pipe(
         self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
