@@ -1,33 +1,33 @@
 """The API routes of both interfaces and their handlers.
 
-Routing is a small table of (method, path pattern, handler, interface, extension?) rather than
-a framework router, because the emulator must decide three things a generic router blurs: an
+Routing is a small table (``operations.OPERATIONS``: method, path pattern, handler, interface,
+extension?) rather than a framework router, because the emulator must decide three things a generic router blurs: an
 unknown path is a 404 in the interface's own error shape, a known path with the wrong method is
 a 405, and with ``specOnly`` the extensions of the real service vanish *exactly* like unknown
-routes (even where the path also matches a spec route with another method). Each request is
+routes (even where the path also matches a spec route with another method). A fixed path
+segment outranks a parameter (``…/pipes/schemaDiscovery`` is no pipe id). Each request is
 checked in the order the real service does: route, authentication, path parameters, the
 caller's organization (403), body, then the resources (404) and their state (424, 400).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import create, pipe_bodies, validation
+from reconciler.emulator import create, patch_bodies, validation
 from reconciler.emulator.faults import EmulatorConfig
+from reconciler.emulator.handlers import Call, Handlers
+from reconciler.emulator.operations import OPERATIONS
 from reconciler.emulator.protocol import (
     ApiError,
     Identities,
-    Identity,
     dashboards_error,
     dashboards_ok,
     management_error,
@@ -36,42 +36,19 @@ from reconciler.emulator.protocol import (
 )
 from reconciler.emulator.store import Store, public_dashboard, public_pipe, public_service
 
-_ORG = "/v1/organizations/{organizationId}"
-_SVC = _ORG + "/services/{serviceId}"
-
-
-@dataclass
-class Call:
-    """One API request as the handlers see it."""
-
-    method: str
-    path: str
-    query: list[tuple[str, str]]
-    headers: Headers
-    body: bytes
-    request_id: str
-    params: dict[str, str] = field(default_factory=dict)
-    identity: Identity | None = None
-
-    @property
-    def caller(self) -> Identity:
-        """The authenticated caller (set by the router before any handler runs)."""
-        assert self.identity is not None
-        return self.identity
-
-
 Handler = Callable[[Call], Response]
 
 
 @dataclass(frozen=True)
 class Route:
-    """One row of the routing table."""
+    """One row of the routing table; ``literals`` counts its fixed path segments."""
 
     method: str
     pattern: re.Pattern[str]
     handler: Handler
     dashboards: bool
     extension: bool
+    literals: int
 
 
 def _compile(template: str) -> re.Pattern[str]:
@@ -79,132 +56,7 @@ def _compile(template: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
-@dataclass(frozen=True)
-class Operation:
-    """One endpoint: the routing table's row and what the OpenAPI description says of it.
-
-    ``body`` is the validation rule the handler applies to the request body (its schema is the
-    documented one), ``result`` names the resource it answers with (``pipe``, ``[pipe]`` for a
-    list) in ``reconciler.emulator.openapi``'s resource table.
-    """
-
-    method: str
-    template: str
-    handler: str
-    extension: bool
-    summary: str
-    result: str
-    body: validation.Rule | None = None
-    notes: str = ""
-
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("GET", _SVC + "/pipes/{pipeId}", "get_pipe", False, "Get a pipe", "pipe"),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}",
-        "patch_pipe",
-        False,
-        "Update a pipe (merge)",
-        "pipe",
-        validation.PIPE_UPDATE,
-    ),
-    Operation("GET", _ORG + "/services", "list_services", False, "List services", "[service]"),
-    Operation(
-        "GET",
-        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
-        "get_endpoint",
-        False,
-        "Get a reverse private endpoint",
-        "endpoint",
-    ),
-    Operation(
-        "PATCH",
-        _ORG,
-        "patch_organization",
-        False,
-        "Update the organization",
-        "organization",
-        validation.ORGANIZATION_UPDATE,
-    ),
-    Operation("GET", _SVC + "/backups", "list_backups", False, "List backups", "[backup]"),
-    Operation(
-        "POST",
-        "/api/v2/dashboards",
-        "create_dashboard",
-        False,
-        "Create a dashboard",
-        "dashboard",
-        validation.DASHBOARD,
-    ),
-    Operation("GET", _ORG, "get_organization", True, "Get the organization", "organization"),
-    Operation("GET", _SVC + "/pipes", "list_pipes", True, "List a service's pipes", "[pipe]"),
-    Operation(
-        "POST",
-        _SVC + "/pipes",
-        "create_pipe",
-        True,
-        "Create a pipe (Provisioning, then Running)",
-        "pipe",
-        pipe_bodies.PIPE_CREATE,
-        "Beyond the schema, the rules a pipe needs to run are refused with 400: a kind's "
-        "required fields, credentials that fit the authentication, every destination column "
-        "mapped once. Names need not be unique within a service.",
-    ),
-    Operation("DELETE", _SVC + "/pipes/{pipeId}", "delete_pipe", True, "Delete a pipe", "deleted"),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}/state",
-        "command_pipe",
-        True,
-        "Start, stop or resync a pipe",
-        "pipe",
-        pipe_bodies.STATE_COMMAND,
-        "start: Provisioning, then Running; stop: Stopping, then Stopped (postgres: Pausing, "
-        "then Paused); resync (postgres only): Resync, then Running; each transitionMs later. "
-        "A command for the state the pipe is in or heading to changes nothing.",
-    ),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}/scaling",
-        "scale_pipe",
-        True,
-        "Change a pipe's scaling",
-        "pipe",
-        pipe_bodies.SCALING,
-    ),
-    Operation(
-        "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"
-    ),
-    Operation(
-        "GET",
-        "/api/v2/dashboards/{dashboardId}",
-        "get_dashboard",
-        True,
-        "Get a dashboard",
-        "dashboard",
-    ),
-    Operation(
-        "PUT",
-        "/api/v2/dashboards/{dashboardId}",
-        "put_dashboard",
-        True,
-        "Replace a dashboard",
-        "dashboard",
-        validation.DASHBOARD,
-    ),
-    Operation(
-        "DELETE",
-        "/api/v2/dashboards/{dashboardId}",
-        "delete_dashboard",
-        True,
-        "Delete a dashboard",
-        "deleted",
-    ),
-)
-
-
-class Api:
+class Api(Handlers):
     """Both interfaces: ``handle`` turns a ``Call`` into a response, never raising."""
 
     def __init__(self, store: Store, config: EmulatorConfig, identities: Identities):
@@ -218,6 +70,7 @@ class Api:
                 getattr(self, op.handler),
                 op.template.startswith("/api/v2"),
                 op.extension,
+                sum(1 for part in op.template.split("/") if "{" not in part),
             )
             for op in OPERATIONS
         ]
@@ -242,9 +95,11 @@ class Api:
     def _dispatch(self, call: Call) -> Response:
         candidates: list[tuple[Route, re.Match[str]]] = []
         hidden = False
-        for route in self.routes:
-            match = route.pattern.fullmatch(call.path)
-            if match is None:
+        matches = [(r, r.pattern.fullmatch(call.path)) for r in self.routes]
+        # A fixed segment beats a parameter: …/pipes/schemaDiscovery is not a pipe's path.
+        most = max((r.literals for r, m in matches if m is not None), default=0)
+        for route, match in matches:
+            if match is None or route.literals < most:
                 continue
             if route.extension and self.config.spec_only:
                 # A hidden extension is a 404 even where a spec route shares its path.
@@ -266,28 +121,6 @@ class Api:
                 return route.handler(call)
         raise ApiError(405, f"Method {call.method} is not allowed on {call.path}")
 
-    # Shared checks.
-
-    def _org(self, call: Call) -> dict[str, Any]:
-        org_id = require_uuid(call.params["organizationId"], "organizationId")
-        if org_id != call.caller.organization_id:
-            raise ApiError(403, f"Key is not allowed to access organization {org_id}")
-        return self.store.organization(org_id)
-
-    def _service(self, call: Call) -> dict[str, Any]:
-        org = self._org(call)
-        service_id = require_uuid(call.params["serviceId"], "serviceId")
-        return self.store.service(org["id"], service_id)
-
-    @staticmethod
-    def _json(call: Call, dashboards: bool = False) -> Any:
-        try:
-            return json.loads(call.body)
-        except (ValueError, RecursionError):
-            if dashboards:
-                raise ApiError(400, "Body validation failed: body is not valid JSON") from None
-            raise ApiError(400, "Request body is not valid JSON") from None
-
     # Management handlers.
 
     def get_pipe(self, call: Call) -> Response:
@@ -299,17 +132,11 @@ class Api:
     def patch_pipe(self, call: Call) -> Response:
         """PATCH one pipe (validated body, merge semantics)."""
         pipe_id = self._pipe_call(call)
-        body = validation.validate_pipe_update(self._json(call))
+        body = patch_bodies.validate_pipe_update(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
         updated = self.store.update_pipe(service, pipe, body)
         return management_ok(public_pipe(updated), call.request_id)
-
-    def _pipe_call(self, call: Call) -> str:
-        """The checks before a pipe write's body: organization (403), then the path's ids."""
-        self._org(call)
-        require_uuid(call.params["serviceId"], "serviceId")
-        return require_uuid(call.params["pipeId"], "pipeId")
 
     def create_pipe(self, call: Call) -> Response:
         """POST a pipe (extension): validated as the service does, answered Provisioning."""
@@ -370,12 +197,6 @@ class Api:
             if all(_has_tag(tags, key, val) for key, val in wanted):
                 result.append(public_service(service))
         return management_ok(result, call.request_id)
-
-    def get_endpoint(self, call: Call) -> Response:
-        """GET one reverse private endpoint."""
-        service = self._service(call)
-        endpoint_id = require_uuid(call.params["endpointId"], "reversePrivateEndpointId")
-        return management_ok(self.store.endpoint(service["id"], endpoint_id), call.request_id)
 
     def get_organization(self, call: Call) -> Response:
         """GET the organization (extension)."""
