@@ -36,6 +36,7 @@ from reconciler.emulator.faults import (
     reset_headers,
 )
 from reconciler.emulator.protocol import ApiError, Identities, basic_pair, json_response
+from reconciler.emulator.recording import Recorder
 from reconciler.emulator.seed import build_seed
 from reconciler.emulator.store import Store
 
@@ -110,6 +111,7 @@ class EmulatorApp:
         self.runtime = runtime
         self.api = Api(runtime.store, runtime.config, runtime.identities)
         self.admin = Admin(runtime)
+        self.recorder = Recorder.from_env()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI: lifespan is acknowledged, HTTP requests are handled, the rest ignored."""
@@ -118,6 +120,8 @@ class EmulatorApp:
             return
         if scope["type"] != "http":
             return
+        if self.recorder is not None:
+            receive, send = self.recorder.wrap(scope, receive, send)
         request = Request(scope, receive)
         body = await request.body()
         if scope["path"] == "/openapi.json" and request.method == "GET":
