@@ -22,7 +22,7 @@ from typing import Any
 
 from reconciler.client.paths import pipe_path, pipes_path
 from reconciler.model.errors import Location
-from reconciler.model.fields import is_secret_path
+from reconciler.model.fields import create_omits_null, is_secret_path
 from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
@@ -58,20 +58,28 @@ _LOST = {
 
 
 def create_body(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
-    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service.
+    """Return the POST body of a pipe ``spec`` (secrets resolved): every stated field.
 
-    ``source.validateSamples`` qualifies an update only: the create body's source holds the
-    source kind alone.
+    A stated ``null`` is sent as null (the service's default, stated), so that the created pipe
+    equals the manifest at once; where the create body takes no null it is left out instead
+    (``fields.create_omits_null``), which gives the same default.
     """
-    body = {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
-    if isinstance(body.get("source"), Mapping):
-        body["source"] = {k: v for k, v in body["source"].items() if k != "validateSamples"}
-    return body
+    return {
+        k: v
+        for k in CREATE_FIELDS
+        if k in spec
+        for v in [_stated(spec[k], (k,))]
+        if v != {} and v is not None
+    }
 
 
-def _without_nulls(value: Any) -> Any:
+def _stated(value: Any, path: JsonPath) -> Any:
     if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {
+            k: _stated(v, (*path, k))
+            for k, v in value.items()
+            if v is not None or not create_omits_null((*path, k))
+        }
     return value
 
 
@@ -141,7 +149,7 @@ def plan_create(
         changes=tuple(changes),
         requests=() if errors else (post,),
         errors=tuple(errors),
-        warnings=(*gone, *warnings),
+        warnings=(*gone, *warnings, *mapping_note(spec)),
         target=dict(target),
         basis=basis,
         basis_hash=content_hash(basis),
@@ -179,7 +187,7 @@ def plan_replace(
         operation=Op.REPLACE,
         changes=(*reasons, *created.changes),
         requests=(delete, *created.requests),
-        warnings=(warning,),
+        warnings=(warning, *created.warnings),
         basis=basis,
         basis_hash=content_hash(basis),
         bound=bound,
@@ -327,12 +335,18 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
                     f"{resource.locate_spec('destination') if destination else resource.locate_spec()}: "
                     f"spec.destination.{f} is required to create the pipe"
                 )
-        if not spec.get("fieldMappings"):
-            errors.append(
-                f"{resource.locate_spec()}: spec.fieldMappings is required to create the pipe "
-                "(every destination column mapped once)"
-            )
     return errors
+
+
+def mapping_note(spec: Mapping[str, SecretTree]) -> tuple[str, ...]:
+    """What a create without ``fieldMappings`` does (said in the plan): map by column name."""
+    source = _mapping(spec.get("source"))
+    if "fieldMappings" in spec or "postgres" in source or not source:
+        return ()
+    return (
+        "no fieldMappings stated: the service maps each source field to the destination "
+        "column of the same name",
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
