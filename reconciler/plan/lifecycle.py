@@ -1,7 +1,7 @@
 """Planning a pipe's life beyond updates: create, replace, prune.
 
 A manifest bound to no live pipe (``identity.Bound.NEW``) becomes a create: one POST of the
-whole pipe (its create-time fields included, ``null`` fields left to the service's defaults),
+whole pipe (its create-time fields included, and every stated ``null`` the create body takes),
 shown field by field with secrets as ``(sensitive value)``. A create-time field that differs on
 a live pipe can only change through a replacement: with ``--replace`` (never for a pinned
 ``pipeId``) a DELETE of the old pipe then the same POST. Prune deletes a pipe this tool created
