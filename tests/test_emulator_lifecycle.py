@@ -383,18 +383,18 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ),
     (
         "postgres",
-        _set(f"{PG}.authentication", "iam_role"),
-        f"{PG}.authentication iam_role is only available for types rdspostgres, aurorapostgres",
+        _set(f"{PG}.authentication", "IAM_ROLE"),
+        f"{PG}.authentication IAM_ROLE is only available for types rdspostgres, aurorapostgres",
     ),
     (
         "postgres",
-        _all(_set(f"{PG}.type", "rdspostgres"), _set(f"{PG}.authentication", "iam_role")),
-        f"{PG}.iamRole is required for authentication iam_role",
+        _all(_set(f"{PG}.type", "rdspostgres"), _set(f"{PG}.authentication", "IAM_ROLE")),
+        f"{PG}.iamRole is required for authentication IAM_ROLE",
     ),
     (
         "postgres",
         _set(f"{PG}.iamRole", "arn:aws:iam::1:role/r"),
-        f"{PG}.iamRole is only taken by authentication iam_role",
+        f"{PG}.iamRole is only taken by authentication IAM_ROLE",
     ),
     (
         "postgres",
@@ -516,7 +516,7 @@ ACCEPTED: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
         "postgres",
         _all(
             _set(f"{PG}.type", "aurorapostgres"),
-            _set(f"{PG}.authentication", "iam_role"),
+            _set(f"{PG}.authentication", "IAM_ROLE"),
             _set(f"{PG}.credentials", {"username": "u"}),
             _set(f"{PG}.iamRole", "arn:aws:iam::1:role/r"),
         ),
@@ -615,7 +615,7 @@ REFUSED_COMMANDS: list[tuple[str, Any, int, str]] = [
     (KAFKA_PIPE, {"command": "pause"}, 400, "command must be one of start, stop, resync"),
     (KAFKA_PIPE, {}, 400, "command is required"),
     (KAFKA_PIPE, {"command": "stop", "force": True}, 400, "force is not an allowed field"),
-    (KAFKA_PIPE, {"command": "resync"}, 400, "resync applies to postgres pipes only"),
+    (KAFKA_PIPE, {"command": "resync"}, 400, "resync applies to database pipes only"),
     ("00000000-0000-4000-8000-0000000000a4", {"command": "stop"}, 404, "Pipe"),
     ("not-a-uuid", {"command": "stop"}, 400, "pipeId must be a uuid"),
 ]

@@ -136,9 +136,11 @@ def test_organization_private_endpoints_should_carry_cloud_provider_and_region(
     assert [e["id"] for e in removed["privateEndpoints"]] == ["pe-new"]
 
 
-def test_unset_msk_authentication_should_be_null_not_empty(client: Client) -> None:
+def test_msk_fields_should_be_absent_from_an_endpoint_of_another_type(client: Client) -> None:
     base = f"{ORG}/services/{ANALYTICS}/pipesReversePrivateEndpoints"
-    assert ok(client.get(f"{base}/{ENDPOINT_READY}"))["mskAuthentication"] is None
+    ready = ok(client.get(f"{base}/{ENDPOINT_READY}"))
+    assert ready["type"] == "VPC_ENDPOINT_SERVICE"
+    assert "mskAuthentication" not in ready and "mskClusterArn" not in ready
     assert ok(client.get(f"{base}/{ENDPOINT_PROVISIONING}"))["mskAuthentication"] == "SASL_IAM"
 
 
@@ -212,7 +214,18 @@ def test_null_should_reset_settings_and_source_fields_to_their_defaults(client: 
     assert pipe["source"]["kafka"]["iamRole"] is None
 
 
-def test_null_on_a_field_without_a_default_should_be_400(client: Client) -> None:
-    assert "name must be a string" in error(patch(client, KAFKA_PIPE, {"name": None}), 400)
-    body = {"source": {"postgres": {"port": None}}}
-    assert "port must be an integer" in error(patch(client, POSTGRES_PAUSED_PIPE, body), 400)
+def test_null_on_a_field_the_pipe_cannot_lack_should_change_nothing(client: Client) -> None:
+    # The contract types these nullable; the pipe cannot be without them, so null keeps them.
+    before = ok(client.get(pipe_url(KAFKA_PIPE)))
+    assert ok(patch(client, KAFKA_PIPE, {"name": None, "source": None}))["name"] == before["name"]
+    body = {"source": {"postgres": {"port": None, "host": None}}}
+    postgres = ok(patch(client, POSTGRES_PAUSED_PIPE, body))["source"]["postgres"]
+    assert (postgres["port"], postgres["host"]) == (5432, "db.example.com")
+
+
+def test_null_on_an_optional_field_should_remove_it_not_store_null(client: Client) -> None:
+    tls = {"source": {"postgres": {"tlsHost": "db.internal", "caCertificate": "PEM"}}}
+    assert ok(patch(client, POSTGRES_PAUSED_PIPE, tls))["source"]["postgres"]["tlsHost"]
+    reset = {"source": {"postgres": {"tlsHost": None, "caCertificate": None}}}
+    postgres = ok(patch(client, POSTGRES_PAUSED_PIPE, reset))["source"]["postgres"]
+    assert "tlsHost" not in postgres and "caCertificate" not in postgres

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import lifecycle
+from reconciler.emulator import lifecycle, reverse_endpoints
 from reconciler.emulator.protocol import ApiError, management_error, management_ok
 
 if TYPE_CHECKING:
@@ -145,8 +145,11 @@ class Admin:
         if body[attr] not in allowed:
             raise ApiError(400, f"{attr} must be one of {', '.join(allowed)}")
         record[field] = body[attr]
+        # A forced state ends any transition.
         if collection == "pipes":
-            lifecycle.forget(store.data, record["id"])  # a forced state ends any transition
+            lifecycle.forget(store.data, record["id"])
+        elif collection == "endpoints":
+            reverse_endpoints.forget(store.data, record["id"])
         store.save()
         result: dict[str, Any] = record
         return result

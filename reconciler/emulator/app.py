@@ -11,23 +11,29 @@ caller's organization (403), body, then the resources (404) and their state (424
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import create, pipe_bodies, validation
+from reconciler.emulator import (
+    cdc,
+    create,
+    discovery,
+    patch_bodies,
+    pipe_bodies,
+    reverse_endpoints,
+    validation,
+)
 from reconciler.emulator.faults import EmulatorConfig
+from reconciler.emulator.handlers import Call, Handlers
 from reconciler.emulator.protocol import (
     ApiError,
     Identities,
-    Identity,
     dashboards_error,
     dashboards_ok,
     management_error,
@@ -40,38 +46,19 @@ _ORG = "/v1/organizations/{organizationId}"
 _SVC = _ORG + "/services/{serviceId}"
 
 
-@dataclass
-class Call:
-    """One API request as the handlers see it."""
-
-    method: str
-    path: str
-    query: list[tuple[str, str]]
-    headers: Headers
-    body: bytes
-    request_id: str
-    params: dict[str, str] = field(default_factory=dict)
-    identity: Identity | None = None
-
-    @property
-    def caller(self) -> Identity:
-        """The authenticated caller (set by the router before any handler runs)."""
-        assert self.identity is not None
-        return self.identity
-
-
 Handler = Callable[[Call], Response]
 
 
 @dataclass(frozen=True)
 class Route:
-    """One row of the routing table."""
+    """One row of the routing table; ``literals`` counts its fixed path segments."""
 
     method: str
     pattern: re.Pattern[str]
     handler: Handler
     dashboards: bool
     extension: bool
+    literals: int
 
 
 def _compile(template: str) -> re.Pattern[str]:
@@ -107,7 +94,7 @@ OPERATIONS: tuple[Operation, ...] = (
         False,
         "Update a pipe (merge)",
         "pipe",
-        validation.PIPE_UPDATE,
+        patch_bodies.PIPE_UPDATE,
     ),
     Operation("GET", _ORG + "/services", "list_services", False, "List services", "[service]"),
     Operation(
@@ -174,6 +161,100 @@ OPERATIONS: tuple[Operation, ...] = (
         pipe_bodies.SCALING,
     ),
     Operation(
+        "GET",
+        "/v1/organizations",
+        "list_organizations",
+        True,
+        "List the key's organizations",
+        "[organization]",
+    ),
+    Operation("GET", _SVC, "get_service", True, "Get a service", "service"),
+    Operation("GET", _SVC + "/backups/{backupId}", "get_backup", True, "Get a backup", "backup"),
+    Operation(
+        "GET",
+        _SVC + "/pipes/{pipeId}/settings",
+        "get_pipe_settings",
+        True,
+        "Get a pipe's settings",
+        "settings",
+    ),
+    Operation(
+        "PUT",
+        _SVC + "/pipes/{pipeId}/settings",
+        "put_pipe_settings",
+        True,
+        "Replace a pipe's settings",
+        "settings",
+        validation.PIPE_SETTINGS,
+        "A setting left out or null takes the service's default.",
+    ),
+    Operation(
+        "POST",
+        _SVC + "/pipes/schemaDiscovery",
+        "discover_schema",
+        True,
+        "Discover the fields of a kafka or kinesis source",
+        "discovery",
+        discovery.REQUEST,
+        "Deterministic: the fields are inferred from sample messages the emulator holds per "
+        "kafka topic and kinesis stream (a default sample for any other).",
+    ),
+    Operation(
+        "GET",
+        _SVC + "/pipesCdcScaling",
+        "get_cdc_scaling",
+        True,
+        "Get the service's CDC scaling",
+        "cdcScaling",
+        notes="400 while the service has no database pipe.",
+    ),
+    Operation(
+        "PATCH",
+        _SVC + "/pipesCdcScaling",
+        "patch_cdc_scaling",
+        True,
+        "Change the service's CDC scaling",
+        "cdcScaling",
+        cdc.PATCH,
+        "One CPU core per 4 GB of memory: give either field (the other follows) or both "
+        "agreeing. 400 while the service has no database pipe.",
+    ),
+    Operation(
+        "GET",
+        _SVC + "/pipesReversePrivateEndpoints",
+        "list_endpoints",
+        True,
+        "List the service's reverse private endpoints",
+        "[endpoint]",
+    ),
+    Operation(
+        "POST",
+        _SVC + "/pipesReversePrivateEndpoints",
+        "create_endpoint",
+        True,
+        "Create a reverse private endpoint (Provisioning, then Ready)",
+        "endpoint",
+        reverse_endpoints.CREATE,
+        "The type decides the connection fields it needs and takes.",
+    ),
+    Operation(
+        "PATCH",
+        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
+        "update_endpoint",
+        True,
+        "Change a reverse private endpoint's custom private DNS mappings",
+        "endpoint",
+        reverse_endpoints.UPDATE,
+    ),
+    Operation(
+        "DELETE",
+        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
+        "delete_endpoint",
+        True,
+        "Delete a reverse private endpoint no pipe uses",
+        "deleted",
+    ),
+    Operation(
         "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"
     ),
     Operation(
@@ -204,7 +285,7 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 
-class Api:
+class Api(Handlers):
     """Both interfaces: ``handle`` turns a ``Call`` into a response, never raising."""
 
     def __init__(self, store: Store, config: EmulatorConfig, identities: Identities):
@@ -218,6 +299,7 @@ class Api:
                 getattr(self, op.handler),
                 op.template.startswith("/api/v2"),
                 op.extension,
+                sum(1 for part in op.template.split("/") if "{" not in part),
             )
             for op in OPERATIONS
         ]
@@ -242,9 +324,11 @@ class Api:
     def _dispatch(self, call: Call) -> Response:
         candidates: list[tuple[Route, re.Match[str]]] = []
         hidden = False
-        for route in self.routes:
-            match = route.pattern.fullmatch(call.path)
-            if match is None:
+        matches = [(r, r.pattern.fullmatch(call.path)) for r in self.routes]
+        # A fixed segment beats a parameter: …/pipes/schemaDiscovery is not a pipe's path.
+        most = max((r.literals for r, m in matches if m is not None), default=0)
+        for route, match in matches:
+            if match is None or route.literals < most:
                 continue
             if route.extension and self.config.spec_only:
                 # A hidden extension is a 404 even where a spec route shares its path.
@@ -266,28 +350,6 @@ class Api:
                 return route.handler(call)
         raise ApiError(405, f"Method {call.method} is not allowed on {call.path}")
 
-    # Shared checks.
-
-    def _org(self, call: Call) -> dict[str, Any]:
-        org_id = require_uuid(call.params["organizationId"], "organizationId")
-        if org_id != call.caller.organization_id:
-            raise ApiError(403, f"Key is not allowed to access organization {org_id}")
-        return self.store.organization(org_id)
-
-    def _service(self, call: Call) -> dict[str, Any]:
-        org = self._org(call)
-        service_id = require_uuid(call.params["serviceId"], "serviceId")
-        return self.store.service(org["id"], service_id)
-
-    @staticmethod
-    def _json(call: Call, dashboards: bool = False) -> Any:
-        try:
-            return json.loads(call.body)
-        except (ValueError, RecursionError):
-            if dashboards:
-                raise ApiError(400, "Body validation failed: body is not valid JSON") from None
-            raise ApiError(400, "Request body is not valid JSON") from None
-
     # Management handlers.
 
     def get_pipe(self, call: Call) -> Response:
@@ -299,17 +361,11 @@ class Api:
     def patch_pipe(self, call: Call) -> Response:
         """PATCH one pipe (validated body, merge semantics)."""
         pipe_id = self._pipe_call(call)
-        body = validation.validate_pipe_update(self._json(call))
+        body = patch_bodies.validate_pipe_update(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
         updated = self.store.update_pipe(service, pipe, body)
         return management_ok(public_pipe(updated), call.request_id)
-
-    def _pipe_call(self, call: Call) -> str:
-        """The checks before a pipe write's body: organization (403), then the path's ids."""
-        self._org(call)
-        require_uuid(call.params["serviceId"], "serviceId")
-        return require_uuid(call.params["pipeId"], "pipeId")
 
     def create_pipe(self, call: Call) -> Response:
         """POST a pipe (extension): validated as the service does, answered Provisioning."""
@@ -370,12 +426,6 @@ class Api:
             if all(_has_tag(tags, key, val) for key, val in wanted):
                 result.append(public_service(service))
         return management_ok(result, call.request_id)
-
-    def get_endpoint(self, call: Call) -> Response:
-        """GET one reverse private endpoint."""
-        service = self._service(call)
-        endpoint_id = require_uuid(call.params["endpointId"], "reversePrivateEndpointId")
-        return management_ok(self.store.endpoint(service["id"], endpoint_id), call.request_id)
 
     def get_organization(self, call: Call) -> Response:
         """GET the organization (extension)."""

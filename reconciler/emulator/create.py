@@ -15,13 +15,18 @@ for an unusable pipe. Which fields those are is *inferred* (the description is s
   continuous pipe;
 * kinesis: ``format``, ``streamName``, ``region``; ``timestamp`` exactly for AT_TIMESTAMP;
   ``iamRole`` (IAM_ROLE) or ``accessKey`` (IAM_USER);
-* postgres: ``host``, ``port``, ``database``, at least one table mapping, ``credentials``
-  ``{username, password}`` (``basic``) or ``{username}`` plus ``iamRole`` (``iam_role``, only
-  for the AWS-hosted types);
-* destination: ``table`` (except for postgres, whose tables come from the mappings), and
-  ``columns`` when the table is managed; ``database`` defaults to ``default``.
+* pubsub: ``seekTimestamp`` exactly for seekType ``timestamp`` (the rest the contract requires);
+* the database kinds (postgres, mysql, mongodb, bigquery): see ``databases`` — at least one
+  table mapping, credentials fitting ``authentication`` (``IAM_ROLE`` only for the AWS-hosted
+  types, with ``iamRole``);
+* destination: ``table`` (except for a database pipe, whose tables come from the mappings), and
+  ``columns`` when the table is managed; ``database`` defaults to ``default``; ``fieldMappings``
+  are optional (without them each source field goes to the column of its name), and when given
+  every destination column is mapped once.
 
-Absent optional fields get the service's defaults, so that a created pipe reads back complete.
+A ``null`` create field counts as not given. Absent optional fields get the service's
+defaults, so that a created pipe reads back complete; a field that does not apply (a public
+bucket's authentication, a TLS host not given) stays absent.
 """
 
 from __future__ import annotations
@@ -29,17 +34,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from reconciler.emulator import databases
+from reconciler.emulator.lifecycle import DATABASE_KINDS
 from reconciler.emulator.pipe_bodies import (
     OBJECT_STORAGE_METHODS,
     OBJECT_STORAGE_SECRET,
     PIPE_CREATE,
-    POSTGRES_IAM_TYPES,
     SCALING,
     STATE_COMMAND,
 )
 from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.validation import (
     CREDENTIAL_SHAPES,
+    KEEP,
     PIPE_SETTINGS,
     Invalid,
     Rule,
@@ -76,15 +83,28 @@ def validate_scaling(body: Any) -> dict[str, Any]:
 def validate_pipe_create(body: Any) -> dict[str, Any]:
     """The normalised create body after every rule across fields, or a 400 naming the field."""
     result = _validated(PIPE_CREATE, body)
-    [(kind, source)] = result["source"].items()
-    {
-        "kafka": _check_kafka,
-        "objectStorage": _check_object_storage,
-        "kinesis": _check_kinesis,
-        "postgres": _check_postgres,
-    }[kind](source)
+    kind = next(k for k in result["source"] if k != "validateSamples")
+    # null in a create body means "not given": drop it, and the service's default applies.
+    source = {k: v for k, v in result["source"][kind].items() if v is not None and v is not KEEP}
+    result["source"][kind] = source
+    if kind in DATABASE_KINDS:
+        problem = databases.check_create(kind, source)
+        if problem:
+            raise _bad(problem)
+    else:
+        {
+            "kafka": _check_kafka,
+            "objectStorage": _check_object_storage,
+            "kinesis": _check_kinesis,
+            "pubsub": _check_pubsub,
+        }[kind](source)
     _check_destination(result, kind)
     return result
+
+
+def check_stream_source(kind: str, source: dict[str, Any]) -> None:
+    """The rules across a kafka or kinesis source's fields (a 400 naming the first broken)."""
+    {"kafka": _check_kafka, "kinesis": _check_kinesis}[kind](source)
 
 
 def _shape(credentials: dict[str, Any]) -> str:
@@ -133,19 +153,21 @@ def _check_object_storage(source: dict[str, Any]) -> None:
     where = "source.objectStorage"
     kind = source.get("type", "s3")
     offered = OBJECT_STORAGE_METHODS[kind]
-    method = source.get("authentication", offered[0])
-    if method not in offered:
+    # Without authentication the bucket is read as a public one (azure offers no such thing).
+    method = source.get("authentication", offered[0] if kind == "azureblobstorage" else None)
+    if method is not None and method not in offered:
         raise _bad(
             f"{where}.authentication {method} is not available for type {kind} "
             f"(it offers {', '.join(offered)})"
         )
-    needed = OBJECT_STORAGE_SECRET.get(method)
+    needed = OBJECT_STORAGE_SECRET.get(method or "")
     for field in OBJECT_STORAGE_SECRET.values():
         given = source.get(field) is not None
         if field == needed and not given:
             raise _bad(f"{where}.{field} is required for authentication {method}")
         if field != needed and given:
-            raise _bad(f"{where}.{field} is not taken by authentication {method}")
+            taker = f"authentication {method}" if method else "a public bucket"
+            raise _bad(f"{where}.{field} is not taken by {taker}")
     if kind == "azureblobstorage":
         for field in ("path", "azureContainerName"):
             if source.get(field) is None:
@@ -175,49 +197,19 @@ def _check_kinesis(source: dict[str, Any]) -> None:
         raise _bad(f"{where}.timestamp is only taken with iteratorType AT_TIMESTAMP")
 
 
-def _check_postgres(source: dict[str, Any]) -> None:
-    where = "source.postgres"
-    method = source.get("authentication", "basic")
-    credentials = source.get("credentials")
-    if credentials is None:
-        raise _bad(f"{where}.credentials are required for authentication {method}")
-    if method == "basic" and "password" not in credentials:
-        raise _bad(f"{where}.credentials.password is required for authentication basic")
-    if method == "iam_role":
-        kind = source.get("type", "postgres")
-        if kind not in POSTGRES_IAM_TYPES:
-            raise _bad(
-                f"{where}.authentication iam_role is only available for types "
-                + ", ".join(POSTGRES_IAM_TYPES)
-            )
-        if "iamRole" not in source:
-            raise _bad(f"{where}.iamRole is required for authentication iam_role")
-        if "password" in credentials:
-            raise _bad(f"{where}.credentials.password is not taken by authentication iam_role")
-    elif "iamRole" in source:
-        raise _bad(f"{where}.iamRole is only taken by authentication iam_role")
-    mappings = source["tableMappings"]
-    if not mappings:
-        raise _bad(f"{where}.tableMappings must hold at least one table mapping")
-    seen: set[tuple[str, str, str]] = set()
-    targets: set[str] = set()
-    for i, mapping in enumerate(mappings):
-        key = (mapping["sourceSchemaName"], mapping["sourceTable"], mapping["targetTable"])
-        if key in seen:
-            raise _bad(f"{where}.tableMappings.{i} lists the same table mapping twice")
-        if mapping["targetTable"] in targets:
-            raise _bad(
-                f"{where}.tableMappings.{i}.targetTable {mapping['targetTable']} "
-                "is the target of another mapping"
-            )
-        seen.add(key)
-        targets.add(mapping["targetTable"])
+def _check_pubsub(source: dict[str, Any]) -> None:
+    where = "source.pubsub"
+    at_timestamp = source["seekType"] == "timestamp"
+    if at_timestamp and "seekTimestamp" not in source:
+        raise _bad(f"{where}.seekTimestamp is required for seekType timestamp")
+    if "seekTimestamp" in source and not at_timestamp:
+        raise _bad(f"{where}.seekTimestamp is only taken with seekType timestamp")
 
 
 def _check_destination(body: dict[str, Any], kind: str) -> None:
     destination = body["destination"]
     columns = [c["name"] for c in destination.get("columns", [])]
-    if kind != "postgres":
+    if kind not in DATABASE_KINDS:
         if "table" not in destination:
             raise _bad("destination.table is required")
         if destination.get("managedTable") and not columns:
@@ -237,17 +229,23 @@ def _check_destination(body: dict[str, Any], kind: str) -> None:
             for name in names:
                 if name is not None and name not in known:
                     raise _bad(f"destination.{where} {name} is not a column of the table")
+    if columns and "fieldMappings" in body:
         check_field_mappings(body)
 
 
 def new_pipe(body: dict[str, Any], service_id: str, state: str, now: str) -> dict[str, Any]:
     """The stored record of a validated create body, with the service's defaults filled in."""
     pipe_id = str(uuid.uuid4())
-    [(kind, given)] = body["source"].items()
-    source = {**_SOURCE_DEFAULTS[kind](pipe_id, given), **given}
-    if kind == "postgres":
-        source["settings"] = {**_postgres_settings(pipe_id), **given.get("settings", {})}
-        source["tableMappings"] = [{**_MAPPING_DEFAULTS, **m} for m in given["tableMappings"]]
+    kind = next(k for k in body["source"] if k != "validateSamples")
+    given = body["source"][kind]
+    if kind in DATABASE_KINDS:
+        source = {**databases.source_defaults(kind), **given}
+        defaults = databases.settings_defaults(kind, pipe_id)
+        source["settings"] = {**defaults, **given.get("settings", {})}
+        mapping_defaults = databases.MAPPING_DEFAULTS[kind]
+        source["tableMappings"] = [{**mapping_defaults, **m} for m in given["tableMappings"]]
+    else:
+        source = {**_SOURCE_DEFAULTS[kind](pipe_id, given), **given}
     destination = {"database": "default", "managedTable": False, **body["destination"]}
     if destination["managedTable"]:
         definition = destination.setdefault("tableDefinition", {})
@@ -260,6 +258,7 @@ def new_pipe(body: dict[str, Any], service_id: str, state: str, now: str) -> dic
         "scaling": {**_defaults(SCALING), **body.get("scaling", {})},
         "source": {kind: source},
         "destination": destination,
+        # Without mappings, source fields go to the columns of the same name.
         "fieldMappings": body.get("fieldMappings", []),
         "settings": {**_defaults(PIPE_SETTINGS), **body.get("settings", {})},
         "createdAt": now,
@@ -273,29 +272,6 @@ def _defaults(rule: Rule) -> dict[str, Any]:
     return {key: schema["default"] for key, schema in fields.items()}
 
 
-_MAPPING_DEFAULTS = {
-    "excludedColumns": [],
-    "useCustomSortingKey": False,
-    "sortingKeys": [],
-    "tableEngine": "ReplacingMergeTree",
-}
-
-
-def _postgres_settings(pipe_id: str) -> dict[str, Any]:
-    slot = "pipe_" + pipe_id.replace("-", "")[:12]
-    return {
-        "syncIntervalSeconds": 60,
-        "pullBatchSize": 100000,
-        "publicationName": f"{slot}_pub",
-        "replicationSlotName": f"{slot}_slot",
-        "allowNullableColumns": False,
-        "initialLoadParallelism": 4,
-        "snapshotNumRowsPerPartition": 100000,
-        "snapshotNumberOfParallelTables": 1,
-        "enableFailoverSlots": False,
-    }
-
-
 def _kafka_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "kafka",
@@ -303,20 +279,21 @@ def _kafka_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
         "consumerGroup": f"pipe-{pipe_id}",
         "offset": {"strategy": "from_beginning"},
         "exactlyOnce": False,
-        "caCertificate": "",
         "reversePrivateEndpointIds": [],
     }
 
 
 def _object_storage_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
     kind = given.get("type", "s3")
-    return {
+    defaults: dict[str, Any] = {
         "type": kind,
-        "authentication": OBJECT_STORAGE_METHODS[kind][0],
         "compression": "auto",
         "isContinuous": False,
         "skipInitialLoad": False,
     }
+    if kind == "azureblobstorage":
+        defaults["authentication"] = OBJECT_STORAGE_METHODS[kind][0]
+    return defaults
 
 
 def _kinesis_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -327,20 +304,13 @@ def _kinesis_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _postgres_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "postgres",
-        "authentication": "basic",
-        "tlsHost": None,
-        "caCertificate": None,
-        "disableTls": False,
-        "skipCertVerification": False,
-    }
+def _pubsub_defaults(pipe_id: str, given: dict[str, Any]) -> dict[str, Any]:
+    return {"enableOrdering": False, "ackDeadline": 10}
 
 
 _SOURCE_DEFAULTS = {
     "kafka": _kafka_defaults,
     "objectStorage": _object_storage_defaults,
     "kinesis": _kinesis_defaults,
-    "postgres": _postgres_defaults,
+    "pubsub": _pubsub_defaults,
 }

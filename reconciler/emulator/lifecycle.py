@@ -12,10 +12,10 @@ Decisions where the real service's behaviour is not described:
   (``start`` on Running or Provisioning, ``stop`` on Stopped, Paused, Stopping or Pausing);
 * any other command, even during a transition, starts a new transition from now (the last
   command wins, as a user pressing stop during provisioning would expect);
-* ``resync`` applies to postgres pipes only (Resync → Running) and always restarts one;
+* ``resync`` applies to database pipes only (Resync → Running) and always restarts one;
 * a Completed pipe takes no command (400, as it takes no update);
 * ``start`` goes through Provisioning; ``stop`` through Stopping to Stopped, or for a database
-  (postgres) pipe through Pausing to Paused.
+  pipe (``DATABASE_KINDS``) through Pausing to Paused.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from enum import StrEnum
 from typing import Any
 
 from reconciler.emulator.protocol import ApiError, iso_ms, parse_iso
+
+# The source kinds that copy a database's tables (the others read streams or files).
+DATABASE_KINDS = ("postgres", "mysql", "mongodb", "bigquery")
 
 
 class Command(StrEnum):
@@ -49,7 +52,7 @@ def route(command: Command, kind: str) -> tuple[str, str]:
         return "Provisioning", "Running"
     if command is Command.RESYNC:
         return "Resync", "Running"
-    return ("Pausing", "Paused") if kind == "postgres" else ("Stopping", "Stopped")
+    return ("Pausing", "Paused") if kind in DATABASE_KINDS else ("Stopping", "Stopped")
 
 
 def begin(
@@ -87,8 +90,12 @@ def command(
     """Apply ``wanted`` to a settled pipe; False when it was a no-op (see the module's rules)."""
     if pipe["state"] == "Completed":
         raise ApiError(400, f"Pipe {pipe['id']} is Completed and takes no state command")
-    if wanted is Command.RESYNC and kind != "postgres":
-        raise ApiError(400, f"resync applies to postgres pipes only; pipe {pipe['id']} is {kind}")
+    if wanted is Command.RESYNC and kind not in DATABASE_KINDS:
+        raise ApiError(
+            400,
+            f"resync applies to database pipes only ({', '.join(DATABASE_KINDS)}); "
+            f"pipe {pipe['id']} is {kind}",
+        )
     if pipe["state"] in _SATISFIED[wanted]:
         pending = data.get("transitions", {}).get(pipe["id"])
         # A transitional state counts only when it leads where the command does.

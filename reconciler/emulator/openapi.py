@@ -14,10 +14,11 @@ from typing import Any
 
 from reconciler.emulator.app import OPERATIONS, Operation
 from reconciler.emulator.protocol import DEMO_ORG_ID
-from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE
-from reconciler.emulator.validation import uuid_string
+from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE, backup_id
+from reconciler.emulator.validation import PIPE_SETTINGS, uuid_string
 
 _UUID = uuid_string().schema
+_SETTINGS = tuple(PIPE_SETTINGS.schema["properties"])
 
 
 def _resource(*required: str) -> dict[str, Any]:
@@ -32,6 +33,27 @@ RESOURCES: dict[str, dict[str, Any]] = {
     "endpoint": _resource("id", "serviceId", "status"),
     "backup": _resource("id", "serviceId", "status", "startedAt"),
     "dashboard": _resource("id", "name"),
+    "settings": _resource(*_SETTINGS),
+    "cdcScaling": _resource("replicaCpuMillicores", "replicaMemoryGb"),
+    "discovery": {
+        "type": "object",
+        "required": ["fields", "meta"],
+        "properties": {
+            "fields": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "type", "optional"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "type": {"type": "string"},
+                        "optional": {"type": "boolean"},
+                    },
+                },
+            },
+            "meta": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    },
     "deleted": {
         "type": "object",
         "required": ["id"],
@@ -46,6 +68,7 @@ _EXAMPLES = {
     "serviceId": ANALYTICS,
     "pipeId": KAFKA_PIPE,
     "endpointId": ENDPOINT_READY,
+    "backupId": backup_id(ANALYTICS, 2),
 }
 
 _MANAGEMENT_ERRORS = (400, 401, 403, 404, 405, 409, 424, 429, 502, 503)

@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reconciler.emulator.databases import CREATE as DATABASE_CREATE
 from reconciler.emulator.validation import (
     _ACCESS_KEY,
     _CREDENTIALS,
-    _MAPPING_KEY,
-    _MAPPING_KEY_NAMES,
     KAFKA_AUTHENTICATION,
     KAFKA_CREDENTIALS,
-    OBJECT_STORAGE_AUTHENTICATION,
     PIPE_SETTINGS,
-    TABLE_ENGINES,
     Invalid,
     Nullable,
     Rule,
@@ -29,7 +26,7 @@ from reconciler.emulator.validation import (
     integer,
     number,
     obj,
-    one_of,
+    object_storage_authentication,
     string,
     uuid_string,
 )
@@ -68,35 +65,23 @@ COMPRESSIONS = ("none", "gzip", "gz", "brotli", "br", "xz", "LZMA", "zstd", "aut
 KINESIS_FORMATS = ("JSONEachRow", "Avro", "AvroConfluent")
 ITERATOR_TYPES = ("TRIM_HORIZON", "LATEST", "AT_TIMESTAMP")
 KINESIS_AUTHENTICATION = ("IAM_ROLE", "IAM_USER")
-POSTGRES_TYPES = (
-    "postgres",
-    "supabase",
-    "neon",
-    "alloydb",
-    "planetscale",
-    "rdspostgres",
-    "aurorapostgres",
-    "cloudsqlpostgres",
-    "azurepostgres",
-    "crunchybridge",
-    "tigerdata",
-)
-POSTGRES_AUTHENTICATION = ("basic", "iam_role")
-POSTGRES_IAM_TYPES = ("rdspostgres", "aurorapostgres")
-REPLICATION_MODES = ("cdc", "snapshot", "cdc_only")
+PUBSUB_FORMATS = ("JSONEachRow", "Avro", "Protobuf")
+SEEK_TYPES = ("latest", "earliest", "timestamp")
 DESTINATION_ENGINES = ("MergeTree", "ReplacingMergeTree", "SummingMergeTree", "Null")
 COMMANDS = ("start", "stop", "resync")
 
-# Authentication methods each object storage type offers, the first being the default.
+# Authentication methods each object storage type offers. A public bucket is read with no
+# authentication at all (the field left out): every type but azureblobstorage offers that,
+# and azureblobstorage defaults to its one method.
 OBJECT_STORAGE_METHODS: dict[str, tuple[str, ...]] = {
-    "s3": ("PUBLIC", "IAM_ROLE", "IAM_USER"),
-    "gcs": ("PUBLIC", "IAM_USER", "SERVICE_ACCOUNT"),
-    "dospaces": ("PUBLIC", "IAM_USER"),
-    "cloudflarer2": ("PUBLIC", "IAM_USER"),
-    "ovhobjectstorage": ("PUBLIC", "IAM_USER"),
+    "s3": ("IAM_ROLE", "IAM_USER"),
+    "gcs": ("IAM_USER", "SERVICE_ACCOUNT"),
+    "dospaces": ("IAM_USER",),
+    "cloudflarer2": ("IAM_USER",),
+    "ovhobjectstorage": ("IAM_USER",),
     "azureblobstorage": ("CONNECTION_STRING",),
 }
-# The one credential field each authentication method reads (PUBLIC reads none).
+# The one credential field each authentication method reads (a public bucket reads none).
 OBJECT_STORAGE_SECRET = {
     "IAM_ROLE": "iamRole",
     "IAM_USER": "accessKey",
@@ -115,26 +100,38 @@ def _timestamp() -> Rule:
     return Rule(check, {"type": "string", "pattern": f"^{_OFFSET_TIMESTAMP.pattern}$"})
 
 
-def _single_kind(kinds: dict[str, Rule]) -> Rule:
-    """An object holding exactly one of the named source kinds."""
+def single_kind(kinds: dict[str, Rule], samples_flag: bool = True) -> Rule:
+    """An object holding exactly one of the named source kinds (and maybe ``validateSamples``).
+
+    A kind given as ``null`` counts as not given (the contract types each kind nullable).
+    """
+    flag = boolean()
 
     def check(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise Invalid(path, "must be an object")
+        known = frozenset(kinds) | ({"validateSamples"} if samples_flag else set())
         for key in value:
-            if key not in kinds:
-                raise Invalid(f"{path}.{key}", "is not an allowed field", frozenset(kinds))
-        if len(value) != 1:
+            if key not in known:
+                raise Invalid(f"{path}.{key}", "is not an allowed field", known)
+        result: dict[str, Any] = {}
+        if "validateSamples" in value:
+            result["validateSamples"] = flag(value["validateSamples"], f"{path}.validateSamples")
+        present = [k for k in kinds if value.get(k) is not None]
+        if len(present) != 1:
             raise Invalid(path, "must hold exactly one source kind: " + ", ".join(kinds))
-        [(kind, body)] = value.items()
-        return {kind: kinds[kind](body, f"{path}.{kind}")}
+        [kind] = present
+        return {kind: kinds[kind](value[kind], f"{path}.{kind}"), **result}
 
+    branches = [{"required": [kind], "properties": {kind: {"type": "object"}}} for kind in kinds]
+    properties = {kind: {"anyOf": [rule.schema, {"type": "null"}]} for kind, rule in kinds.items()}
+    if samples_flag:
+        properties["validateSamples"] = flag.schema
     schema = {
         "type": "object",
-        "properties": {kind: rule.schema for kind, rule in kinds.items()},
+        "properties": properties,
         "additionalProperties": False,
-        "minProperties": 1,
-        "maxProperties": 1,
+        "oneOf": branches,
     }
     return Rule(check, schema)
 
@@ -143,24 +140,31 @@ _SCHEMA_REGISTRY = obj(
     {
         "url": string(1),
         "authentication": string(enum=("PLAIN",)),
-        "caCertificate": string(),
+        "caCertificate": Nullable(string(), None),
         "credentials": _CREDENTIALS,
     },
     required=("url",),
 )
+# In a create body, ``null`` stands for "not given": the service's default applies.
 KAFKA_CREATE = obj(
     {
         "type": string(enum=KAFKA_TYPES),
         "format": string(enum=KAFKA_FORMATS),
         "brokers": string(1),
         "topics": string(1),
-        "consumerGroup": string(1),
-        "offset": obj(
-            {"strategy": string(enum=OFFSET_STRATEGIES), "timestamp": _timestamp()},
-            required=("strategy",),
+        "consumerGroup": Nullable(string(1), None),
+        "offset": Nullable(
+            obj(
+                {
+                    "strategy": string(enum=OFFSET_STRATEGIES),
+                    "timestamp": Nullable(_timestamp(), None),
+                },
+                required=("strategy",),
+            ),
+            None,
         ),
-        "schemaRegistry": _SCHEMA_REGISTRY,
-        "exactlyOnce": boolean(),
+        "schemaRegistry": Nullable(_SCHEMA_REGISTRY, None),
+        "exactlyOnce": Nullable(boolean(), None),
         "authentication": string(enum=KAFKA_AUTHENTICATION),
         "credentials": KAFKA_CREDENTIALS,
         "iamRole": Nullable(string(), None),
@@ -174,18 +178,18 @@ OBJECT_STORAGE_CREATE = obj(
         "type": string(enum=OBJECT_STORAGE_TYPES),
         "format": string(enum=OBJECT_STORAGE_FORMATS),
         "url": string(1),
-        "delimiter": string(1),
-        "compression": string(enum=COMPRESSIONS),
-        "isContinuous": boolean(),
+        "delimiter": Nullable(string(1), None),
+        "compression": Nullable(string(enum=COMPRESSIONS), None),
+        "isContinuous": Nullable(boolean(), None),
         "queueUrl": Nullable(string(1), None),
-        "authentication": string(enum=OBJECT_STORAGE_AUTHENTICATION),
+        "authentication": Nullable(object_storage_authentication(), None),
         "iamRole": Nullable(string(1), None),
         "accessKey": Nullable(_ACCESS_KEY, None),
         "connectionString": Nullable(string(1), None),
         "path": Nullable(string(1), None),
         "azureContainerName": Nullable(string(1), None),
         "serviceAccountKey": Nullable(string(1), None),
-        "skipInitialLoad": boolean(),
+        "skipInitialLoad": Nullable(boolean(), None),
         "startAfter": Nullable(string(1), None),
     },
     required=("format",),
@@ -196,58 +200,41 @@ KINESIS_CREATE = obj(
         "streamName": string(1),
         "region": string(1),
         "iteratorType": string(enum=ITERATOR_TYPES),
-        "timestamp": integer(0),
-        "useEnhancedFanOut": boolean(),
+        "timestamp": Nullable(integer(0), None),
+        "useEnhancedFanOut": Nullable(boolean(), None),
         "authentication": string(enum=KINESIS_AUTHENTICATION),
-        "iamRole": string(1),
-        "accessKey": _ACCESS_KEY,
+        "iamRole": Nullable(string(1), None),
+        "accessKey": Nullable(_ACCESS_KEY, None),
     },
     required=("format", "streamName", "region"),
 )
-_POSTGRES_SETTINGS = obj(
+SERVICE_ACCOUNT = obj({"serviceAccountFile": string(1)}, required=("serviceAccountFile",))
+
+
+def _date_time() -> Rule:
+    def check(value: Any, path: str) -> Any:
+        if not isinstance(value, str) or not _DATE_TIME.fullmatch(value):
+            raise Invalid(path, "must be a date-time like 2024-03-01T00:00:00Z")
+        return value
+
+    return Rule(check, {"type": "string", "format": "date-time"})
+
+
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+PUBSUB_CREATE = obj(
     {
-        "syncIntervalSeconds": integer(1),
-        "pullBatchSize": integer(1),
-        "publicationName": string(1),
-        "replicationSlotName": string(1),
-        "allowNullableColumns": boolean(),
-        "initialLoadParallelism": integer(1),
-        "snapshotNumRowsPerPartition": integer(1),
-        "snapshotNumberOfParallelTables": integer(1),
-        "enableFailoverSlots": boolean(),
-        "replicationMode": string(enum=REPLICATION_MODES),
-    }
-)
-_TABLE_MAPPING = obj(
-    {
-        **_MAPPING_KEY,
-        "excludedColumns": array(string()),
-        "useCustomSortingKey": boolean(),
-        "sortingKeys": array(string()),
-        "tableEngine": string(enum=TABLE_ENGINES),
+        "format": string(enum=PUBSUB_FORMATS),
+        "projectId": string(1),
+        "topic": string(1),
+        "authentication": string(enum=("SERVICE_ACCOUNT",)),
+        "seekType": string(enum=SEEK_TYPES),
+        "seekTimestamp": Nullable(_date_time(), None),
+        "filter": Nullable(string(0, 256), None),
+        "enableOrdering": Nullable(boolean(), None),
+        "ackDeadline": Nullable(integer(10, 600), None),
+        "serviceAccountKey": SERVICE_ACCOUNT,
     },
-    required=_MAPPING_KEY_NAMES,
-)
-POSTGRES_CREATE = obj(
-    {
-        "type": string(enum=POSTGRES_TYPES),
-        "host": string(1),
-        "port": integer(1, 65535),
-        "database": string(1),
-        "authentication": string(enum=POSTGRES_AUTHENTICATION),
-        "credentials": one_of(
-            ("{username, password}", _CREDENTIALS),
-            ("{username}", obj({"username": string(1)}, required=("username",))),
-        ),
-        "iamRole": string(1),
-        "tlsHost": Nullable(string(1), None),
-        "caCertificate": Nullable(string(1), None),
-        "disableTls": boolean(),
-        "skipCertVerification": boolean(),
-        "settings": _POSTGRES_SETTINGS,
-        "tableMappings": array(_TABLE_MAPPING),
-    },
-    required=("host", "port", "database", "tableMappings"),
+    required=("format", "projectId", "topic", "authentication", "seekType", "serviceAccountKey"),
 )
 _COLUMN = obj({"name": string(1), "type": string(1)}, required=("name", "type"))
 DESTINATION_CREATE = obj(
@@ -260,7 +247,7 @@ DESTINATION_CREATE = obj(
                 "engine": obj(
                     {
                         "type": string(enum=DESTINATION_ENGINES),
-                        "versionColumnId": string(1),
+                        "versionColumnId": Nullable(string(1), None),
                         "columnIds": array(string(1)),
                     }
                 ),
@@ -284,12 +271,13 @@ SCALING = obj(
 PIPE_CREATE = obj(
     {
         "name": string(1, 255),
-        "source": _single_kind(
+        "source": single_kind(
             {
                 "kafka": KAFKA_CREATE,
                 "objectStorage": OBJECT_STORAGE_CREATE,
                 "kinesis": KINESIS_CREATE,
-                "postgres": POSTGRES_CREATE,
+                "pubsub": PUBSUB_CREATE,
+                **DATABASE_CREATE,
             }
         ),
         "destination": DESTINATION_CREATE,

@@ -28,13 +28,14 @@ from starlette.requests import Request
 
 from reconciler.emulator import openapi
 from reconciler.emulator.admin import Admin
-from reconciler.emulator.app import Api, Call
+from reconciler.emulator.app import Api
 from reconciler.emulator.faults import (
     EmulatorConfig,
     FaultInjector,
     SlidingWindowLimiter,
     reset_headers,
 )
+from reconciler.emulator.handlers import Call
 from reconciler.emulator.protocol import ApiError, Identities, basic_pair, json_response
 from reconciler.emulator.recording import Recorder
 from reconciler.emulator.seed import build_seed

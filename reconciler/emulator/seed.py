@@ -76,6 +76,7 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
                     }
                 ],
                 "byocConfig": [],
+                "enableCoreDumps": False,
             },
             OTHER_ORG_ID: {
                 "id": OTHER_ORG_ID,
@@ -83,6 +84,7 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
                 "name": "Other Org",
                 "privateEndpoints": [],
                 "byocConfig": [],
+                "enableCoreDumps": False,
             },
         },
         "services": {},
@@ -91,6 +93,8 @@ def build_seed(now: datetime, seed_pipes: int = 0, services: int = 3) -> dict[st
         "backups": {},
         "dashboards": {},
         "transitions": {},
+        "endpointTransitions": {},
+        "cdcScaling": {},
     }
     tags_prod = [{"key": "Environment", "value": "Production"}]
     aws, gcp, azure = PLACEMENTS
@@ -128,8 +132,9 @@ def _add_service(
     host = f"{name}.{region}.{provider}.db.example.com"
     # Only a service on AWS has an IAM role of its own to show.
     role = f"arn:aws:iam::123456789012:role/service-{name}" if provider == "aws" else ""
-    # A development service is the small kind: two replicas of 4 GiB.
-    replicas, replica_gb = (2, 4) if tier == "development" else (3, 8)
+    # A development service is the small kind: the smallest memory the service offers
+    # (3 replicas of 8 GiB: totals are multiples of 12 from 24, replicas multiples of 4 from 8).
+    replicas, replica_gb = (3, 8) if tier == "development" else (3, 16)
     data["services"][sid] = {
         "id": sid,
         "organizationId": org_id,
@@ -307,8 +312,6 @@ def _postgres(name: str, database: str, mappings: list[dict[str, Any]]) -> dict[
             "type": "postgres",
             "authentication": "basic",
             "host": "db.example.com",
-            "tlsHost": None,
-            "caCertificate": None,
             "disableTls": False,
             "skipCertVerification": False,
             "port": 5432,
@@ -388,20 +391,14 @@ def _add_demo_pipes(data: dict[str, Any]) -> None:
 
 
 def _add_endpoints(data: dict[str, Any]) -> None:
-    common = {
-        "serviceId": ANALYTICS,
-        "vpcResourceConfigurationId": "",
-        "vpcResourceShareArn": "",
-        "privateDnsNames": [],
-    }
+    # Only the fields of the endpoint's type are present (the others are absent, not null).
+    common = {"serviceId": ANALYTICS, "customPrivateDnsMappings": [], "privateDnsNames": []}
     data["reversePrivateEndpoints"][ENDPOINT_READY] = {
         **common,
         "id": ENDPOINT_READY,
         "description": "orders brokers",
         "type": "VPC_ENDPOINT_SERVICE",
         "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
-        "mskClusterArn": "",
-        "mskAuthentication": None,
         "endpointId": "vpce-0f1e2d3c4b5a69788",
         "dnsNames": ["vpce-0f1e2d3c4b5a69788.vpce-svc.us-east-1.example.com"],
         "status": "Ready",
@@ -411,7 +408,6 @@ def _add_endpoints(data: dict[str, Any]) -> None:
         "id": ENDPOINT_PROVISIONING,
         "description": "streaming cluster (new)",
         "type": "MSK_MULTI_VPC",
-        "vpcEndpointServiceName": "",
         "mskClusterArn": "arn:aws:kafka:us-east-1:123456789012:cluster/streaming/5f6e7d8c",
         "mskAuthentication": "SASL_IAM",
         "endpointId": "",
@@ -437,30 +433,34 @@ def _add_backups(
     for index, (hours, status) in enumerate(ages):
         started = now - timedelta(hours=hours)
         duration = 0 if status == "in_progress" else 420 + hours
-        bid = str(uuid.uuid5(_NAMESPACE, f"backup/{sid}/{hours}"))
-        backups.append(
-            {
-                "id": bid,
-                "serviceId": sid,
-                "status": status,
-                "startedAt": iso_ms(started),
-                "finishedAt": None
-                if status == "in_progress"
-                else iso_ms(started + timedelta(seconds=duration)),
-                "sizeInBytes": 0 if status != "done" else 5_368_709_120 + hours * 1_048_576,
-                "durationInSeconds": duration,
-                "backupName": f"backup-{started:%Y%m%d-%H%M}",
-                "type": "incremental" if index == 0 else "full",
-                "bucket": {
-                    "bucketProvider": BUCKET_PROVIDERS[provider],
-                    "bucketPath": _BUCKET_URLS[provider].format(region=region) + f"/{sid}/{bid}",
-                    # An IAM role (and its session) exists for a bucket on AWS only.
-                    "iamRoleArn": "arn:aws:iam::123456789012:role/backups" if aws else "",
-                    "iamRoleSessionName": "backup-session" if aws else "",
-                },
-            }
-        )
+        bid = backup_id(sid, hours)
+        backup: dict[str, Any] = {
+            "id": bid,
+            "serviceId": sid,
+            "status": status,
+            "startedAt": iso_ms(started),
+            "sizeInBytes": 0 if status != "done" else 5_368_709_120 + hours * 1_048_576,
+            "durationInSeconds": duration,
+            "backupName": f"backup-{started:%Y%m%d-%H%M}",
+            "type": "incremental" if index == 0 else "full",
+            "bucket": {
+                "bucketProvider": BUCKET_PROVIDERS[provider],
+                "bucketPath": _BUCKET_URLS[provider].format(region=region) + f"/{sid}/{bid}",
+                # An IAM role (and its session) exists for a bucket on AWS only.
+                "iamRoleArn": "arn:aws:iam::123456789012:role/backups" if aws else "",
+                "iamRoleSessionName": "backup-session" if aws else "",
+            },
+        }
+        if status != "in_progress":
+            # An unfinished backup has no finishedAt at all (the field is absent, not null).
+            backup["finishedAt"] = iso_ms(started + timedelta(seconds=duration))
+        backups.append(backup)
     data["backups"][sid] = backups
+
+
+def backup_id(service_id: str, hours: int) -> str:
+    """The id of the seeded backup of ``service_id`` started ``hours`` before seeding."""
+    return str(uuid.uuid5(_NAMESPACE, f"backup/{service_id}/{hours}"))
 
 
 def scale_ids(index: int) -> tuple[str, str]:

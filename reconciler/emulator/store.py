@@ -27,14 +27,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from reconciler.emulator import lifecycle
+from reconciler.emulator import lifecycle, reverse_endpoints
 from reconciler.emulator.create import new_pipe
+from reconciler.emulator.databases import DATABASE_KINDS, LABELS, MAPPING_DEFAULTS, MAPPING_KEYS
 from reconciler.emulator.protocol import ApiError, iso_ms, later_than
 from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
 from reconciler.emulator.validation import (
     check_field_mappings,
     check_kafka_credentials,
+    check_kinesis,
     check_object_storage,
+    merge,
 )
 
 _WRITE_ONLY = ("credentials", "accessKey", "serviceAccountKey")
@@ -87,8 +90,9 @@ def pipe_kind(pipe: dict[str, Any]) -> str:
     return kind
 
 
-def _mapping_key(mapping: dict[str, Any]) -> MappingKey:
-    return (mapping["sourceSchemaName"], mapping["sourceTable"], mapping["targetTable"])
+def _mapping_key(kind: str, mapping: dict[str, Any]) -> MappingKey:
+    first, second, third = MAPPING_KEYS[kind]
+    return (mapping[first], mapping[second], mapping[third])
 
 
 def _describe(key: MappingKey) -> str:
@@ -112,6 +116,8 @@ class Store:
                 raise ValueError(f"not an emulator data file (no {key!r} object)")
         data.setdefault("dashboards", {})
         data.setdefault("transitions", {})
+        data.setdefault("endpointTransitions", {})
+        data.setdefault("cdcScaling", {})
         return cls(data, path)
 
     def save(self) -> None:
@@ -175,13 +181,33 @@ class Store:
         endpoint = self.data["reversePrivateEndpoints"].get(endpoint_id)
         if endpoint is None or endpoint["serviceId"] != service_id:
             raise ApiError(404, f"Reverse private endpoint {endpoint_id} not found")
+        if reverse_endpoints.settle(self.data, endpoint, self.clock()):
+            self.save()
         result: dict[str, Any] = endpoint
         return result
+
+    def endpoints_of(self, service_id: str) -> list[dict[str, Any]]:
+        """Every reverse private endpoint of the service, their statuses settled."""
+        found = [
+            e for e in self.data["reversePrivateEndpoints"].values() if e["serviceId"] == service_id
+        ]
+        now = self.clock()
+        if any([reverse_endpoints.settle(self.data, e, now) for e in found]):
+            self.save()
+        return found
 
     def backups_of(self, service_id: str) -> list[dict[str, Any]]:
         """The service's backups, newest first."""
         backups = self.data["backups"].get(service_id, [])
         return sorted(backups, key=lambda b: b["startedAt"], reverse=True)
+
+    def backup(self, service_id: str, backup_id: str) -> dict[str, Any]:
+        """One backup of the service, or a 404."""
+        for backup in self.data["backups"].get(service_id, []):
+            if backup["id"] == backup_id:
+                result: dict[str, Any] = backup
+                return result
+        raise ApiError(404, f"Backup {backup_id} not found")
 
     # Updates.
 
@@ -238,6 +264,21 @@ class Store:
             self.save()
         return pipe
 
+    def replace_settings(
+        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any], defaults: Any
+    ) -> dict[str, Any]:
+        """Replace the pipe's settings: a field left out (or null) takes its default."""
+        self._require_awake(service)
+        if pipe["state"] == "Completed":
+            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+        settings = {**defaults, **body}
+        if settings != pipe["settings"]:
+            pipe["settings"] = settings
+            pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
+            self.save()
+        result: dict[str, Any] = pipe["settings"]
+        return result
+
     def update_pipe(
         self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
     ) -> dict[str, Any]:
@@ -273,33 +314,39 @@ class Store:
         if not changes:
             return
         stored = pipe["source"][kind]
-        if kind != "postgres":
+        if kind not in DATABASE_KINDS:
             before = stored.get("authentication")
-            stored.update(changes)
+            merge(stored, changes)
             if kind == "kafka":
                 check_kafka_credentials(
                     stored, changes, switched=before != stored.get("authentication")
                 )
             elif kind == "objectStorage":
                 check_object_storage(stored)
+            elif kind == "kinesis":
+                check_kinesis(stored, changes)
             return
         adds = changes.get("tableMappingsToAdd", [])
         removes = changes.get("tableMappingsToRemove", [])
         for key, value in changes.items():
             if key == "settings":
-                stored["settings"].update(value)
+                merge(stored["settings"], value)
             elif key not in ("tableMappingsToAdd", "tableMappingsToRemove"):
-                stored[key] = value
+                merge(stored, {key: value})
         if adds or removes:
             if pipe["state"] != "Paused":
-                raise ApiError(400, "Postgres pipe must be paused to edit")
-            stored["tableMappings"] = _edit_mappings(stored.get("tableMappings", []), adds, removes)
+                raise ApiError(400, f"{LABELS[kind]} pipe must be paused to edit")
+            stored["tableMappings"] = _edit_mappings(
+                kind, stored.get("tableMappings", []), adds, removes
+            )
 
     def update_organization(self, org: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         """Apply a validated organization PATCH (remove, then add, private endpoints)."""
         new = copy.deepcopy(org)
         if "name" in body:
             new["name"] = body["name"]
+        if "enableCoreDumps" in body:
+            new["enableCoreDumps"] = body["enableCoreDumps"]
         changes = body.get("privateEndpoints", {})
         endpoints: list[dict[str, Any]] = new["privateEndpoints"]
         for i, item in enumerate(changes.get("remove", [])):
@@ -372,10 +419,13 @@ class Store:
 
 
 def _edit_mappings(
-    current: list[dict[str, Any]], adds: list[dict[str, Any]], removes: list[dict[str, Any]]
+    kind: str,
+    current: list[dict[str, Any]],
+    adds: list[dict[str, Any]],
+    removes: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    add_keys = [_mapping_key(m) for m in adds]
-    remove_keys = [_mapping_key(m) for m in removes]
+    add_keys = [_mapping_key(kind, m) for m in adds]
+    remove_keys = [_mapping_key(kind, m) for m in removes]
     both = set(add_keys) & set(remove_keys)
     if both:
         raise ApiError(
@@ -383,29 +433,21 @@ def _edit_mappings(
         )
     if len(set(add_keys)) != len(add_keys):
         raise ApiError(400, "tableMappingsToAdd lists the same table mapping twice")
-    present = {_mapping_key(m) for m in current}
+    present = {_mapping_key(kind, m) for m in current}
     for i, key in enumerate(remove_keys):
         if key not in present:
             raise ApiError(
                 400, f"tableMappingsToRemove.{i}: table mapping {_describe(key)} does not exist"
             )
-    kept = [m for m in current if _mapping_key(m) not in set(remove_keys)]
-    kept_keys = {_mapping_key(m) for m in kept}
+    kept = [m for m in current if _mapping_key(kind, m) not in set(remove_keys)]
+    kept_keys = {_mapping_key(kind, m) for m in kept}
     for i, (key, mapping) in enumerate(zip(add_keys, adds, strict=True)):
         if key in kept_keys:
             raise ApiError(
                 400, f"tableMappingsToAdd.{i}: table mapping {_describe(key)} already exists"
             )
         # The real service fills the optional fields; echo them so that GET shows a full mapping.
-        kept.append(
-            {
-                "excludedColumns": [],
-                "useCustomSortingKey": False,
-                "sortingKeys": [],
-                "tableEngine": "ReplacingMergeTree",
-                **mapping,
-            }
-        )
+        kept.append({**MAPPING_DEFAULTS[kind], **mapping})
     return kept
 
 

@@ -92,7 +92,7 @@ def uuid_string() -> Validator:
     return Rule(check, {"type": "string", "pattern": f"^{_UUID.pattern}$"})
 
 
-def integer(lo: int | None = None, hi: int | None = None) -> Validator:
+def integer(lo: int | None = None, hi: int | None = None, multiple: int | None = None) -> Validator:
     """An integral JSON number (``5000.0`` is accepted as 5000; booleans are not numbers)."""
 
     def check(value: Any, path: str) -> Any:
@@ -103,12 +103,15 @@ def integer(lo: int | None = None, hi: int | None = None) -> Validator:
                 raise Invalid(path, "must be an integer")
             value = int(value)
         _bounds(value, lo, hi, path)
+        _multiple(value, multiple, path)
         return value
 
-    return Rule(check, _bounded({"type": "integer"}, lo, hi))
+    return Rule(check, _bounded({"type": "integer"}, lo, hi, multiple))
 
 
-def number(lo: float | None = None, hi: float | None = None) -> Validator:
+def number(
+    lo: float | None = None, hi: float | None = None, multiple: int | None = None
+) -> Validator:
     """Any finite JSON number (not a boolean)."""
 
     def check(value: Any, path: str) -> Any:
@@ -117,17 +120,27 @@ def number(lo: float | None = None, hi: float | None = None) -> Validator:
         if isinstance(value, float) and not math.isfinite(value):
             raise Invalid(path, "must be a finite number")
         _bounds(value, lo, hi, path)
+        _multiple(value, multiple, path)
         return value
 
-    return Rule(check, _bounded({"type": "number"}, lo, hi))
+    return Rule(check, _bounded({"type": "number"}, lo, hi, multiple))
 
 
-def _bounded(schema: dict[str, Any], lo: float | None, hi: float | None) -> dict[str, Any]:
+def _bounded(
+    schema: dict[str, Any], lo: float | None, hi: float | None, multiple: int | None = None
+) -> dict[str, Any]:
     if lo is not None:
         schema["minimum"] = lo
     if hi is not None:
         schema["maximum"] = hi
+    if multiple is not None:
+        schema["multipleOf"] = multiple
     return schema
+
+
+def _multiple(value: float, multiple: int | None, path: str) -> None:
+    if multiple is not None and value % multiple != 0:
+        raise Invalid(path, f"must be a multiple of {multiple}")
 
 
 def _bounds(value: float, lo: float | None, hi: float | None, path: str) -> None:
@@ -150,6 +163,39 @@ def boolean() -> Validator:
     return Rule(check, {"type": "boolean"})
 
 
+class _Marker:
+    """A value a validated body may carry that is not JSON: what ``null`` asks of the update."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# ``null`` for a field with no default of its own: KEEP leaves the stored value as it is (the
+# service cannot be without it: a host, a port), ABSENT removes the field (a TLS host: the field
+# no longer applies, and a field that does not apply is absent from answers, never null).
+KEEP = _Marker("KEEP")
+ABSENT = _Marker("ABSENT")
+
+
+def merge(stored: dict[str, Any], changes: dict[str, Any]) -> None:
+    """Apply validated ``changes`` to ``stored``: KEEP skips a field, ABSENT removes it."""
+    for key, value in changes.items():
+        if value is KEEP:
+            continue
+        if value is ABSENT:
+            stored.pop(key, None)
+        else:
+            stored[key] = value
+
+
+def given(changes: dict[str, Any]) -> dict[str, Any]:
+    """The fields of validated ``changes`` that carry a value (not KEEP, ABSENT or None)."""
+    return {k: v for k, v in changes.items() if v is not KEEP and v is not ABSENT and v is not None}
+
+
 class Nullable(Rule):
     """``item``, or JSON ``null``, which the real service takes as "reset to the default".
 
@@ -161,7 +207,9 @@ class Nullable(Rule):
     def __init__(self, item: Validator, default: Any) -> None:
         self.item = item
         self.default = default
-        schema = {"anyOf": [item.schema, {"type": "null"}], "default": default}
+        schema: dict[str, Any] = {"anyOf": [item.schema, {"type": "null"}]}
+        if not isinstance(default, _Marker):
+            schema["default"] = default
         super().__init__(self._nullable, schema)
 
     def _nullable(self, value: Any, path: str) -> Any:
@@ -192,15 +240,25 @@ def one_of(*shapes: tuple[str, Validator]) -> Validator:
     return Rule(check, {"anyOf": [shape.schema for _, shape in shapes]})
 
 
-def array(item: Validator) -> Validator:
-    """A JSON array whose every element passes ``item``."""
+def array(item: Validator, unique: bool = False) -> Validator:
+    """A JSON array whose every element passes ``item`` (all different when ``unique``)."""
 
     def check(value: Any, path: str) -> Any:
         if not isinstance(value, list):
             raise Invalid(path, "must be an array")
-        return [item(element, _join(path, i)) for i, element in enumerate(value)]
+        result = [item(element, _join(path, i)) for i, element in enumerate(value)]
+        if unique:
+            seen: list[Any] = []
+            for i, element in enumerate(result):
+                if element in seen:
+                    raise Invalid(_join(path, i), "repeats an earlier item (items must be unique)")
+                seen.append(element)
+        return result
 
-    return Rule(check, {"type": "array", "items": item.schema})
+    schema: dict[str, Any] = {"type": "array", "items": item.schema}
+    if unique:
+        schema["uniqueItems"] = True
+    return Rule(check, schema)
 
 
 def obj(fields: dict[str, Validator], required: Iterable[str] = ()) -> Validator:
@@ -261,13 +319,25 @@ CREDENTIAL_SHAPES: dict[str, tuple[frozenset[str], ...]] = {
     "MUTUAL_TLS": (frozenset({"certificate", "privateKey"}),),
     "IAM_ROLE": (),
 }
-OBJECT_STORAGE_AUTHENTICATION = (
-    "IAM_ROLE",
-    "IAM_USER",
-    "CONNECTION_STRING",
-    "SERVICE_ACCOUNT",
-    "PUBLIC",
-)
+OBJECT_STORAGE_AUTHENTICATION = ("IAM_ROLE", "IAM_USER", "CONNECTION_STRING", "SERVICE_ACCOUNT")
+
+
+def object_storage_authentication() -> Validator:
+    """An object storage authentication method; ``PUBLIC`` is refused with the way to say it."""
+    methods = string(enum=OBJECT_STORAGE_AUTHENTICATION)
+
+    def check(value: Any, path: str) -> Any:
+        if value == "PUBLIC":
+            raise Invalid(
+                path,
+                "must be one of " + ", ".join(OBJECT_STORAGE_AUTHENTICATION) + " (PUBLIC is not "
+                "a method: leave authentication and credentials out to read a public bucket)",
+            )
+        return methods(value, path)
+
+    return Rule(check, methods.schema)
+
+
 _MAPPING_KEY = {
     "sourceSchemaName": string(1),
     "sourceTable": string(1),
@@ -294,90 +364,40 @@ PIPE_SETTINGS = obj(
     }
 )
 
-_SOURCE = obj(
-    {
-        "kafka": obj(
-            {
-                "authentication": Nullable(string(enum=KAFKA_AUTHENTICATION), "PLAIN"),
-                "iamRole": Nullable(string(), None),
-                "caCertificate": Nullable(string(), None),
-                "reversePrivateEndpointIds": array(uuid_string()),
-                "credentials": KAFKA_CREDENTIALS,
-            }
-        ),
-        "objectStorage": obj(
-            {
-                "authentication": string(enum=OBJECT_STORAGE_AUTHENTICATION),
-                "skipInitialLoad": Nullable(boolean(), False),
-                "startAfter": Nullable(string(1), None),
-                "iamRole": Nullable(string(), None),
-                "connectionString": Nullable(string(), None),
-                "path": Nullable(string(), None),
-                "azureContainerName": Nullable(string(), None),
-                "accessKey": Nullable(_ACCESS_KEY, None),
-                "serviceAccountKey": Nullable(string(1), None),
-            }
-        ),
-        "kinesis": obj({"iamRole": string(), "accessKey": _ACCESS_KEY}),
-        "postgres": obj(
-            {
-                "host": string(1),
-                "port": integer(1, 65535),
-                "database": string(1),
-                "credentials": _CREDENTIALS,
-                "tlsHost": Nullable(string(1), None),
-                "caCertificate": Nullable(string(1), None),
-                "disableTls": Nullable(boolean(), False),
-                "skipCertVerification": Nullable(boolean(), False),
-                "settings": obj({"syncIntervalSeconds": integer(1), "pullBatchSize": integer(1)}),
-                "tableMappingsToAdd": array(
-                    obj(
-                        {
-                            **_MAPPING_KEY,
-                            "excludedColumns": array(string()),
-                            "useCustomSortingKey": boolean(),
-                            "sortingKeys": array(string()),
-                            "tableEngine": string(enum=TABLE_ENGINES),
-                        },
-                        required=_MAPPING_KEY_NAMES,
-                    )
-                ),
-                "tableMappingsToRemove": array(obj(_MAPPING_KEY, required=_MAPPING_KEY_NAMES)),
-            }
-        ),
-        "validateSamples": boolean(),
-    }
-)
-
-PIPE_UPDATE = obj(
-    {
-        "name": string(1, 255),
-        "source": _SOURCE,
-        "destination": obj(
-            {
-                "columns": array(
-                    obj({"name": string(1), "type": string(1)}, required=("name", "type"))
-                )
-            }
-        ),
-        "fieldMappings": array(
-            obj(
-                {"sourceField": string(1), "destinationField": string(1)},
-                required=("sourceField", "destinationField"),
-            )
-        ),
-        "settings": PIPE_SETTINGS,
-    }
-)
-
-# The real service's cloud provider enum (regions are left open: each cloud has its own list).
+# The real service's cloud provider and region enums.
 CLOUD_PROVIDERS = ("aws", "gcp", "azure")
+REGIONS = (
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-south-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ca-central-1",
+    "eu-central-1",
+    "eu-west-1",
+    "eu-west-2",
+    "il-central-1",
+    "us-east-1",
+    "us-east-2",
+    "us-west-2",
+    "us-east1",
+    "us-central1",
+    "europe-west2",
+    "europe-west4",
+    "asia-southeast1",
+    "asia-northeast1",
+    "eastus",
+    "eastus2",
+    "westus3",
+    "germanywestcentral",
+    "centralus",
+)
 _ENDPOINT = obj(
     {
         "id": string(1),
         "description": string(),
         "cloudProvider": string(enum=CLOUD_PROVIDERS),
-        "region": string(1),
+        "region": string(enum=REGIONS),
     },
     required=("id",),
 )
@@ -385,6 +405,7 @@ ORGANIZATION_UPDATE = obj(
     {
         "name": string(1, 255),
         "privateEndpoints": obj({"add": array(_ENDPOINT), "remove": array(_ENDPOINT)}),
+        "enableCoreDumps": boolean(),
     }
 )
 
@@ -418,11 +439,13 @@ DASHBOARD = obj(
 
 
 def check_field_mappings(pipe: dict[str, Any]) -> None:
-    """The real service's rule: every destination column mapped once, to existing columns only.
+    """The real service's rule for given mappings: every destination column mapped once.
 
     Checked on the pipe as it would be after an update that touches ``fieldMappings`` or
     ``destination.columns``; a violation is the 400 the service answers.
     """
+    if not pipe.get("fieldMappings"):
+        return  # no mappings: every source field goes to the column of the same name
     columns = [c["name"] for c in pipe.get("destination", {}).get("columns", [])]
     known = set(columns)
     seen: set[str] = set()
@@ -467,6 +490,19 @@ def check_kafka_credentials(
         )
 
 
+def check_kinesis(kinesis: dict[str, Any], changes: dict[str, Any]) -> None:
+    """The credential field of the (maybe new) authentication must be there: ``iamRole`` for
+    IAM_ROLE, ``accessKey`` for IAM_USER (in this request when the method changes to it)."""
+    method = kinesis.get("authentication")
+    where = "source.kinesis"
+    if method == "IAM_ROLE" and not kinesis.get("iamRole"):
+        raise ApiError(400, f"{where}.iamRole is required for authentication IAM_ROLE")
+    if method == "IAM_USER" and kinesis.get("accessKey") is None:
+        raise ApiError(400, f"{where}.accessKey is required for authentication IAM_USER")
+    if "authentication" in changes and method == "IAM_USER" and "accessKey" not in changes:
+        raise ApiError(400, f"{where}.accessKey is required to switch authentication to IAM_USER")
+
+
 def check_object_storage(source: dict[str, Any]) -> None:
     """``startAfter`` cannot be given when the initial load is skipped."""
     if source.get("skipInitialLoad") and source.get("startAfter") is not None:
@@ -475,14 +511,9 @@ def check_object_storage(source: dict[str, Any]) -> None:
         )
 
 
-def validate_pipe_update(body: Any) -> dict[str, Any]:
-    """The normalised pipe PATCH body, or a 400 naming the first bad field."""
-    return _management(PIPE_UPDATE, body)
-
-
 def validate_organization_update(body: Any) -> dict[str, Any]:
     """The normalised organization PATCH body, or a 400 naming the first bad field."""
-    return _management(ORGANIZATION_UPDATE, body)
+    return management(ORGANIZATION_UPDATE, body)
 
 
 def validate_dashboard(body: Any) -> dict[str, Any]:
@@ -496,7 +527,8 @@ def validate_dashboard(body: Any) -> dict[str, Any]:
     return result
 
 
-def _management(schema: Validator, body: Any) -> dict[str, Any]:
+def management(schema: Validator, body: Any) -> dict[str, Any]:
+    """The body validated by ``schema``, or the management 400 naming the first bad field."""
     if not isinstance(body, dict):
         raise ApiError(400, "Request body must be a JSON object")
     try:
