@@ -21,6 +21,7 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.paths import pipe_path, pipes_path
+from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
 from reconciler.model.fields import create_omits_null, is_secret_path
 from reconciler.model.identity import Bound, Record
@@ -84,8 +85,10 @@ def _stated(value: Any, path: JsonPath) -> Any:
 
 
 def create_changes(resource: Resource, body: Mapping[str, SecretTree]) -> list[FieldChange]:
-    """Return one change per field the create sends (a secret subtree as one sensitive change)."""
+    """Return one change per field the create sends (a secret subtree as one sensitive change;
+    a null as a reset to the service's default, which is what the created pipe then shows)."""
     out: list[FieldChange] = []
+    defaults = reset_defaults()
 
     def walk(value: Any, path: JsonPath) -> None:
         if path and is_secret_path(path):
@@ -95,6 +98,12 @@ def create_changes(resource: Resource, body: Mapping[str, SecretTree]) -> list[F
         elif isinstance(value, Mapping) and value:
             for key, sub in value.items():
                 walk(sub, (*path, key))
+        elif value is None and path in defaults:
+            out.append(
+                FieldChange(
+                    path, MISSING, defaults[path], ChangeKind.RESET, resource.locate_spec(*path)
+                )
+            )
         else:
             out.append(
                 FieldChange(path, MISSING, value, ChangeKind.SET, resource.locate_spec(*path))
