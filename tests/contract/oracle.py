@@ -209,7 +209,7 @@ class Contract:
         self.document = repaired(document)
         self.allowed = allowed
         resource = Resource.from_contents(self.document, default_specification=DRAFT202012)
-        self._registry: Registry[Any] = Registry().with_resource(_URI, resource)
+        self.registry: Registry[Any] = Registry().with_resource(_URI, resource)
         self.operations: list[Operation] = []
         for template, item in self.document["paths"].items():
             regex = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"
@@ -402,7 +402,7 @@ def _validator(contract: Contract, pointer: str) -> jsonschema.protocols.Validat
     key = (id(contract), pointer)
     if key not in _VALIDATORS:
         _VALIDATORS[key] = jsonschema.Draft202012Validator(
-            {"$ref": f"{_URI}#{pointer}"}, registry=contract._registry, format_checker=FORMATS
+            {"$ref": f"{_URI}#{pointer}"}, registry=contract.registry, format_checker=FORMATS
         )
     return _VALIDATORS[key]
 
