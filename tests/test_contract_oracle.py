@@ -141,6 +141,30 @@ def test_oracle_should_refuse_operations_the_contract_lacks(
 
 
 @pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", []),
+        ("filter=tag%3AEnvironment%3DProduction", []),
+        ("filter=tag%3AisActive&filter=tag%3AEnvironment%3DProduction", []),
+        ("page=2", ["query parameter page"]),
+    ],
+)
+def test_oracle_should_read_repeated_query_parameters_as_the_array_the_contract_types(
+    query: str, expected: list[str]
+) -> None:
+    exchange = {
+        "method": "GET",
+        "path": f"/v1/organizations/{ORG_ID}/services",
+        "agent": "reconcile",
+        "query": query,
+        "status": 200,
+        "response": {"status": 200, "requestId": _UUID, "result": []},
+    }
+
+    assert [v.part for v in Contract.load().judge(exchange)] == expected
+
+
+@pytest.mark.parametrize(
     ("kafka", "expected"),
     [
         ({"authentication": "PLAIN", "credentials": {"username": "u", "password": "p"}}, []),
@@ -258,6 +282,6 @@ def test_a_run_with_a_violation_should_fail_naming_the_test_operation_path_and_r
     )
     assert "$.result.source.postgres.port: maximum 65535" in out
     assert (
-        "contract: 1 exchanges recorded, 1 judged (1 client requests), 0 allow-listed, 1 violations"
+        "contract: 1 exchanges recorded, 1 judged (1 client requests), 0 allow-listed, 1 violations "
         in out
     )

@@ -301,23 +301,23 @@ class Contract:
             spec = declared.get(("path", name))
             if spec is not None:
                 found += self._check(op, f"path parameter {name}", value, spec["schema"], "$")
-        query = parse_qsl(exchange.get("query") or "", keep_blank_values=True)
-        for name, value in query:
+        # Query parameters are form-style and exploded: `filter=a&filter=b` is the array [a, b].
+        query: dict[str, list[str]] = {}
+        for name, value in parse_qsl(exchange.get("query") or "", keep_blank_values=True):
+            query.setdefault(name, []).append(value)
+        for name, values in query.items():
             spec = declared.get(("query", name))
+            part = f"query parameter {name}"
             if spec is None:
-                found.append(
-                    Violation(
-                        op.label,
-                        f"query parameter {name}",
-                        "$",
-                        "parameters",
-                        "the operation takes no such query parameter",
-                    )
-                )
-            else:
-                found += self._check(op, f"query parameter {name}", value, spec["schema"], "$")
+                found.append(Violation(op.label, part, "$", "parameters", "no such parameter"))
+                continue
+            schema = spec["schema"]
+            value: Any = values if schema.get("type") == "array" else values[-1]
+            if len(values) > 1 and schema.get("type") != "array":
+                found.append(Violation(op.label, part, "$", "type", "repeated, but not an array"))
+            found += self._check(op, part, value, schema, "$")
         for (where, name), spec in declared.items():
-            if where == "query" and spec.get("required") and name not in dict(query):
+            if where == "query" and spec.get("required") and name not in query:
                 found.append(
                     Violation(op.label, f"query parameter {name}", "$", "required", "missing")
                 )

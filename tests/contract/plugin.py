@@ -15,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
@@ -51,6 +52,7 @@ class Ledger:
 
     def judge(self) -> list[Violation]:
         """Judge what was appended since the last call; count it."""
+        started = time.perf_counter()
         contract = Contract.load()
         found: list[Violation] = []
         for exchange in self.take():
@@ -77,6 +79,7 @@ class Ledger:
                     )
             found += violations
         self.counts["violations"] += len(found)
+        self.counts["milliseconds"] += round((time.perf_counter() - started) * 1000)
         for violation in found:
             where = re.sub(r"\[\d+\]", "[*]", violation.path)
             self.rules[f"{violation.operation} {violation.part} {where}: {violation.rule}"] += 1
@@ -154,7 +157,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_line(
         f"contract: {counts['exchanges']} exchanges recorded, {counts['judged']} judged "
         f"({counts['client requests']} client requests), {counts['allowed']} allow-listed, "
-        f"{counts['violations']} violations"
+        f"{counts['violations']} violations ({counts['milliseconds'] / 1000:.1f} s judging)"
     )
     for rule, number in totals["rules"].most_common():
         terminalreporter.write_line(f"  {number:5d} × {rule}")
