@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -107,6 +108,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _LEDGER = pytest.StashKey[Ledger]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this process's exchange log (what it held was judged at session end)."""
+    ledger = config.stash.get(_LEDGER, None)
+    if ledger is not None:
+        shutil.rmtree(ledger.path.parent, ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
