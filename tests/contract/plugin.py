@@ -87,6 +87,35 @@ class Ledger:
         return found
 
 
+class Planted:
+    """A test's private exchange log, for tests that break the contract on purpose."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def violations(self) -> list[Violation]:
+        """Every violation the exchanges recorded here commit."""
+        if not self.path.exists():
+            return []
+        contract = Contract.load()
+        found: list[Violation] = []
+        for line in self.path.read_text().splitlines():
+            found += contract.judge(json.loads(line))
+        return found
+
+
+@pytest.fixture
+def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Planted:
+    """Record the emulators this test creates to a log of its own, judged by the test itself.
+
+    For a test that sends what the contract refuses on purpose (to see an error handled): its
+    exchanges stay out of the run-wide check, and the test asserts the violation it planted.
+    """
+    path = tmp_path / "planted-exchanges.jsonl"
+    monkeypatch.setenv(ENV, str(path))
+    return Planted(path)
+
+
 def _report(violations: list[Violation]) -> str:
     lines = [f"{len(violations)} exchange(s) broke the management contract (contract/):"]
     seen: set[str] = set()
