@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types unit bench bench-quick clean servers docs
+.PHONY: demo test lint types unit bench bench-quick clean servers docs contract-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ servers:
 # worker (--dist loadfile): some modules' tests read what earlier tests of the module recorded.
 test: servers lint types docs
 	$(BIN)/python -m pytest -n 4 --dist loadfile
+
+# For maintainers: the service's contract (contract/) against our manifest schemas. Prints the
+# contract's writable fields we do not manage, one a line, then anything our schemas accept that
+# the contract refuses or file otherwise than its bodies (those make it fail).
+contract-check: $(STAMP)
+	$(BIN)/python -m tests.contract.drift
 
 bench: $(STAMP)
 	$(BIN)/python bench/validate_bench.py

@@ -27,8 +27,9 @@ from tests.seed_ids import SEED
 
 __all__ = ["SEED", "Emulator", "start_emulator"]
 
-# Session fixtures for the shared-state backends: a real PostgreSQL cluster and moto_server.
-pytest_plugins = ["tests.state_servers"]
+# Session fixtures for the shared-state backends (a real PostgreSQL cluster and moto_server), and
+# the contract check of every exchange with an emulator (tests/contract/plugin.py).
+pytest_plugins = ["tests.state_servers", "tests.contract.plugin"]
 
 _MANAGEMENT_LINE = re.compile(
     r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "

@@ -2,67 +2,27 @@
 
 ``contract_errors(method, template, response)`` checks one management answer — status listed,
 body valid against the contract's schema for that operation and status — and returns the
-violations, each naming the JSON path and the rule. The contract's two known defects are
-corrected when it is loaded, as its README says: an enum of a type that allows ``null`` also
-allows ``null``, and a ``oneOf`` whose branches carry no ``type`` (any object matches them
-all) is read as ``anyOf``. A property schema that is not a schema at all (``Service.tags`` is
-a list of keyword names) is read as "anything".
+violations, each naming the JSON path and the rule. The contract is the one the oracle loads
+(``tests.contract.oracle``), with its known defects repaired there, in one place.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 import jsonschema
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
+from tests.contract.oracle import FORMATS, Contract
 from tests.seed_ids import ORG_ID
 
-CONTRACT = Path(__file__).resolve().parent.parent / "contract" / "management.openapi.json"
 _ROOT = "urn:contract"
 
 
-def _corrected(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_corrected(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    fixed = {key: _corrected(value) for key, value in node.items()}
-    types = fixed.get("type")
-    if isinstance(types, list) and "null" in types and "enum" in fixed:
-        fixed["enum"] = [*fixed["enum"], None]
-    branches = fixed.get("oneOf")
-    if isinstance(branches, list) and not all(_typed(b, fixed) for b in branches):
-        fixed["anyOf"] = fixed.pop("oneOf")
-    properties = fixed.get("properties")
-    if isinstance(properties, dict):
-        fixed["properties"] = {
-            key: value if isinstance(value, dict | bool) else {}
-            for key, value in properties.items()
-        }
-    return fixed
-
-
-def _typed(branch: Any, _: Any) -> bool:
-    return isinstance(branch, dict) and "type" in branch
-
-
-@functools.cache
 def contract() -> dict[str, Any]:
-    """The contract document with its known defects corrected."""
-    document: dict[str, Any] = _corrected(json.loads(CONTRACT.read_text(encoding="utf-8")))
-    return document
-
-
-@functools.cache
-def _registry() -> Registry:
-    resource = Resource.from_contents(contract(), default_specification=DRAFT202012)
-    return Registry().with_resource(_ROOT, resource)
+    """The contract document with its known defects repaired."""
+    return Contract.load().document
 
 
 def operation(method: str, template: str) -> dict[str, Any]:
@@ -74,7 +34,7 @@ def operation(method: str, template: str) -> dict[str, Any]:
 def schema_errors(schema: dict[str, Any], instance: Any) -> list[str]:
     """Every violation of ``schema`` (refs resolve in the contract) by ``instance``."""
     validator = jsonschema.Draft202012Validator(
-        schema, registry=_registry(), format_checker=jsonschema.FormatChecker()
+        schema, registry=Contract.load().registry, format_checker=FORMATS
     )
     found = []
     for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path)):

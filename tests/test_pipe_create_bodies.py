@@ -15,6 +15,10 @@ from reconciler.plan.actions import Op, Purpose
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.lifecycle import create_body, plan_create
 from reconciler.plan.planfile import action_to_json
+from tests.contract.oracle import Contract
+from tests.seed_ids import ANALYTICS, ORG_ID
+
+CONTRACT = Contract.load()
 
 KEY = b"k" * 32
 TARGET = {"organizationId": "org-1", "serviceId": "svc-1"}
@@ -40,7 +44,7 @@ SPECS: dict[str, dict[str, Any]] = {
                 "authentication": "SCRAM-SHA-512",
                 "credentials": {"username": Secret("u"), "password": Secret("p")},
             },
-            "validateSamples": True,  # an update flag: not part of a create
+            "validateSamples": True,  # the create body's source takes it too
         },
         "destination": TABLE,
         "fieldMappings": MAPPINGS,
@@ -126,10 +130,75 @@ def test_the_create_body_of_each_source_kind_passes_the_emulators_create_validat
     assert (post.method, post.purpose, post.idempotent) == ("POST", Purpose.CREATE, False)
     assert post.path == "/v1/organizations/org-1/services/svc-1/pipes"
     body = reveal(post.body)
+    assert CONTRACT.judge(_as_sent(post.path, body)) == []
     accepted = validate_pipe_create(body)  # raises the emulator's 400 on a bad body
-    assert accepted["source"] == body["source"]
+    assert {k: v for k, v in accepted["source"].items() if k != "validateSamples"} == {
+        k: v for k, v in body["source"].items() if k != "validateSamples"
+    }
     assert "organizationId" not in body and "pipeId" not in body
-    assert "engine_max_threads" not in body.get("settings", {})  # null: the service's default
+    if kind == "kafka":  # a stated null is sent: the created pipe equals the manifest at once
+        assert body["settings"] == {
+            "streaming_max_insert_wait_ms": 5000,
+            "engine_max_threads": None,
+        }
+
+
+def _as_sent(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The exchange the contract oracle judges: this body sent by the client, answered 400."""
+    return {
+        "method": "POST",
+        "path": path.replace("org-1", ORG_ID).replace("svc-1", ANALYTICS),
+        "agent": "reconcile",
+        "request": body,
+        "status": 400,
+        "response": {"status": 400, "requestId": ORG_ID, "error": "BAD_REQUEST: judged alone"},
+    }
+
+
+NULLS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # kind: (stated nulls, what the create body holds of them)
+    "kafka": (
+        {"authentication": None, "caCertificate": None, "iamRole": None},
+        {"caCertificate": None, "iamRole": None},  # the create takes no null authentication
+    ),
+    "objectStorage": (
+        {"startAfter": None, "skipInitialLoad": None},
+        {"startAfter": None, "skipInitialLoad": None},
+    ),
+    "postgres": ({"tlsHost": None, "caCertificate": None, "disableTls": None}, {}),
+}
+
+
+@pytest.mark.parametrize("kind", list(NULLS))
+def test_a_create_sends_the_stated_nulls_the_contract_takes_and_leaves_out_the_others(
+    kind: str,
+) -> None:
+    stated, sent = NULLS[kind]
+    spec = {**SPECS[kind], "scaling": {"replicas": None}}
+    spec["source"] = {kind: {**SPECS[kind]["source"][kind], **stated}}
+    resource = _resource(kind, spec)
+
+    action = plan_create(resource, resource.spec, SecretCheck(KEY, {}), target=TARGET)
+
+    (post,) = action.requests
+    body = reveal(post.body)
+    assert {k: v for k, v in body["source"][kind].items() if k in stated} == sent
+    assert "scaling" not in body
+    assert CONTRACT.judge(_as_sent(post.path, body)) == []
+
+
+def test_a_create_without_field_mappings_maps_by_column_name_and_says_so() -> None:
+    spec = {k: v for k, v in SPECS["objectStorage"].items() if k != "fieldMappings"}
+    resource = _resource("objectStorage", spec)
+
+    action = plan_create(resource, resource.spec, SecretCheck(KEY, {}), target=TARGET)
+
+    assert action.operation is Op.CREATE and not action.errors, action.errors
+    assert "fieldMappings" not in reveal(action.requests[0].body)
+    assert any(
+        "maps each source field to the destination column of the same name" in w
+        for w in action.warnings
+    )
 
 
 def test_a_create_shows_each_secret_as_a_marker_and_fingerprints_it() -> None:

@@ -7,7 +7,9 @@ rate limit on arrival (management only, per key), injected latency (``asyncio.sl
 concurrent requests overlap), an injected fault, then the API itself; the outcome is appended
 to the request log. A dropped connection is made real: under the emulator's uvicorn protocol
 the socket is aborted without a byte of response (``scope["emulator.abort"]``); in-process
-(ASGI transports used by tests) ``ConnectionDropped`` is raised out of the app instead.
+(ASGI transports used by tests) ``ConnectionDropped`` is raised out of the app instead. When
+``RECONCILE_EMULATOR_CONTRACT_LOG`` names a file, every exchange is also appended to it
+(``recording``), for the test suite to judge against the service's contract.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from reconciler.emulator.faults import (
 )
 from reconciler.emulator.handlers import Call
 from reconciler.emulator.protocol import ApiError, Identities, basic_pair, json_response
+from reconciler.emulator.recording import Recorder
 from reconciler.emulator.seed import build_seed
 from reconciler.emulator.store import Store
 
@@ -111,6 +114,7 @@ class EmulatorApp:
         self.runtime = runtime
         self.api = Api(runtime.store, runtime.config, runtime.identities)
         self.admin = Admin(runtime)
+        self.recorder = Recorder.from_env()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI: lifespan is acknowledged, HTTP requests are handled, the rest ignored."""
@@ -119,6 +123,8 @@ class EmulatorApp:
             return
         if scope["type"] != "http":
             return
+        if self.recorder is not None:
+            receive, send = self.recorder.wrap(scope, receive, send)
         request = Request(scope, receive)
         body = await request.body()
         if scope["path"] == "/openapi.json" and request.method == "GET":

@@ -254,6 +254,10 @@ def _explain_one(error: Any) -> list[tuple[JsonPath, str]]:
         if recognised is not None:
             return [item for sub in recognised for item in _explain_one(sub)]
         return [(path, _explain_alternatives(error, schema, hide))]
+    refused = schema.get("x-refused", {})
+    if keyword == "enum" and isinstance(instance, str) and instance in refused:
+        # A value people reach for that the service lacks: say what to do instead.
+        return [(path, f"{instance} is not accepted: {refused[instance]}")]
     return [(path, message_for(keyword, value, instance, hide))]
 
 
@@ -293,6 +297,15 @@ def _min_length(value: Any, instance: Any, shown: str) -> str:
     return f"is too short: {len(instance)} characters, at least {value}"
 
 
+def _repeated(items: Any) -> str:
+    seen: list[Any] = []
+    for item in items if isinstance(items, list) else ():
+        if item in seen:
+            return repr(item)
+        seen.append(item)
+    return "an item"
+
+
 # keyword -> message from (the keyword's schema value, the instance, the instance as shown).
 _MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
     "const": lambda value, instance, shown: f"must be {value!r}, got {shown}",
@@ -309,6 +322,7 @@ _MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
     "maxItems": lambda value, instance, shown: (
         f"has {len(instance)} items, at most {value} allowed"
     ),
+    "uniqueItems": lambda value, instance, shown: f"lists {_repeated(instance)} more than once",
     "minProperties": lambda value, instance, shown: f"needs at least {_plural(value, 'field')}",
     "maxProperties": lambda value, instance, shown: (
         f"has {len(instance)} fields, at most {value} allowed"

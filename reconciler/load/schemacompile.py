@@ -9,6 +9,7 @@ does not implement raises ``Unsupported`` and the caller falls back to jsonschem
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -30,6 +31,8 @@ _ANNOTATIONS = frozenset(
         "examples",
         "default",
         "deprecated",
+        # A value the service refuses, with the hint said instead of the bare enum list.
+        "x-refused",
     }
 )
 
@@ -106,7 +109,7 @@ class Compiler:
             "maxProperties",
         } & set(schema):
             checks.append(self._object_check(schema, base))
-        if {"items", "minItems", "maxItems"} & set(schema):
+        if {"items", "minItems", "maxItems", "uniqueItems"} & set(schema):
             checks.append(self._array_check(schema, base))
         if "oneOf" in schema:
             alternatives = [self.check(s, base) for s in schema["oneOf"]]
@@ -157,11 +160,14 @@ class Compiler:
         item = self.check(schema["items"], base) if "items" in schema else None
         low = schema.get("minItems", 0)
         high = schema.get("maxItems")
+        unique = schema.get("uniqueItems", False)
 
         def check(x: Any) -> bool:
             if type(x) is not list:
                 return True
             if len(x) < low or (high is not None and len(x) > high):
+                return False
+            if unique and len({json.dumps(v, sort_keys=True) for v in x}) < len(x):
                 return False
             return item is None or all(item(v) for v in x)
 
@@ -221,6 +227,7 @@ _HANDLED = frozenset(
         "items",
         "minItems",
         "maxItems",
+        "uniqueItems",
         "oneOf",
         "anyOf",
     }

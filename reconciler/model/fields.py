@@ -36,7 +36,7 @@ _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
             "serviceAccountKey",
         }
     ),
-    "kinesis": frozenset({"iamRole", "accessKey"}),
+    "kinesis": frozenset({"authentication", "iamRole", "accessKey"}),
     "postgres": frozenset(
         {
             "host",
@@ -101,6 +101,29 @@ SECRET_MEMBERS: frozenset[str] = (
 REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
 
 KAFKA_DEFAULT_AUTHENTICATION = "PLAIN"
+
+# ``null`` in a manifest resets a field to the service's default. An update sends the null,
+# except where the field is an enumeration that lists no null: there it sends the default
+# itself. A create sends the null too, except where the create body takes no null for the
+# field (scaling, kafka authentication, the postgres TLS fields): there the field is left out,
+# which gives the same default. Both lists are checked against the service's contract.
+RESET_SENDS_DEFAULT: frozenset[JsonPath] = frozenset({("source", "kafka", "authentication")})
+CREATE_OMITS_NULL: frozenset[JsonPath] = frozenset(
+    {
+        ("scaling",),
+        ("source", "kafka", "authentication"),
+        ("source", "postgres", "tlsHost"),
+        ("source", "postgres", "caCertificate"),
+        ("source", "postgres", "disableTls"),
+        ("source", "postgres", "skipCertVerification"),
+    }
+)
+
+
+def create_omits_null(path: JsonPath) -> bool:
+    """Tell whether a create body leaves out a ``null`` at ``path`` (it takes none there)."""
+    return any(path[: len(prefix)] == prefix for prefix in CREATE_OMITS_NULL)
+
 
 # Arrays replaced whole when they differ (every other array is also replaced whole, except
 # the set-like table mappings, which become add/remove).

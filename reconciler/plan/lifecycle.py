@@ -1,7 +1,7 @@
 """Planning a pipe's life beyond updates: create, replace, prune.
 
 A manifest bound to no live pipe (``identity.Bound.NEW``) becomes a create: one POST of the
-whole pipe (its create-time fields included, ``null`` fields left to the service's defaults),
+whole pipe (its create-time fields included, and every stated ``null`` the create body takes),
 shown field by field with secrets as ``(sensitive value)``. A create-time field that differs on
 a live pipe can only change through a replacement: with ``--replace`` (never for a pinned
 ``pipeId``) a DELETE of the old pipe then the same POST. Prune deletes a pipe this tool created
@@ -21,8 +21,9 @@ from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.paths import pipe_path, pipes_path
+from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
-from reconciler.model.fields import is_secret_path
+from reconciler.model.fields import create_omits_null, is_secret_path
 from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
@@ -59,15 +60,19 @@ _LOST = {
 
 
 def create_body(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
-    """Return the POST body of a pipe ``spec`` (secrets resolved): nulls left to the service.
+    """Return the POST body of a pipe ``spec`` (secrets resolved): every stated field.
 
-    ``source.validateSamples`` qualifies an update only: the create body's source holds the
-    source kind alone.
+    A stated ``null`` is sent as null (the service's default, stated), so that the created pipe
+    equals the manifest at once; where the create body takes no null it is left out instead
+    (``fields.create_omits_null``), which gives the same default.
     """
-    body = {k: v for k in CREATE_FIELDS if k in spec for v in [_without_nulls(spec[k])] if v != {}}
-    if isinstance(body.get("source"), Mapping):
-        body["source"] = {k: v for k, v in body["source"].items() if k != "validateSamples"}
-    return body
+    return {
+        k: v
+        for k in CREATE_FIELDS
+        if k in spec
+        for v in [_stated(spec[k], (k,))]
+        if v != {} and v is not None
+    }
 
 
 def sent_hash(body: Mapping[str, SecretTree]) -> str:
@@ -94,21 +99,32 @@ def shows_body(body: Mapping[str, SecretTree], live: JsonMapping) -> bool:
 
 
 def _public(value: Any, path: JsonPath) -> Any:
-    """Return a create body without its secret subtrees."""
+    """Return a create body without its secret subtrees and its nulls (a null asks for the
+    service's default, which a live pipe may show as a value or leave out)."""
     if not isinstance(value, Mapping):
         return value
-    return {k: _public(v, (*path, k)) for k, v in value.items() if not is_secret_path((*path, k))}
+    return {
+        k: _public(v, (*path, k))
+        for k, v in value.items()
+        if v is not None and not is_secret_path((*path, k))
+    }
 
 
-def _without_nulls(value: Any) -> Any:
+def _stated(value: Any, path: JsonPath) -> Any:
     if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {
+            k: _stated(v, (*path, k))
+            for k, v in value.items()
+            if v is not None or not create_omits_null((*path, k))
+        }
     return value
 
 
 def create_changes(resource: Resource, body: Mapping[str, SecretTree]) -> list[FieldChange]:
-    """Return one change per field the create sends (a secret subtree as one sensitive change)."""
+    """Return one change per field the create sends (a secret subtree as one sensitive change;
+    a null as a reset to the service's default, which is what the created pipe then shows)."""
     out: list[FieldChange] = []
+    defaults = reset_defaults()
 
     def walk(value: Any, path: JsonPath) -> None:
         if path and is_secret_path(path):
@@ -118,6 +134,12 @@ def create_changes(resource: Resource, body: Mapping[str, SecretTree]) -> list[F
         elif isinstance(value, Mapping) and value:
             for key, sub in value.items():
                 walk(sub, (*path, key))
+        elif value is None and path in defaults:
+            out.append(
+                FieldChange(
+                    path, MISSING, defaults[path], ChangeKind.RESET, resource.locate_spec(*path)
+                )
+            )
         else:
             out.append(
                 FieldChange(path, MISSING, value, ChangeKind.SET, resource.locate_spec(*path))
@@ -172,7 +194,7 @@ def plan_create(
         changes=tuple(changes),
         requests=() if errors else (post,),
         errors=tuple(errors),
-        warnings=(*gone, *warnings),
+        warnings=(*gone, *warnings, *mapping_note(spec)),
         target=dict(target),
         basis=basis,
         basis_hash=content_hash(basis),
@@ -210,7 +232,7 @@ def plan_replace(
         operation=Op.REPLACE,
         changes=(*reasons, *created.changes),
         requests=(delete, *created.requests),
-        warnings=(warning,),
+        warnings=(warning, *created.warnings),
         basis=basis,
         basis_hash=content_hash(basis),
         bound=bound,
@@ -358,12 +380,18 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
                     f"{resource.locate_spec('destination') if destination else resource.locate_spec()}: "
                     f"spec.destination.{f} is required to create the pipe"
                 )
-        if not spec.get("fieldMappings"):
-            errors.append(
-                f"{resource.locate_spec()}: spec.fieldMappings is required to create the pipe "
-                "(every destination column mapped once)"
-            )
     return errors
+
+
+def mapping_note(spec: Mapping[str, SecretTree]) -> tuple[str, ...]:
+    """What a create without ``fieldMappings`` does (said in the plan): map by column name."""
+    source = _mapping(spec.get("source"))
+    if "fieldMappings" in spec or "postgres" in source or not source:
+        return ()
+    return (
+        "no fieldMappings stated: the service maps each source field to the destination "
+        "column of the same name",
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
-from reconciler.model.fields import TABLE_MAPPING_KEY, is_secret_path
+from reconciler.model.fields import RESET_SENDS_DEFAULT, TABLE_MAPPING_KEY, is_secret_path
 from reconciler.model.json import as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, holds_secret, secret_paths
@@ -175,7 +175,8 @@ def _pipe_requests(
         if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
             _set_in(body, change.path, change.new)
         elif change.kind is ChangeKind.RESET:
-            _set_in(body, change.path, None)
+            # null, except where the field's enumeration has none: then the default itself.
+            _set_in(body, change.path, change.new if change.path in RESET_SENDS_DEFAULT else None)
     removes = [_mapping_ref(members(c.old)) for c in changes if c.kind is ChangeKind.REMOVE]
     adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = as_mapping(spec.get("source")).get("validateSamples")
