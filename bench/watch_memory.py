@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +42,17 @@ from tests.conftest import start_emulator, stop_emulator  # noqa: E402
 TARGET_MB = 2.0
 SETTLED = 50  # the cycle whose RSS is the baseline
 _CYCLE = re.compile(r"cycle (\d+): (\S+?);")
+
+
+@dataclass
+class Figures:
+    """What the run measured: samples are (RSS in KB, open fds, threads)."""
+
+    cycles: int = 0
+    seconds: float = 0.0
+    results: dict[str, int] = field(default_factory=dict)
+    settled: tuple[int, int, int] = (0, 0, 0)
+    last: tuple[int, int, int] = (0, 0, 0)
 
 
 def sample(pid: int) -> tuple[int, int, int]:
@@ -97,7 +109,7 @@ def main() -> None:
 
 def run_watch(
     base: list[str], common: list[str], args: argparse.Namespace, work: Path, env: dict[str, str]
-) -> dict[str, object]:
+) -> Figures:
     """Run ``reconcile watch`` for ``args.cycles`` cycles; return the samples taken."""
     argv = [*base, "watch", *common, "--interval", args.interval, "--jitter", "0"]
     watch = subprocess.Popen(
@@ -109,21 +121,20 @@ def run_watch(
         text=True,
     )
     assert watch.stdout is not None
-    results: dict[str, int] = {}
-    settled = last = (0, 0, 0)
-    cycles, began, tail = 0, time.monotonic(), []
+    figures, began = Figures(), time.monotonic()
+    tail: list[str] = []
     try:
         for line in watch.stdout:
             tail = [*tail[-5:], line.rstrip()]
             match = _CYCLE.search(line)
             if match is None:
                 continue
-            cycles = int(match.group(1))
-            results[match.group(2)] = results.get(match.group(2), 0) + 1
-            last = sample(watch.pid)
-            if cycles == SETTLED:
-                settled = last
-            if cycles >= args.cycles:
+            figures.cycles = int(match.group(1))
+            figures.results[match.group(2)] = figures.results.get(match.group(2), 0) + 1
+            figures.last = sample(watch.pid)
+            if figures.cycles == SETTLED:
+                figures.settled = figures.last
+            if figures.cycles >= args.cycles:
                 break
     finally:
         watch.send_signal(signal.SIGTERM)
@@ -132,28 +143,22 @@ def run_watch(
         except subprocess.TimeoutExpired:
             watch.kill()
             watch.wait()
-    if cycles < args.cycles:
-        sys.exit(f"watch ended after {cycles} cycles: {' | '.join(tail)}")
-    return {
-        "cycles": cycles,
-        "seconds": time.monotonic() - began,
-        "results": results,
-        "settled": settled,
-        "last": last,
-    }
+    if figures.cycles < args.cycles:
+        sys.exit(f"watch ended after {figures.cycles} cycles: {' | '.join(tail)}")
+    figures.seconds = time.monotonic() - began
+    return figures
 
 
-def report(figures: dict[str, object], args: argparse.Namespace) -> None:
+def report(figures: Figures, args: argparse.Namespace) -> None:
     """Print the samples, the growth and the verdict."""
-    cycles, seconds = figures["cycles"], figures["seconds"]
-    (rss0, fds0, threads0), (rss1, fds1, threads1) = figures["settled"], figures["last"]  # type: ignore[misc]
-    assert isinstance(cycles, int) and isinstance(seconds, float)
+    cycles, seconds = figures.cycles, figures.seconds
+    (rss0, fds0, threads0), (rss1, fds1, threads1) = figures.settled, figures.last
     growth = (rss1 - rss0) / 1024
     per_cycle = (rss1 - rss0) / (cycles - SETTLED)
     print(
         f"watch --interval {args.interval} --jitter 0, {args.state} state"
         f"{', every request failing' if args.failing else ''}: {cycles} cycles in {seconds:.0f} s"
-        f" {figures['results']}"
+        f" {figures.results}"
     )
     print(f"RSS at cycle {SETTLED}:   {rss0 / 1024:7.1f} MB  ({fds0} fds, {threads0} threads)")
     print(f"RSS at cycle {cycles}:  {rss1 / 1024:7.1f} MB  ({fds1} fds, {threads1} threads)")
