@@ -5,6 +5,7 @@ plan, and everything returns as it was, also on error and around someone else's 
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -67,3 +68,31 @@ def test_spared_should_not_touch_a_freeze_made_by_someone_else() -> None:
         assert gc.get_freeze_count() == theirs
     finally:
         gc.unfreeze()
+
+
+class _Node:
+    """A container in a reference cycle: only the cyclic collector can free it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _cyclic_garbage(alive: weakref.WeakSet[_Node], count: int) -> None:
+    for _ in range(count):
+        alive.add(_Node())
+
+
+def test_spared_blocks_one_after_another_should_not_keep_the_garbage_of_earlier_ones() -> None:
+    # A freeze takes uncollected garbage with it; unfrozen, it lands in the oldest generation,
+    # which the collector's own passes rarely visit: a process planning every few minutes
+    # (watch) kept every run's garbage for good. At most the last block's may be left.
+    alive: weakref.WeakSet[_Node] = weakref.WeakSet()
+    per_block = 300
+    for _ in range(20):
+        _cyclic_garbage(alive, per_block)  # left over from the work before this block
+        with collector.spared() as loaded:
+            _cyclic_garbage(alive, per_block)  # made while loading (the collector paused)
+            loaded()
+            _cyclic_garbage(alive, per_block)
+            collector.freeze_alive()
+    assert len(alive) <= 3 * per_block

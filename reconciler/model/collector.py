@@ -7,6 +7,15 @@ cyclic collector walks them again: 0.4-0.6 s of such a plan went there. ``spared
 the collector while manifests load, then freezes what is alive (``gc.freeze``) so later passes
 skip it; ``freeze_alive()`` does the same for a large answer just decoded; everything is
 unfrozen when the block ends. Objects built meanwhile are collected as usual.
+
+A freeze cannot tell garbage from live objects: cycles not yet collected when it happens are
+frozen too, and ``gc.unfreeze`` hands everything to the oldest generation, whose full pass
+CPython starts only when a quarter of it is new since the last one — and unfrozen objects do
+not count as new. So each block's leftover garbage stayed: a process that plans every few
+minutes (``watch``, or a library caller) grew by its garbage every cycle, without end. Hence
+a ``spared()`` block that follows a freeze first runs one full collection, while only what
+lives between runs is alive (10–20 ms of CPU); a one-shot command, whose first block it is, pays
+nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from collections.abc import Callable, Iterator
 
 # Whether a ``spared()`` block froze objects (and so owns the freeze ``freeze_alive`` extends).
 _owned = False
+# Whether objects were unfrozen since the last full collection a block ran (see the module).
+_unfrozen = False
 
 
 @contextlib.contextmanager
@@ -36,10 +47,14 @@ def spared() -> Iterator[Callable[[], None]]:
     """Pause the collector until ``loaded()`` is called, then freeze what is alive; unfreeze at exit.
 
     Nothing is frozen if objects are frozen already (someone else's freeze is theirs to end).
+    The garbage an earlier block unfroze is collected first (unless the collector is off).
     """
-    global _owned
+    global _owned, _unfrozen
     was_enabled = gc.isenabled()
     froze = False
+    if _unfrozen and was_enabled and gc.get_freeze_count() == 0:
+        gc.collect()
+        _unfrozen = False
 
     def loaded() -> None:
         global _owned
@@ -57,6 +72,7 @@ def spared() -> Iterator[Callable[[], None]]:
         if froze:
             gc.unfreeze()
             _owned = False
+            _unfrozen = True
         if was_enabled:
             gc.enable()
 
