@@ -28,6 +28,20 @@ _SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {
         f"postgres {b.get('host', '?')}:{b.get('port', '?')}/{b.get('database', '?')} "
         f"({len(as_items(b.get('tableMappings')))} tables)"
     ),
+    "pubsub": lambda b: f"pubsub {b.get('topic', '?')} ({b.get('projectId', '?')})",
+    "mysql": lambda b: (
+        f"mysql {b.get('host', '?')}:{b.get('port', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
+    # A URI may carry a user and password before its host: only the host part is shown.
+    "mongodb": lambda b: (
+        f"mongodb {str(b.get('uri', '?')).rpartition('@')[2]} "
+        f"({len(as_items(b.get('tableMappings')))} collections)"
+    ),
+    "bigquery": lambda b: (
+        f"bigquery {b.get('snapshotStagingPath', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
 }
 
 

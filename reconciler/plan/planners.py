@@ -19,7 +19,12 @@ from typing import Any
 
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
-from reconciler.model.fields import RESET_SENDS_DEFAULT, TABLE_MAPPING_KEY, is_secret_path
+from reconciler.model.fields import (
+    PATCH_REQUIRES,
+    RESET_SENDS_DEFAULT,
+    is_secret_path,
+    table_mapping_fields,
+)
 from reconciler.model.json import as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, holds_secret, secret_paths
@@ -72,7 +77,43 @@ def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
 
 
 def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in TABLE_MAPPING_KEY if k in item}
+    return {k: item[k] for k in table_mapping_fields(item) if k in item}
+
+
+# What a required member of a source update is when neither the manifest nor the live pipe
+# gives it: the only value its enumeration has.
+_ONLY_VALUE: dict[tuple[str, str], str] = {("pubsub", "authentication"): "SERVICE_ACCOUNT"}
+
+
+def _complete_source(
+    body: dict[str, Any], spec: Mapping[str, SecretTree], live: Mapping[str, Any]
+) -> list[str]:
+    """Add to a source update the members its kind's patch shape requires (kept as they are).
+
+    Returns the required members neither the manifest nor the live pipe gives (a secret is
+    never read back, so only the manifest gives it).
+    """
+    source = body.get("source")
+    missing: list[str] = []
+    if not isinstance(source, dict):
+        return missing
+    for kind, sub in source.items():
+        if not isinstance(sub, dict):
+            continue
+        stated = as_mapping(as_mapping(spec.get("source")).get(kind))
+        current = as_mapping(as_mapping(live.get("source")).get(kind))
+        for name in PATCH_REQUIRES.get(kind, ()):
+            if name in sub:
+                continue
+            if name in stated:
+                sub[name] = stated[name]
+            elif name in current and not is_secret_path(("source", kind, name)):
+                sub[name] = current[name]
+            elif (kind, name) in _ONLY_VALUE:
+                sub[name] = _ONLY_VALUE[(kind, name)]
+            else:
+                missing.append(f"source.{kind}.{name}")
+    return missing
 
 
 def plan_pipe(
@@ -133,7 +174,16 @@ def plan_pipe(
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
     errors.extend(pipe_rule_errors(resource, spec, live, changes))
 
-    requests = [*life.before, *_pipe_requests(observed.path, spec, changes), *life.after]
+    updates = _pipe_requests(observed.path, spec, changes)
+    for request in updates:  # bodies just built here: completed before the action holds them
+        body = request.body
+        unknown = _complete_source(body, spec, live) if isinstance(body, dict) else []
+        errors.extend(
+            f"{name} is required in every update of this source ({resource.locate_spec()}): "
+            "state it in the manifest"
+            for name in unknown
+        )
+    requests = [*life.before, *updates, *life.after]
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
@@ -178,6 +228,11 @@ def _pipe_requests(
             # null, except where the field's enumeration has none: then the default itself.
             _set_in(body, change.path, change.new if change.path in RESET_SENDS_DEFAULT else None)
     removes = [_mapping_ref(members(c.old)) for c in changes if c.kind is ChangeKind.REMOVE]
+    # The database kind whose table mappings change (one source kind per pipe).
+    kind = next(
+        (str(c.path[1]) for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)),
+        "postgres",
+    )
     adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = as_mapping(spec.get("source")).get("validateSamples")
 
@@ -193,9 +248,9 @@ def _pipe_requests(
     requests: list[Request] = []
     if not split:
         if removes:
-            _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+            _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
         if adds:
-            _set_in(body, ("source", "postgres", "tableMappingsToAdd"), adds)
+            _set_in(body, ("source", kind, "tableMappingsToAdd"), adds)
         if body:
             requests.append(
                 Request(
@@ -207,7 +262,7 @@ def _pipe_requests(
                 )
             )
         return requests
-    _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+    _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
     requests.append(
         Request(
             "PATCH",
@@ -221,7 +276,7 @@ def _pipe_requests(
         Request(
             "PATCH",
             path,
-            with_validate({"source": {"postgres": {"tableMappingsToAdd": adds}}}),
+            with_validate({"source": {kind: {"tableMappingsToAdd": adds}}}),
             idempotent=False,
             purpose=Purpose.ADD_TABLE_MAPPINGS,
         )
