@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from reconciler.client.api import Client
+from reconciler.client.config import MANAGEMENT
 from reconciler.client.paths import (
     DASHBOARDS_PATH,
     PipeIds,
@@ -21,11 +22,13 @@ from reconciler.client.paths import (
     endpoint_path,
     organization_path,
     pipes_path,
+    schema_discovery_path,
     services_path,
 )
 from reconciler.client.responses import Undecoded
 from reconciler.model.errors import ApiError
 from reconciler.model.json import JsonObject
+from reconciler.model.secrets import SecretTree
 
 
 def _objects(value: object) -> list[JsonObject]:
@@ -114,3 +117,17 @@ async def list_backups(client: Client, org: str, service_id: str) -> list[JsonOb
         backups_path(org, service_id), resource=f"backups of service {service_id}"
     )
     return _objects(result)
+
+
+async def discover_schema(
+    client: Client, org: str, service_id: str, source: Mapping[str, SecretTree], *, resource: str
+) -> JsonObject:
+    """Return the fields (and meta) schema discovery infers for ``source`` from its samples.
+
+    A POST that changes nothing on the server, so it is retried like a read.
+    """
+    path = schema_discovery_path(org, service_id)
+    result, _ = await client.call(
+        MANAGEMENT, "POST", path, {"source": source}, resource=resource, idempotent=True
+    )
+    return _object(result, path)
