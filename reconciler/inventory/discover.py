@@ -126,7 +126,7 @@ def _refusals(resource: Resource) -> list[ManifestError]:
             ManifestError(
                 resource.locate_spec(*at),
                 "spec." + ".".join(at),
-                "is already stated: discover completes a manifest without "
+                "already stated: discover completes a manifest without "
                 "destination.columns and fieldMappings (remove them to discover again)",
             )
         )
