@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
+from reconciler.inventory.discover import column_type
 from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
 
@@ -120,6 +122,38 @@ def test_discover_refuses_a_manifest_that_already_states_columns(
     assert _discovery_requests(emulator) == []
 
 
+def test_discover_refuses_credentials_the_authentication_does_not_take_before_sending(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    text = SOURCE.replace(
+        "      format: JSONEachRow\n", "      format: JSONEachRow\n      authentication: IAM_ROLE\n"
+    )
+    refused = run_cli(["discover", str(_write(tmp_path, text))], emulator.env())
+    assert refused.exit_code == 1
+    assert "spec.source.kafka.credentials: authentication IAM_ROLE takes no credentials" in (
+        refused.stderr
+    )
+    assert _discovery_requests(emulator) == []
+    assert [v for v in SECRET_ENV.values() if v in refused.output] == []
+
+
+@pytest.mark.parametrize(
+    ("field", "column"),
+    [
+        ({"name": "a", "type": "Int64", "optional": False}, "Int64"),
+        ({"name": "a", "type": "String", "optional": True}, "Nullable(String)"),
+        ({"name": "a", "type": "Array(Int64)", "optional": True}, "Array(Int64)"),
+        ({"name": "a", "type": "JSON", "optional": True}, "JSON"),
+        ({"name": "a", "type": "Nullable(Int64)", "optional": True}, "Nullable(Int64)"),
+        ({"name": "a"}, "String"),
+    ],
+)
+def test_an_optional_field_becomes_a_nullable_column_where_the_type_can_be(
+    field: dict[str, object], column: str
+) -> None:
+    assert column_type(field) == column
+
+
 def test_discover_names_the_pipe_status_and_message_when_the_service_refuses_the_source(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -138,3 +172,24 @@ def test_discover_names_the_pipe_status_and_message_when_the_service_refuses_the
     assert "schema discovery of pipe orders-discovered" in refused.stderr
     assert "400" in refused.stderr and "timestamp is required" in refused.stderr
     assert [v for v in SECRET_ENV.values() if v in refused.output] == []
+
+
+def test_discover_reads_a_kinesis_stream_too(emulator: Emulator, tmp_path: Path) -> None:
+    text = SOURCE.replace(
+        "    kafka:\n      format: JSONEachRow\n      brokers: broker-1.example.com:9092\n"
+        "      topics: orders            # the sample the columns come from\n"
+        "      credentials: {username: {fromEnv: KAFKA_USER}, password: {fromEnv: KAFKA_PASSWORD}}\n",
+        "    kinesis:\n      format: JSONEachRow\n      streamName: clickstream\n"
+        "      region: us-east-1\n      iteratorType: LATEST\n"
+        "      iamRole: arn:aws:iam::123456789012:role/reader\n",
+    )
+    printed = run_cli(["discover", str(_write(tmp_path, text))], emulator.env())
+    assert printed.exit_code == 0, printed.output
+    columns = YAML().load(printed.stdout)["spec"]["destination"]["columns"]
+    assert columns == [
+        {"name": "session", "type": "String"},
+        {"name": "page", "type": "String"},
+        {"name": "at", "type": "DateTime64(3)"},
+        {"name": "ms", "type": "Int64"},
+        {"name": "referrer", "type": "JSON"},
+    ]

@@ -29,7 +29,11 @@ from reconciler.inventory.reads import resolve_service
 from reconciler.load.fmt import canonical_yaml
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
-from reconciler.model.fields import SOURCE_KINDS
+from reconciler.model.fields import (
+    KAFKA_CREDENTIAL_SHAPES,
+    KAFKA_DEFAULT_AUTHENTICATION,
+    SOURCE_KINDS,
+)
 from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_pipe_secrets
@@ -117,6 +121,7 @@ def _refusals(resource: Resource) -> list[ManifestError]:
                 + (f", not {kind}" if kind else ""),
             )
         )
+    problems += _credential_refusals(resource, source)
     stated = [
         ("destination", "columns") if "columns" in as_mapping(spec.get("destination")) else None,
         ("fieldMappings",) if "fieldMappings" in spec else None,
@@ -131,6 +136,27 @@ def _refusals(resource: Resource) -> list[ManifestError]:
             )
         )
     return problems
+
+
+def _credential_refusals(resource: Resource, source: Mapping[str, Any]) -> list[ManifestError]:
+    """Kafka credentials of another shape than the authentication takes (the service refuses
+    them, as it does in a create)."""
+    kafka = as_mapping(source.get("kafka"))
+    credentials = kafka.get("credentials")
+    if not isinstance(credentials, Mapping):
+        return []
+    method = str(kafka.get("authentication") or KAFKA_DEFAULT_AUTHENTICATION)
+    shapes = KAFKA_CREDENTIAL_SHAPES.get(method, ())
+    if frozenset(str(k) for k in credentials) in shapes:
+        return []
+    takes = " or ".join("{" + ", ".join(sorted(s)) + "}" for s in shapes) or "no credentials"
+    return [
+        ManifestError(
+            resource.locate_spec("source", "kafka", "credentials"),
+            "spec.source.kafka.credentials",
+            f"authentication {method} takes {takes}",
+        )
+    ]
 
 
 async def _discover(client: Client, resource: Resource) -> tuple[list[dict[str, Any]], str | None]:
