@@ -175,6 +175,22 @@ def test_bigquery_table_mappings_differing_need_a_replacement() -> None:
     [
         ({"mysql": {"host": "h", "port": 1, "credentials": LOGIN}}, "settings.replicationMode"),
         ({"mongodb": {"uri": "mongodb://h", "readPreference": "primary"}}, "credentials"),
+        (
+            {
+                "mysql": {
+                    "type": "rdsmysql",
+                    "host": "h",
+                    "port": 1,
+                    "authentication": "IAM_ROLE",
+                    "credentials": LOGIN,
+                    "settings": {"replicationMode": "cdc"},
+                    "tableMappings": [
+                        {"sourceSchemaName": "s", "sourceTable": "t", "targetTable": "t"}
+                    ],
+                }
+            },
+            "iamRole",
+        ),
         ({"bigquery": {"snapshotStagingPath": "gs://b/"}}, "credentials"),
         (
             {"pubsub": {"format": "Avro", "projectId": "p", "topic": "t", "seekType": "timestamp"}},

@@ -315,6 +315,7 @@ _AUTH_NEEDS: dict[str, dict[str, str]] = {
         "SERVICE_ACCOUNT": "serviceAccountKey",
     },
     "kinesis": {"IAM_USER": "accessKey", "IAM_ROLE": "iamRole"},
+    "mysql": {"IAM_ROLE": "iamRole"},
 }
 _DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
 
