@@ -193,3 +193,37 @@ def test_discover_reads_a_kinesis_stream_too(emulator: Emulator, tmp_path: Path)
         {"name": "ms", "type": "Int64"},
         {"name": "referrer", "type": "JSON"},
     ]
+
+
+def test_discover_drafts_a_manifest_from_flags_that_creates_a_running_pipe(
+    emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    flags = [
+        *("--service", "analytics", "--name", "payments-draft"),
+        *("--kafka-brokers", "broker-1.example.com:9092", "--kafka-topics", "payments"),
+        *("--kafka-user-env", "KAFKA_USER", "--kafka-password-env", "KAFKA_PASSWORD"),
+        *("--database", "sales", "--table", "payments_draft"),
+    ]
+    written = run_cli(["discover", *flags, "--write"], emulator.env())
+    assert written.exit_code == 0, written.output
+    assert "payments-draft.yaml: pipe payments-draft: 4 columns discovered" in written.stdout
+    text = (tmp_path / "payments-draft.yaml").read_text(encoding="utf-8")
+    assert "username: {fromEnv: KAFKA_USER}" in text
+    assert [v for v in SECRET_ENV.values() if v in text + written.output] == []
+    assert "- {name: tags, type: Array(String)}" in text
+    again = run_cli(["discover", *flags, "--write"], emulator.env())
+    assert again.exit_code == 1 and "not overwritten" in again.stderr
+
+    args = ["payments-draft.yaml", "--state", "s.json"]
+    applied = run_cli(["apply", *args, "--auto-approve"], emulator.env())
+    assert applied.exit_code == 0, applied.output
+    assert run_cli(["plan", *args, "--detailed-exitcode"], emulator.env()).exit_code == 0
+
+
+def test_discover_without_a_manifest_needs_one_source_by_flags(emulator: Emulator) -> None:
+    bare = run_cli(["discover"], emulator.env())
+    assert bare.exit_code == 1 and "give MANIFEST, or --service and --name" in bare.stderr
+    two = ["--kafka-topics", "t", "--kinesis-stream", "s"]
+    both = run_cli(["discover", "--service", "analytics", "--name", "p", *two], emulator.env())
+    assert both.exit_code == 1 and "give one source" in both.stderr

@@ -26,7 +26,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.inventory.reads import resolve_service
-from reconciler.load.fmt import canonical_yaml
+from reconciler.load.fmt import API_VERSION, canonical_yaml
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.fields import (
@@ -206,3 +206,40 @@ def _complete(spec: CommentedMap, fields: list[dict[str, Any]]) -> None:
         mappings.append(mapping)
     destination["columns"] = columns
     spec["fieldMappings"] = mappings
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A source given by flags instead of a manifest: what ``draft_manifest`` writes."""
+
+    name: str
+    service: str
+    organization: str | None
+    kind: str  # one of DISCOVERABLE
+    source: dict[str, object]
+    database: str | None = None
+    table: str | None = None
+
+
+def draft_manifest(draft: Draft) -> str:
+    """Return the text of a pipe manifest of ``draft`` (to be completed by ``discover_file``)."""
+    spec = CommentedMap()
+    if draft.organization:
+        spec["organizationId"] = draft.organization
+    spec["service"] = draft.service
+    spec["name"] = draft.name
+    spec["source"] = {draft.kind: dict(draft.source)}
+    destination = {k: v for k, v in (("database", draft.database), ("table", draft.table)) if v}
+    if destination:
+        spec["destination"] = {**destination, "managedTable": True}
+    doc = CommentedMap(
+        [
+            ("apiVersion", API_VERSION),
+            ("kind", "Pipe"),
+            ("metadata", {"name": draft.name}),
+            ("spec", spec),
+        ]
+    )
+    out = io.StringIO()
+    canonical_yaml().dump(doc, out)
+    return out.getvalue()
