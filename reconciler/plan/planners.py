@@ -20,7 +20,6 @@ from typing import Any
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
 from reconciler.model.fields import (
-    PATCH_REQUIRES,
     RESET_SENDS_DEFAULT,
     is_secret_path,
     table_mapping_fields,
@@ -51,6 +50,7 @@ from reconciler.plan.diff import (
 )
 from reconciler.plan.lifecycle import plan_create, plan_replace, replacement_errors
 from reconciler.plan.rules import (
+    complete_source,
     pipe_rule_errors,
     resend_credentials,
 )
@@ -78,42 +78,6 @@ def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
 
 def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: item[k] for k in table_mapping_fields(item) if k in item}
-
-
-# What a required member of a source update is when neither the manifest nor the live pipe
-# gives it: the only value its enumeration has.
-_ONLY_VALUE: dict[tuple[str, str], str] = {("pubsub", "authentication"): "SERVICE_ACCOUNT"}
-
-
-def _complete_source(
-    body: dict[str, Any], spec: Mapping[str, SecretTree], live: Mapping[str, Any]
-) -> list[str]:
-    """Add to a source update the members its kind's patch shape requires (kept as they are).
-
-    Returns the required members neither the manifest nor the live pipe gives (a secret is
-    never read back, so only the manifest gives it).
-    """
-    source = body.get("source")
-    missing: list[str] = []
-    if not isinstance(source, dict):
-        return missing
-    for kind, sub in source.items():
-        if not isinstance(sub, dict):
-            continue
-        stated = as_mapping(as_mapping(spec.get("source")).get(kind))
-        current = as_mapping(as_mapping(live.get("source")).get(kind))
-        for name in PATCH_REQUIRES.get(kind, ()):
-            if name in sub:
-                continue
-            if name in stated:
-                sub[name] = stated[name]
-            elif name in current and not is_secret_path(("source", kind, name)):
-                sub[name] = current[name]
-            elif (kind, name) in _ONLY_VALUE:
-                sub[name] = _ONLY_VALUE[(kind, name)]
-            else:
-                missing.append(f"source.{kind}.{name}")
-    return missing
 
 
 def plan_pipe(
@@ -177,7 +141,7 @@ def plan_pipe(
     updates = _pipe_requests(observed.path, spec, changes)
     for request in updates:  # bodies just built here: completed before the action holds them
         body = request.body
-        unknown = _complete_source(body, spec, live) if isinstance(body, dict) else []
+        unknown = complete_source(body, spec, live) if isinstance(body, dict) else []
         errors.extend(
             f"{name} is required in every update of this source ({resource.locate_spec()}): "
             "state it in the manifest"
