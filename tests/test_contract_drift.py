@@ -20,16 +20,12 @@ from tests.manifest_helpers import ORG, SERVICE, error_lines, write
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The contract's writable fields we do not manage, on purpose: the source kinds beyond the four
-# the tool drives, the postgres IAM authentication, and the organization's core dumps switch.
+# The contract's writable fields we do not manage, on purpose: the postgres IAM
+# authentication, and the organization's core dumps switch. Every source kind is managed.
 KNOWN_UNMANAGED = {
     "Pipe": [
-        "source.pubsub",
         "source.postgres.authentication",
         "source.postgres.iamRole",
-        "source.mysql",
-        "source.bigquery",
-        "source.mongodb",
     ],
     "Organization": ["enableCoreDumps"],
 }

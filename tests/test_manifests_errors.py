@@ -108,8 +108,8 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         "no_source_kind",
         replace_line(KAFKA_PIPE, "    kafka:", "    validateSamples: true\n    kafka_:"),
         [
-            "m.yaml:9:3: spec.source: needs exactly one of kafka, objectStorage, kinesis or"
-            " postgres, found none",
+            "m.yaml:9:3: spec.source: needs exactly one of kafka, objectStorage, kinesis, pubsub,"
+            " postgres, mysql, mongodb or bigquery, found none",
             "m.yaml:11:5: spec.source.kafka_: unknown field 'kafka_' (did you mean 'kafka'?)",
         ],
     ),

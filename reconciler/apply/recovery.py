@@ -23,6 +23,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.responses import RequestRecord, Undecoded
 from reconciler.model.errors import ApiError, AuthenticationFailed, InterfaceDown, Unsupported
+from reconciler.model.fields import database_kind
 from reconciler.model.json import JsonLike, JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 from reconciler.model.secrets import SecretTree
@@ -52,7 +53,8 @@ class Recovery:
         is sent once more (or, if nothing is left, the write is done); with none, ``exc``
         stands. Returns the answer and the request's result, or the error that ends it.
         """
-        postgres = value_at(request.body or {}, ("source", "postgres"))
+        body = request.body or {}
+        postgres = value_at(body, ("source", database_kind(body.get("source")) or "postgres"))
         edits = isinstance(postgres, Mapping) and (
             postgres.get("tableMappingsToRemove") or postgres.get("tableMappingsToAdd")
         )

@@ -28,9 +28,8 @@ from reconciler.model.errors import (
     Unsupported,
 )
 from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import SecretTree, fingerprint, unresolved
+from reconciler.model.secrets import SecretTree, fingerprint, resolve_pipe_secrets, unresolved
 from reconciler.plan.actions import Action, Op, Plan
-from reconciler.plan.compute import resolve_pipe_secrets
 from reconciler.plan.diff import (
     MISSING,
     ChangeKind,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reconciler.model.fields import database_kind
 from reconciler.model.json import JsonMapping, JsonObject, as_items, as_mapping
 from reconciler.model.resources import JsonPath
 from reconciler.model.secrets import SecretTree
@@ -55,7 +56,8 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
         return problems  # the object is gone: nothing to compare
     if action.kind == "Pipe":
         problems += _run_state_problems(action, live, waited=waited)
-        mappings = value_at(live, ("source", "postgres", "tableMappings"))
+        kind = database_kind(live.get("source")) or "postgres"
+        mappings = value_at(live, ("source", kind, "tableMappings"))
         present = {mapping_key(m): m for m in mappings} if isinstance(mappings, list) else {}
         added = {
             format_mapping_key(mapping_key(members(c.new)))
@@ -172,10 +174,11 @@ def without_edits_made(
     key is there and the same as the one sent (the planner's own comparison). None when
     ``live`` shows none of them made: a refusal of the body then stands as it is.
     """
-    postgres = value_at(body, ("source", "postgres"))
-    if not isinstance(postgres, Mapping):
+    kind = database_kind(body.get("source"))
+    postgres = value_at(body, ("source", kind)) if kind else None
+    if kind is None or not isinstance(postgres, Mapping):
         return None
-    mappings = value_at(live, ("source", "postgres", "tableMappings"))
+    mappings = value_at(live, ("source", kind, "tableMappings"))
     listed = mappings if isinstance(mappings, list) else []
     present = {mapping_key(m): m for m in listed if isinstance(m, Mapping)}
     removes = [m for m in _items(postgres.get("tableMappingsToRemove")) if isinstance(m, Mapping)]
@@ -189,12 +192,10 @@ def without_edits_made(
     edits = ("tableMappingsToRemove", "tableMappingsToAdd")
     rest = {k: v for k, v in postgres.items() if k not in edits}
     rest.update((k, v) for k, v in zip(edits, (left_removes, left_adds), strict=True) if v)
-    stated = body["source"]  # a mapping: value_at found postgres inside it
-    source = {
-        k: v for k, v in (stated.items() if isinstance(stated, Mapping) else ()) if k != "postgres"
-    }
+    stated = body["source"]  # a mapping: value_at found the kind inside it
+    source = {k: v for k, v in (stated.items() if isinstance(stated, Mapping) else ()) if k != kind}
     if rest:
-        source["postgres"] = rest
+        source[kind] = rest
     out = {k: v for k, v in body.items() if k != "source"}
     # validateSamples only qualifies a write: alone, it is nothing to send.
     if set(source) - {"validateSamples"}:
@@ -206,8 +207,9 @@ def write_visible(action: Action, request: Request, live: JsonMapping) -> bool:
     """Tell from a re-read whether a lost write's table-mapping or endpoint edits took effect."""
     body = request.body or {}
     if action.kind == "Pipe":
-        postgres = as_mapping(as_mapping(body.get("source")).get("postgres"))
-        mappings = value_at(live, ("source", "postgres", "tableMappings"))
+        kind = database_kind(body.get("source")) or "postgres"
+        postgres = as_mapping(as_mapping(body.get("source")).get(kind))
+        mappings = value_at(live, ("source", kind, "tableMappings"))
         present = {mapping_key(m) for m in mappings} if isinstance(mappings, list) else set()
         adds = [mapping_key(as_mapping(m)) for m in as_items(postgres.get("tableMappingsToAdd"))]
         removes = [

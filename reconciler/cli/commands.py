@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "version": "project",
     "fmt": "fmt",
     "explain": "explain",
+    "discover": "discover",
     "completion": "completion",
     "state": "state",
     "render": "environments",

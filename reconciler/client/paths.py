@@ -52,6 +52,11 @@ def pipes_path(org_id: str, service_id: str) -> str:
     return f"{service_path(org_id, service_id)}/pipes"
 
 
+def schema_discovery_path(org_id: str, service_id: str) -> str:
+    """Return a service's schema discovery (POST a source, get the fields its samples carry)."""
+    return f"{pipes_path(org_id, service_id)}/schemaDiscovery"
+
+
 def pipe_path(org_id: str, service_id: str, pipe_id: str) -> str:
     """Return one pipe's path."""
     return f"{pipes_path(org_id, service_id)}/{segment(pipe_id)}"

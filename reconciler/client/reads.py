@@ -26,11 +26,13 @@ from reconciler.client.paths import (
     endpoint_path,
     organization_path,
     pipes_path,
+    schema_discovery_path,
     services_path,
 )
 from reconciler.client.responses import RequestRecord, Undecoded
 from reconciler.model.errors import ApiError, MalformedAnswer
 from reconciler.model.json import JsonObject
+from reconciler.model.secrets import SecretTree
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ BACKUPS = Shape("backups", ())  # shown, never bound by
 PIPE = Shape("pipe", ("id",), many=False)
 ENDPOINT = Shape("reverse private endpoint", ("id",), many=False)
 ORGANIZATION = Shape("organization", (), many=False)
+DISCOVERY = Shape("schema discovery answer", (), many=False)
 
 
 def _checked(value: object, record: RequestRecord, shape: Shape, resource: str) -> object:
@@ -229,3 +232,19 @@ async def list_backups(client: Client, org: str, service_id: str) -> list[JsonOb
     resource = f"backups of service {service_id}"
     path = backups_path(org, service_id)
     return await _list(client, MANAGEMENT, path, BACKUPS, resource, optional=False)
+
+
+async def discover_schema(
+    client: Client, org: str, service_id: str, source: Mapping[str, SecretTree], *, resource: str
+) -> JsonObject:
+    """Return the fields (and meta) schema discovery infers for ``source`` from its samples.
+
+    A POST that changes nothing on the server, so it is retried like a read.
+    """
+    path = schema_discovery_path(org, service_id)
+    result, record = await client.call(
+        MANAGEMENT, "POST", path, {"source": source}, resource=resource, idempotent=True
+    )
+    value = _checked(result, record, DISCOVERY, resource)
+    assert isinstance(value, Mapping)
+    return dict(value)

@@ -192,6 +192,10 @@ def pipe_document(
         spec.update({"service": service_name} if service_name else {"serviceId": service_id})
         spec["pipeId"] = str(pipe["id"])
     spec.update(fitted if isinstance(fitted, dict) else {})
+    if spec.get("fieldMappings") == []:
+        # A pipe created without mappings maps fields by column name; the service shows that
+        # as an empty list, which a manifest cannot state (it would map no column).
+        del spec["fieldMappings"]
     kind = source_kind(pipe)
     hints: list[str] = []
     if has_secrets(kind):

@@ -114,7 +114,7 @@ def redact_secrets(value: JsonLike) -> JsonValue:
 
 
 def source_kind(pipe: JsonMapping) -> str:
-    """Return the pipe's source kind (kafka, objectStorage, kinesis, postgres) or ``?``."""
+    """Return the pipe's source kind (one of ``SOURCE_KINDS``) or ``?``."""
     source = pipe.get("source")
     if isinstance(source, Mapping):
         for kind in SOURCE_KINDS:

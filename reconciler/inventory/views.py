@@ -6,6 +6,7 @@ strings and rows for ``render.table``; the commands only echo what these return.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
@@ -17,8 +18,10 @@ from reconciler.inventory.reads import (
     source_kind,
     utc_iso,
 )
+from reconciler.model.fields import DATABASE_KINDS
 from reconciler.model.json import JsonLike, JsonMapping, as_items, as_mapping
 
+_USERINFO = re.compile(r"//[^/@]*@")
 # Per source kind, a few words on where a pipe reads from (given the kind's own body).
 _SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {
     "kafka": lambda b: f"kafka {b.get('topics', '?')} @ {b.get('brokers', '?')}",
@@ -26,6 +29,20 @@ _SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {
     "kinesis": lambda b: f"kinesis {b.get('streamName', '?')} ({b.get('region', '?')})",
     "postgres": lambda b: (
         f"postgres {b.get('host', '?')}:{b.get('port', '?')}/{b.get('database', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
+    "pubsub": lambda b: f"pubsub {b.get('topic', '?')} ({b.get('projectId', '?')})",
+    "mysql": lambda b: (
+        f"mysql {b.get('host', '?')}:{b.get('port', '?')} "
+        f"({len(as_items(b.get('tableMappings')))} tables)"
+    ),
+    # A URI may carry a user and password before its host: they are never shown.
+    "mongodb": lambda b: (
+        f"mongodb {_USERINFO.sub('//', str(b.get('uri', '?')))} "
+        f"({len(as_items(b.get('tableMappings')))} collections)"
+    ),
+    "bigquery": lambda b: (
+        f"bigquery {b.get('snapshotStagingPath', '?')} "
         f"({len(as_items(b.get('tableMappings')))} tables)"
     ),
 }
@@ -41,6 +58,9 @@ def source_summary(pipe: JsonMapping) -> str:
 def destination_summary(pipe: JsonMapping) -> str:
     """Return ``database.table`` of a pipe's destination."""
     dest = as_mapping(pipe.get("destination"))
+    if "table" not in dest and source_kind(pipe) in DATABASE_KINDS:
+        # A database pipe writes one table per mapping into its database.
+        return f"{dest.get('database', '?')}.*"
     return f"{dest.get('database', '?')}.{dest.get('table', '?')}"
 
 

@@ -35,7 +35,7 @@ from reconciler.load.yamlsource import (
 )
 from reconciler.model import collector
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
-from reconciler.model.fields import field_mapping_problems
+from reconciler.model.fields import database_kind, field_mapping_problems, table_mapping_fields
 from reconciler.model.resources import (
     API_VERSION,
     KINDS,
@@ -296,15 +296,19 @@ class _Reader:
                 "is bound by its name (or created with it)",
             )
         if kind == "Pipe":
-            mappings = spec.get("source", {}).get("postgres", {}).get("tableMappings", [])
-            seen: dict[tuple[str, str, str], int] = {}
+            source = spec.get("source", {})
+            database = database_kind(source)
+            mappings = source.get(database, {}).get("tableMappings", []) if database else []
+            seen: dict[tuple[str, ...], int] = {}
             for i, m in enumerate(mappings):
-                key = (m["sourceSchemaName"], m["sourceTable"], m["targetTable"])
+                key = tuple(m[k] for k in table_mapping_fields(m))
                 if key in seen:
-                    at = locator.locate(("spec", "source", "postgres", "tableMappings", seen[key]))
+                    at = locator.locate(
+                        ("spec", "source", str(database), "tableMappings", seen[key])
+                    )
                     self.error(
                         locator,
-                        ("spec", "source", "postgres", "tableMappings", i),
+                        ("spec", "source", str(database), "tableMappings", i),
                         f"duplicate table mapping {key[0]}.{key[1]} -> {key[2]}"
                         f" (also at line {at.line})",
                     )

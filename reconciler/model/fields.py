@@ -9,14 +9,26 @@ read-only fields.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reconciler.model.resources import JsonPath
 
 # Keys of a Pipe spec that identify the pipe rather than describe it.
 PIPE_IDENTITY: frozenset[str] = frozenset({"organizationId", "serviceId", "service", "pipeId"})
 
-SOURCE_KINDS: tuple[str, ...] = ("kafka", "objectStorage", "kinesis", "postgres")
+SOURCE_KINDS: tuple[str, ...] = (
+    "kafka",
+    "objectStorage",
+    "kinesis",
+    "pubsub",
+    "postgres",
+    "mysql",
+    "mongodb",
+    "bigquery",
+)
+# The source kinds that copy database tables: they carry ``settings`` and ``tableMappings``
+# instead of a destination table, and a stopped one reports ``Paused``.
+DATABASE_KINDS: tuple[str, ...] = ("postgres", "mysql", "mongodb", "bigquery")
 
 # Writable fields under source.<kind> (from the update body).
 _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
@@ -37,6 +49,38 @@ _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
         }
     ),
     "kinesis": frozenset({"authentication", "iamRole", "accessKey"}),
+    "pubsub": frozenset({"authentication", "ackDeadline", "serviceAccountKey"}),
+    "mysql": frozenset(
+        {
+            "host",
+            "port",
+            "credentials",
+            "authentication",
+            "iamRole",
+            "tlsHost",
+            "caCertificate",
+            "disableTls",
+            "skipCertVerification",
+            "serverId",
+            "settings",
+            "tableMappings",
+        }
+    ),
+    "mongodb": frozenset(
+        {
+            "uri",
+            "readPreference",
+            "credentials",
+            "tlsHost",
+            "caCertificate",
+            "disableTls",
+            "skipCertVerification",
+            "settings",
+            "tableMappings",
+        }
+    ),
+    # The service offers no update of a bigquery source: all of it is create-time.
+    "bigquery": frozenset(),
     "postgres": frozenset(
         {
             "host",
@@ -52,7 +96,19 @@ _SOURCE_WRITABLE: dict[str, frozenset[str]] = {
         }
     ),
 }
-_POSTGRES_SETTINGS_WRITABLE: frozenset[str] = frozenset({"syncIntervalSeconds", "pullBatchSize"})
+# Writable members of a database source's ``settings`` (the others are create-time).
+_SETTINGS_WRITABLE: dict[str, frozenset[str]] = {
+    "postgres": frozenset({"syncIntervalSeconds", "pullBatchSize"}),
+    "mysql": frozenset({"syncIntervalSeconds", "pullBatchSize", "useCompression"}),
+    "mongodb": frozenset({"syncIntervalSeconds", "pullBatchSize"}),
+}
+# Fields the service requires in every update of a source of that kind (its patch shape marks
+# them required): an update of the source sends them even when unchanged.
+PATCH_REQUIRES: dict[str, tuple[str, ...]] = {
+    "mysql": ("host", "port"),
+    "mongodb": ("uri", "readPreference"),
+    "pubsub": ("authentication", "serviceAccountKey"),
+}
 _TOP_WRITABLE: frozenset[str] = frozenset(
     {"name", "fieldMappings", "settings", "source", "destination"}
 )
@@ -69,7 +125,12 @@ SECRET_FIELDS: dict[str, tuple[JsonPath, ...]] = {
     "kafka": (("credentials",), ("schemaRegistry", "credentials")),
     "objectStorage": (("accessKey",), ("connectionString",), ("serviceAccountKey",)),
     "kinesis": (("accessKey",),),
+    "pubsub": (("serviceAccountKey",),),
     "postgres": (("credentials",),),
+    "mysql": (("credentials",),),
+    "mongodb": (("credentials",),),
+    # Create-time: a bigquery source cannot be updated.
+    "bigquery": (("credentials",),),
 }
 # Every secret subtree's key, whatever the source kind (a value under one of these keys is
 # never echoed in a message).
@@ -81,6 +142,7 @@ USER_PASSWORD = frozenset({"username", "password"})
 ACCESS_KEY = frozenset({"accessKeyId", "secretKey"})
 CONNECTION_STRING = frozenset({"connectionString"})
 CERTIFICATE_AND_KEY = frozenset({"certificate", "privateKey"})
+SERVICE_ACCOUNT = frozenset({"serviceAccountFile"})
 # The credential shapes each Kafka authentication method takes (IAM_ROLE takes none: the
 # pipe's ``iamRole`` is used). The service refuses credentials of another shape, and a switch
 # of method without credentials that fit it.
@@ -95,7 +157,7 @@ KAFKA_CREDENTIAL_SHAPES: dict[str, tuple[frozenset[str], ...]] = {
 # Members of a secret object that hold key material — every member of every shape but the user
 # name: redacted wherever they appear in what a server sends.
 SECRET_MEMBERS: frozenset[str] = (
-    USER_PASSWORD | ACCESS_KEY | CONNECTION_STRING | CERTIFICATE_AND_KEY
+    USER_PASSWORD | ACCESS_KEY | CONNECTION_STRING | CERTIFICATE_AND_KEY | SERVICE_ACCOUNT
 ) - {"username"}
 # What read-only views (``get``, ``export``) replace by ``(sensitive)`` in live objects.
 REDACTED_KEYS: frozenset[str] = SECRET_FIELD_NAMES | SECRET_MEMBERS
@@ -129,6 +191,43 @@ def create_omits_null(path: JsonPath) -> bool:
 # the set-like table mappings, which become add/remove).
 TABLE_MAPPINGS: JsonPath = ("source", "postgres", "tableMappings")
 TABLE_MAPPING_KEY: tuple[str, str, str] = ("sourceSchemaName", "sourceTable", "targetTable")
+# A table mapping's identity per database kind: (where the source table lives, the source
+# table, the target table). A bigquery source's mappings are create-time (no update).
+TABLE_MAPPING_KEYS: dict[str, tuple[str, str, str]] = {
+    "postgres": TABLE_MAPPING_KEY,
+    "mysql": TABLE_MAPPING_KEY,
+    "mongodb": ("sourceDatabaseName", "sourceCollection", "targetTable"),
+    "bigquery": ("sourceDatasetName", "sourceTable", "targetTable"),
+}
+EDITABLE_MAPPINGS: frozenset[str] = frozenset({"postgres", "mysql", "mongodb"})
+
+
+def table_mapping_fields(item: Mapping[str, object]) -> tuple[str, str, str]:
+    """Return the key fields of a table mapping, told by the fields it has (kinds differ)."""
+    if "sourceCollection" in item or "sourceDatabaseName" in item:
+        return TABLE_MAPPING_KEYS["mongodb"]
+    if "sourceDatasetName" in item:
+        return TABLE_MAPPING_KEYS["bigquery"]
+    return TABLE_MAPPING_KEY
+
+
+def is_table_mappings_path(path: JsonPath) -> bool:
+    """Tell whether a spec path is a database source's set of table mappings."""
+    return (
+        len(path) == 3
+        and path[0] == "source"
+        and path[1] in TABLE_MAPPING_KEYS
+        and path[2] == "tableMappings"
+    )
+
+
+def database_kind(source: object) -> str | None:
+    """Return the database kind a source (or source patch) body holds, if any."""
+    if isinstance(source, Mapping):
+        for kind in DATABASE_KINDS:
+            if isinstance(source.get(kind), Mapping):
+                return kind
+    return None
 
 
 def is_writable_pipe_path(path: JsonPath) -> bool:
@@ -144,15 +243,15 @@ def is_writable_pipe_path(path: JsonPath) -> bool:
         kind = path[1]
         if kind == "validateSamples":
             return True
-        if kind not in _SOURCE_WRITABLE:
-            return False
+        if not _SOURCE_WRITABLE.get(str(kind)):
+            return False  # not a source kind, or one no update changes (bigquery)
         if len(path) < 3:
             return True
         field = path[2]
         if field not in _SOURCE_WRITABLE[str(kind)]:
             return False
-        if kind == "postgres" and field == "settings" and len(path) >= 4:
-            return path[3] in _POSTGRES_SETTINGS_WRITABLE
+        if field == "settings" and len(path) >= 4:
+            return path[3] in _SETTINGS_WRITABLE.get(str(kind), frozenset())
         return True
     if head == "destination":
         return len(path) < 2 or path[1] == "columns"

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TypeAlias, TypeGuard, cast
+from typing import Any, TypeAlias, TypeGuard, cast
 
 from reconciler.model.errors import ManifestError
 from reconciler.model.fields import SECRET_FIELDS
@@ -214,3 +214,25 @@ def fingerprint(key: bytes, value: SecretTree) -> str:
     canonical = json.dumps(reveal(value), sort_keys=True, separators=(",", ":"))
     digest = hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
     return f"hmac-sha256:{digest}"
+
+
+def resolve_pipe_secrets(resource: Resource) -> dict[str, SecretTree]:
+    """Return the pipe's spec with every secret reference resolved to a ``Secret``."""
+    spec: dict[str, Any] = dict(resource.spec)
+    for path in secret_paths(resource):
+        spec = _replaced(spec, path, path, resource)
+    return spec
+
+
+def _replaced(
+    mapping: Mapping[str, Any], rest: JsonPath, path: JsonPath, resource: Resource
+) -> dict[str, Any]:
+    """Return a copy of ``mapping`` whose secret at ``rest`` is resolved (``path`` is its full
+    spec path); copies only the mappings on the way: the resource's own spec is never changed."""
+    out = dict(mapping)
+    key = str(rest[0])
+    if len(rest) == 1:
+        out[key] = resolve_tree(resource, path, out[key])
+    else:
+        out[key] = _replaced(out[key], rest[1:], path, resource)
+    return out

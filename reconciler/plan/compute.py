@@ -14,15 +14,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
 from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.identity import Binding, Bound, Record
 from reconciler.model.json import JsonMapping
-from reconciler.model.resources import JsonPath, Resource
-from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
+from reconciler.model.resources import Resource
+from reconciler.model.secrets import SecretTree, resolve_pipe_secrets, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
 from reconciler.plan.bindings import (
     bind_dashboards,
@@ -74,28 +73,6 @@ class PlanOptions:
     def covers(self, kind: str) -> bool:
         """Tell whether the run sees every manifest of ``kind`` the project has."""
         return self.complete_kinds is None or kind in self.complete_kinds
-
-
-def resolve_pipe_secrets(resource: Resource) -> dict[str, SecretTree]:
-    """Return the pipe's spec with every secret reference resolved to a ``Secret``."""
-    spec: dict[str, Any] = dict(resource.spec)
-    for path in secret_paths(resource):
-        spec = _replaced(spec, path, path, resource)
-    return spec
-
-
-def _replaced(
-    mapping: Mapping[str, Any], rest: JsonPath, path: JsonPath, resource: Resource
-) -> dict[str, Any]:
-    """Return a copy of ``mapping`` whose secret at ``rest`` is resolved (``path`` is its full
-    spec path); copies only the mappings on the way: the resource's own spec is never changed."""
-    out = dict(mapping)
-    key = str(rest[0])
-    if len(rest) == 1:
-        out[key] = resolve_tree(resource, path, out[key])
-    else:
-        out[key] = _replaced(out[key], rest[1:], path, resource)
-    return out
 
 
 async def plan_resources(

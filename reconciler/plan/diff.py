@@ -28,14 +28,15 @@ from typing import Any, TypeAlias, TypeGuard
 from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
 from reconciler.model.fields import (
+    EDITABLE_MAPPINGS,
     PIPE_IDENTITY,
-    TABLE_MAPPING_KEY,
-    TABLE_MAPPINGS,
     is_create_time_path,
     is_create_time_secret,
     is_secret_path,
+    is_table_mappings_path,
     is_validate_only,
     is_writable_pipe_path,
+    table_mapping_fields,
 )
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import JsonPath, Resource
@@ -235,8 +236,9 @@ def pipe_managed(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
 
 
 def mapping_key(item: Mapping[str, object]) -> tuple[str, str, str]:
-    """Return a table mapping's identity (sourceSchemaName, sourceTable, targetTable)."""
-    a, b, c = (str(item.get(k, "")) for k in TABLE_MAPPING_KEY)
+    """Return a table mapping's identity (where the source table lives, the table, the target:
+    sourceSchemaName, sourceDatabaseName or sourceDatasetName as the kind has it)."""
+    a, b, c = (str(item.get(k, "")) for k in table_mapping_fields(item))
     return (a, b, c)
 
 
@@ -279,7 +281,7 @@ class _Field:
         self.sent_once = self.secret and is_create_time_secret(path)
         self.resettable = path in defaults
         self.default = defaults.get(path)
-        self.mappings = path == TABLE_MAPPINGS
+        self.mappings = is_table_mappings_path(path)
         self.children: dict[str, _Field] = {}
 
 
@@ -357,7 +359,7 @@ def diff_pipe(
                     )
                 continue
             if field.mappings:
-                changes.extend(_diff_mappings(resource, want, have))
+                changes.extend(_diff_mappings(resource, here, want, have))
                 continue
             if (type(want) is dict or isinstance(want, Mapping)) and (
                 have is MISSING or type(have) is dict or isinstance(have, Mapping)
@@ -378,10 +380,15 @@ def diff_pipe(
     return changes
 
 
-def _diff_mappings(resource: Resource, desired: Any, live: Any) -> list[FieldChange]:
-    return diff_keyed_set(
-        resource, TABLE_MAPPINGS, desired, live, lambda m: format_mapping_key(mapping_key(m))
+def _diff_mappings(resource: Resource, at: JsonPath, desired: Any, live: Any) -> list[FieldChange]:
+    changes = diff_keyed_set(
+        resource, at, desired, live, lambda m: format_mapping_key(mapping_key(m))
     )
+    if changes and at[1] not in EDITABLE_MAPPINGS:
+        # No update edits these mappings (bigquery): another set needs a replacement.
+        old = live if isinstance(live, list) else MISSING
+        return [FieldChange(at, old, desired, ChangeKind.REPLACE, resource.locate_spec(*at))]
+    return changes
 
 
 def diff_keyed_set(

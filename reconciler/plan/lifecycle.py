@@ -23,7 +23,12 @@ from typing import Any
 from reconciler.client.paths import pipe_path, pipes_path
 from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
-from reconciler.model.fields import create_omits_null, is_secret_path
+from reconciler.model.fields import (
+    DATABASE_KINDS,
+    create_omits_null,
+    database_kind,
+    is_secret_path,
+)
 from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
@@ -55,7 +60,11 @@ _LOST = {
     "kafka": "its consumer group offsets restart as `offset` says",
     "objectStorage": "the record of files already loaded (the initial load runs again)",
     "kinesis": "its position in the stream restarts as `iteratorType` says",
+    "pubsub": "its subscription's position (reading restarts as `seekType` says)",
     "postgres": "its replication slot (a new initial snapshot is taken)",
+    "mysql": "its replication position (a new initial snapshot is taken)",
+    "mongodb": "its change stream position (a new initial snapshot is taken)",
+    "bigquery": "its snapshot progress (the tables are copied again)",
 }
 
 
@@ -313,7 +322,17 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "kafka": ("format", "brokers", "topics"),
     "objectStorage": ("type", "format"),
     "kinesis": ("format", "streamName", "region", "iteratorType"),
+    "pubsub": ("format", "projectId", "topic", "seekType", "serviceAccountKey"),
     "postgres": ("host", "port", "database", "credentials", "tableMappings"),
+    "mysql": ("host", "port", "credentials", "settings.replicationMode", "tableMappings"),
+    "mongodb": (
+        "uri",
+        "readPreference",
+        "credentials",
+        "settings.replicationMode",
+        "tableMappings",
+    ),
+    "bigquery": ("snapshotStagingPath", "credentials", "tableMappings"),
 }
 # Per source kind and authentication: the field that carries the credential.
 _AUTH_NEEDS: dict[str, dict[str, str]] = {
@@ -332,6 +351,7 @@ _AUTH_NEEDS: dict[str, dict[str, str]] = {
         "SERVICE_ACCOUNT": "serviceAccountKey",
     },
     "kinesis": {"IAM_USER": "accessKey", "IAM_ROLE": "iamRole"},
+    "mysql": {"IAM_ROLE": "iamRole"},
 }
 _DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
 
@@ -344,7 +364,7 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
         return [f"{resource.locate_spec()}: spec.source is required to create the pipe"]
     kind = kinds[0]
     sub = _mapping(source[kind])
-    missing = [f for f in _REQUIRED[kind] if sub.get(f) in (None, "", [])]
+    missing = [f for f in _REQUIRED[kind] if _at(sub, f) in (None, "", [])]
     if kind == "objectStorage" and sub.get("type") != "azureblobstorage" and not sub.get("url"):
         missing.append("url")
     if kind == "objectStorage" and sub.get("type") == "azureblobstorage":
@@ -355,6 +375,8 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
         missing.append(needs)
     if kind == "kinesis" and sub.get("iteratorType") == "AT_TIMESTAMP" and "timestamp" not in sub:
         missing.append("timestamp")
+    if kind == "pubsub" and sub.get("seekType") == "timestamp" and "seekTimestamp" not in sub:
+        missing.append("seekTimestamp")
     offset = sub.get("offset") if kind == "kafka" else None
     if (
         isinstance(offset, Mapping)
@@ -368,12 +390,12 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
         for f in missing
     ]
     destination = _mapping(spec.get("destination"))
-    if kind == "postgres" and not destination.get("database"):
+    if kind in DATABASE_KINDS and not destination.get("database"):
         errors.append(
             f"{resource.locate_spec()}: spec.destination.database is required to create the pipe "
             "(the database its tables are replicated into)"
         )
-    if kind != "postgres":
+    if kind not in DATABASE_KINDS:
         for f in ("database", "table", "columns"):
             if not destination.get(f):
                 errors.append(
@@ -386,12 +408,20 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
 def mapping_note(spec: Mapping[str, SecretTree]) -> tuple[str, ...]:
     """What a create without ``fieldMappings`` does (said in the plan): map by column name."""
     source = _mapping(spec.get("source"))
-    if "fieldMappings" in spec or "postgres" in source or not source:
+    if "fieldMappings" in spec or database_kind(source) or not source:
         return ()
     return (
         "no fieldMappings stated: the service maps each source field to the destination "
         "column of the same name",
     )
+
+
+def _at(sub: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted path under a source (``settings.replicationMode``)."""
+    value: Any = sub
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -19,7 +19,11 @@ from typing import Any
 
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
-from reconciler.model.fields import RESET_SENDS_DEFAULT, TABLE_MAPPING_KEY, is_secret_path
+from reconciler.model.fields import (
+    RESET_SENDS_DEFAULT,
+    is_secret_path,
+    table_mapping_fields,
+)
 from reconciler.model.json import as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, holds_secret, secret_paths
@@ -46,6 +50,7 @@ from reconciler.plan.diff import (
 )
 from reconciler.plan.lifecycle import plan_create, plan_replace, replacement_errors
 from reconciler.plan.rules import (
+    complete_source,
     pipe_rule_errors,
     resend_credentials,
 )
@@ -72,7 +77,7 @@ def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
 
 
 def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in TABLE_MAPPING_KEY if k in item}
+    return {k: item[k] for k in table_mapping_fields(item) if k in item}
 
 
 def plan_pipe(
@@ -133,7 +138,16 @@ def plan_pipe(
             errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
     errors.extend(pipe_rule_errors(resource, spec, live, changes))
 
-    requests = [*life.before, *_pipe_requests(observed.path, spec, changes), *life.after]
+    updates = _pipe_requests(observed.path, spec, changes)
+    for request in updates:  # bodies just built here: completed before the action holds them
+        body = request.body
+        unknown = complete_source(body, spec, live) if isinstance(body, dict) else []
+        errors.extend(
+            f"{name} is required in every update of this source ({resource.locate_spec()}): "
+            "state it in the manifest"
+            for name in unknown
+        )
+    requests = [*life.before, *updates, *life.after]
     recorded = {
         secret_field_name(c.path): fingerprint(secrets.key, c.new)
         for c in changes
@@ -178,6 +192,11 @@ def _pipe_requests(
             # null, except where the field's enumeration has none: then the default itself.
             _set_in(body, change.path, change.new if change.path in RESET_SENDS_DEFAULT else None)
     removes = [_mapping_ref(members(c.old)) for c in changes if c.kind is ChangeKind.REMOVE]
+    # The database kind whose table mappings change (one source kind per pipe).
+    kind = next(
+        (str(c.path[1]) for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)),
+        "postgres",
+    )
     adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
     validate = as_mapping(spec.get("source")).get("validateSamples")
 
@@ -193,9 +212,9 @@ def _pipe_requests(
     requests: list[Request] = []
     if not split:
         if removes:
-            _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+            _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
         if adds:
-            _set_in(body, ("source", "postgres", "tableMappingsToAdd"), adds)
+            _set_in(body, ("source", kind, "tableMappingsToAdd"), adds)
         if body:
             requests.append(
                 Request(
@@ -207,7 +226,7 @@ def _pipe_requests(
                 )
             )
         return requests
-    _set_in(body, ("source", "postgres", "tableMappingsToRemove"), removes)
+    _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
     requests.append(
         Request(
             "PATCH",
@@ -221,7 +240,7 @@ def _pipe_requests(
         Request(
             "PATCH",
             path,
-            with_validate({"source": {"postgres": {"tableMappingsToAdd": adds}}}),
+            with_validate({"source": {kind: {"tableMappingsToAdd": adds}}}),
             idempotent=False,
             purpose=Purpose.ADD_TABLE_MAPPINGS,
         )

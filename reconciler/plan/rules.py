@@ -5,7 +5,9 @@ field mappings that leave a destination column unmapped or name a column the tab
 have; Kafka credentials of a shape the authentication method does not take, or a switch of
 method without credentials that fit it. Each rule looks at the pipe as it would be after the update (the manifest's value where
 it states one, the live value otherwise) and returns messages naming the manifest line, which
-the planner turns into errors of the action: a plan error, never a 400 at apply time.
+the planner turns into errors of the action: a plan error, never a 400 at apply time. Some
+source kinds take an update only with members it requires (mysql host and port, …):
+``complete_source`` adds them to an update body, and names those nothing can give.
 
 Pure: imports neither httpx nor click.
 """
@@ -18,7 +20,9 @@ from dataclasses import dataclass
 from reconciler.model.fields import (
     KAFKA_CREDENTIAL_SHAPES,
     KAFKA_DEFAULT_AUTHENTICATION,
+    PATCH_REQUIRES,
     field_mapping_problems,
+    is_secret_path,
 )
 from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import Resource
@@ -149,3 +153,39 @@ def resend_credentials(
         return []
     where = resource.locate_spec(*CREDENTIALS)
     return [FieldChange(CREDENTIALS, MISSING, credentials, ChangeKind.SENSITIVE, where)]
+
+
+# What a required member of a source update is when neither the manifest nor the live pipe
+# gives it: the only value its enumeration has.
+_ONLY_VALUE: dict[tuple[str, str], str] = {("pubsub", "authentication"): "SERVICE_ACCOUNT"}
+
+
+def complete_source(
+    body: Mapping[str, SecretTree], spec: Mapping[str, SecretTree], live: JsonMapping
+) -> list[str]:
+    """Add to a just-built update body, in place, the members its source kind requires.
+
+    Returns the required members neither the manifest nor the live pipe gives (a secret is
+    never read back, so only the manifest gives it).
+    """
+    source = body.get("source")
+    missing: list[str] = []
+    if not isinstance(source, dict):
+        return missing
+    for kind, sub in source.items():
+        if not isinstance(sub, dict):
+            continue
+        stated = as_mapping(as_mapping(spec.get("source")).get(kind))
+        current = as_mapping(as_mapping(live.get("source")).get(kind))
+        for name in PATCH_REQUIRES.get(kind, ()):
+            if name in sub:
+                continue
+            if name in stated:
+                sub[name] = stated[name]
+            elif name in current and not is_secret_path(("source", kind, name)):
+                sub[name] = current[name]
+            elif (kind, name) in _ONLY_VALUE:
+                sub[name] = _ONLY_VALUE[(kind, name)]
+            else:
+                missing.append(f"source.{kind}.{name}")
+    return missing

@@ -26,8 +26,11 @@ Path = tuple[str, ...]
 ITEM = "[]"
 # Contract paths under another name in our manifests.
 _RENAMES: dict[Path, Path] = {
-    ("source", "postgres", "tableMappingsToAdd"): ("source", "postgres", "tableMappings"),
-    ("source", "postgres", "tableMappingsToRemove"): ("source", "postgres", "tableMappings"),
+    **{
+        ("source", kind, edit): ("source", kind, "tableMappings")
+        for kind in ("postgres", "mysql", "mongodb")
+        for edit in ("tableMappingsToAdd", "tableMappingsToRemove")
+    },
     ("privateEndpoints", "add"): ("privateEndpoints",),
     ("privateEndpoints", "remove"): ("privateEndpoints",),
 }
