@@ -228,7 +228,7 @@ def test_the_size_cap_is_set_in_the_project_file_or_its_variable(
 
 
 def test_the_default_size_cap_is_64_kib_in_the_settings_table_too() -> None:
-    from reconciler.client.limits import parse_size
+    from reconciler.client.defaults import parse_size
     from reconciler.settings.table import default_of, setting_named
 
     default = default_of(setting_named("limits.maxSecretFileSize"))

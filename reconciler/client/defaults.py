@@ -1,4 +1,4 @@
-"""The client's defaults, in a module that imports nothing.
+"""The client's defaults, in a module that imports nothing heavy (no HTTP stack, no asyncio).
 
 ``ApiConfig`` and ``RequestLimits`` take their defaults from here, and so do the settings
 (``reconciler.settings``), which show them as every command's defaults. Resolving the settings
@@ -7,6 +7,10 @@ imports that (``reconciler.load.reading``).
 """
 
 from __future__ import annotations
+
+import math
+
+from reconciler.model.errors import ConfigError
 
 MIB = 1024 * 1024
 
@@ -34,3 +38,21 @@ def rate_text(rate: tuple[int, float]) -> str:
 def size_text(size: int) -> str:
     """Spell a default size as ``--max-response-size`` takes it (``16MiB``)."""
     return f"{size // MIB}MiB" if size % MIB == 0 else str(size)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": MIB, "mb": MIB, "mib": MIB}
+_UNITS.update({"g": 1024 * MIB, "gb": 1024 * MIB, "gib": 1024 * MIB})
+
+
+def parse_size(text: str) -> int:
+    """Parse a size: bytes (``1048576``) or with a unit (``16MiB``, ``512k``, ``1 GiB``)."""
+    raw = text.strip().lower().replace(" ", "")
+    number = raw.rstrip("kmgib")
+    unit = raw[len(number) :]
+    try:
+        value = float(number) * _UNITS[unit]
+    except (ValueError, KeyError):
+        raise ConfigError(f"invalid size {text!r}: expected bytes or e.g. 16MiB") from None
+    if not math.isfinite(value) or value < 1:
+        raise ConfigError(f"invalid size {text!r}: expected at least one byte")
+    return int(value)

@@ -68,24 +68,6 @@ class RequestLimits:
         raise KeyError(name)
 
 
-_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": MIB, "mb": MIB, "mib": MIB}
-_UNITS.update({"g": 1024 * MIB, "gb": 1024 * MIB, "gib": 1024 * MIB})
-
-
-def parse_size(text: str) -> int:
-    """Parse a size: bytes (``1048576``) or with a unit (``16MiB``, ``512k``, ``1 GiB``)."""
-    raw = text.strip().lower().replace(" ", "")
-    number = raw.rstrip("kmgib")
-    unit = raw[len(number) :]
-    try:
-        value = float(number) * _UNITS[unit]
-    except (ValueError, KeyError):
-        raise ConfigError(f"invalid size {text!r}: expected bytes or e.g. 16MiB") from None
-    if not math.isfinite(value) or value < 1:
-        raise ConfigError(f"invalid size {text!r}: expected at least one byte")
-    return int(value)
-
-
 def format_size(n: float) -> str:
     """Return ``n`` bytes as ``16 MiB`` / ``512 KiB`` / ``100 B``."""
     for unit, scale in (("GiB", 1024 * MIB), ("MiB", MIB), ("KiB", 1024)):

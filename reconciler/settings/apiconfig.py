@@ -31,7 +31,8 @@ def api_config_of(
     """
     from reconciler.client.budget import Rate
     from reconciler.client.config import ApiConfig
-    from reconciler.client.limits import RequestLimits, parse_size
+    from reconciler.client.defaults import parse_size
+    from reconciler.client.limits import RequestLimits
 
     named = dict(origins or {})
 

@@ -256,7 +256,7 @@ class Settings:
     def secret_files(self) -> SecretFiles:
         """Return where ``{fromFile}`` secrets may be read: the project directory (else the
         current one), then the project file's ``secretDirs``."""
-        from reconciler.client.limits import parse_size
+        from reconciler.client.defaults import parse_size
 
         cap = self.values["max_secret_file_size"]
         try:
