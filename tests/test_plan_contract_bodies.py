@@ -38,15 +38,7 @@ KINESIS_LIVE: dict[str, Any] = {
 
 
 def _judged(body: Any) -> list[str]:
-    exchange = {
-        "method": "PATCH",
-        "path": PATH,
-        "agent": "reconcile",
-        "request": reveal(body),
-        "status": 400,
-        "response": {"status": 400, "requestId": ORG_ID, "error": "BAD_REQUEST: judged alone"},
-    }
-    return [str(v) for v in Contract.load().judge(exchange)]
+    return Contract.load().judge_request("PATCH", PATH, reveal(body))
 
 
 def test_a_kafka_authentication_reset_sends_the_default_not_a_null() -> None:

@@ -49,15 +49,7 @@ PUBSUB = _live("pubsub", {"topic": "clicks", "authentication": "SERVICE_ACCOUNT"
 
 
 def _judged(body: Any) -> list[str]:
-    exchange = {
-        "method": "PATCH",
-        "path": PATH,
-        "agent": "reconcile",
-        "request": reveal(body),
-        "status": 400,
-        "response": {"status": 400, "requestId": ORG_ID, "error": "BAD_REQUEST: judged alone"},
-    }
-    return [str(v) for v in Contract.load().judge(exchange)]
+    return Contract.load().judge_request("PATCH", PATH, reveal(body))
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,8 @@ _URI = "urn:contract"
 # The client identifies itself with this User-Agent: only its requests are judged (tests also
 # send deliberately bad requests of their own, to see the emulator refuse them).
 CLIENT_AGENT = "reconcile"
+# A request id for bodies judged alone (the contract wants a uuid there).
+_SOME_UUID = "00000000-0000-4000-8000-000000000000"
 
 # The credential shape each kafka authentication takes (the contract's oneOf cannot tell them
 # apart): PLAIN takes a user and password or a connection string, IAM_ROLE takes none.
@@ -291,6 +293,20 @@ class Contract:
             found += self._request(op, params, exchange)
         found += self._response(op, status, exchange.get("response"))
         return found
+
+    def judge_request(self, method: str, path: str, body: Any) -> list[str]:
+        """The violations of one request body the client would send, judged alone (its answer
+        stands for a valid error body, so only the request counts)."""
+        error = {"status": 400, "requestId": _SOME_UUID, "error": "BAD_REQUEST: judged alone"}
+        exchange = {
+            "method": method,
+            "path": path,
+            "agent": CLIENT_AGENT,
+            "request": body,
+            "status": 400,
+            "response": error,
+        }
+        return [str(v) for v in self.judge(exchange)]
 
     def _request(
         self, op: Operation, params: dict[str, str], exchange: Mapping[str, Any]
