@@ -21,13 +21,13 @@ from tests.manifest_helpers import ORG, SERVICE, error_lines, write
 ROOT = Path(__file__).resolve().parent.parent
 
 # The contract's writable fields we do not manage, on purpose: the postgres IAM
-# authentication, and the organization's core dumps switch. Every source kind is managed.
+# authentication. Every source kind and every organization field is managed.
 KNOWN_UNMANAGED = {
     "Pipe": [
         "source.postgres.authentication",
         "source.postgres.iamRole",
     ],
-    "Organization": ["enableCoreDumps"],
+    "Organization": [],
 }
 
 

@@ -499,7 +499,7 @@ def test_plan_every_pipe_action_and_change_carries_a_location() -> None:
 PE1 = {"id": "pe-1", "description": "one"}
 PE2 = {"id": "pe-2", "description": "two"}
 PE3 = {"id": "pe-3", "description": "three"}
-ORG_LIVE = {"id": "org-1", "name": "Acme", "privateEndpoints": [PE1, PE2]}
+ORG_LIVE = {"id": "org-1", "name": "Acme", "enableCoreDumps": False, "privateEndpoints": [PE1, PE2]}
 
 
 def org_action(spec: Mapping[str, Any], observed: Observed | None = None) -> Action:
@@ -535,6 +535,12 @@ ORG_BODY_CASES = [
         ],
         id="description-change-is-remove-patch-then-add-patch",
     ),
+    pytest.param(
+        {"enableCoreDumps": True},
+        [({"enableCoreDumps": True}, True)],
+        id="core-dumps-switched-on-is-idempotent",
+    ),
+    pytest.param({"enableCoreDumps": False}, [], id="core-dumps-unchanged-no-request"),
 ]
 
 

@@ -18,7 +18,7 @@ from reconciler.apply.verify import leaf_paths
 from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, JsonValue
 from reconciler.plan.actions import Action, Op, Request
-from reconciler.plan.diff import ChangeKind
+from reconciler.plan.diff import ORGANIZATION_FIELDS, ChangeKind
 from reconciler.plan.lifecycle import sent_hash
 from reconciler.state.document import State
 
@@ -67,7 +67,8 @@ class StateRecorder:
             self.state.record(action.key, managed=managed or None)
             self.record_identity(action, live)
         elif action.kind == "Organization" and isinstance(live, Mapping):
-            observed: JsonMapping = {k: live[k] for k in ("name", "privateEndpoints") if k in live}
+            kept = (*ORGANIZATION_FIELDS, "privateEndpoints")
+            observed: JsonMapping = {k: live[k] for k in kept if k in live}
             self.state.record(action.key, observed=observed, target=dict(action.target))
         elif action.kind == "Dashboard":
             self.move_renamed(action)

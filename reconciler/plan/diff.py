@@ -430,20 +430,26 @@ def diff_keyed_set(
 # organizations and dashboards
 
 
+# The organization's plain fields: each set whole by the PATCH body (``privateEndpoints`` is
+# the set-like list beside them).
+ORGANIZATION_FIELDS: tuple[str, ...] = ("name", "enableCoreDumps")
+
+
 def diff_organization(resource: Resource, live: JsonMapping) -> list[FieldChange]:
     """Return the changes that make a live organization match its manifest."""
     spec = resource.spec
     changes: list[FieldChange] = []
-    if "name" in spec and not same(spec["name"], live.get("name", MISSING)):
-        changes.append(
-            FieldChange(
-                ("name",),
-                live.get("name", MISSING),
-                spec["name"],
-                ChangeKind.SET,
-                resource.locate_spec("name"),
+    for field in ORGANIZATION_FIELDS:
+        if field in spec and not same(spec[field], live.get(field, MISSING)):
+            changes.append(
+                FieldChange(
+                    (field,),
+                    live.get(field, MISSING),
+                    spec[field],
+                    ChangeKind.SET,
+                    resource.locate_spec(field),
+                )
             )
-        )
     if "privateEndpoints" in spec:
         changes.extend(
             diff_keyed_set(

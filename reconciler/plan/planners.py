@@ -35,6 +35,7 @@ from reconciler.plan.actions import (
 )
 from reconciler.plan.diff import (
     MISSING,
+    ORGANIZATION_FIELDS,
     ChangeKind,
     FieldChange,
     SecretCheck,
@@ -318,7 +319,8 @@ def plan_organization(resource: Resource, observed: Observed, org_id: str) -> Ac
                     "PATCH", observed.path, first, idempotent=not endpoints, purpose=Purpose.UPDATE
                 )
             )
-    basis = {k: live[k] for k in ("name", "privateEndpoints") if k in live and k in resource.spec}
+    managed = (*ORGANIZATION_FIELDS, "privateEndpoints")
+    basis = {k: live[k] for k in managed if k in live and k in resource.spec}
     return evolve(
         base,
         operation=Op.UPDATE if requests else Op.NOOP,
@@ -335,7 +337,7 @@ def _organization_unknown(
 ) -> Action:
     # The live organization cannot be read: a PATCH of the (absolute) name — or of nothing —
     # answers with the organization, from which apply computes the endpoint add/remove.
-    first: dict[str, Any] = {"name": resource.spec["name"]} if "name" in resource.spec else {}
+    first: dict[str, Any] = {k: resource.spec[k] for k in ORGANIZATION_FIELDS if k in resource.spec}
     requests = [
         Request(
             "PATCH",
