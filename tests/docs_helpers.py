@@ -177,7 +177,8 @@ class Browser:
 
         from tests.watch_helpers import chromium
 
-        self._profile = tempfile.TemporaryDirectory()
+        # Chromium's helper processes may still write to the profile as it is removed.
+        self._profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         to_child, self._to_browser = os.pipe()
         self._from_browser, from_child = os.pipe()
         # High copies first, so the child's dup2 onto 3 and 4 never overwrites one of them.
@@ -200,6 +201,7 @@ class Browser:
             ],
             pass_fds=(3, 4, *high),
             preexec_fn=wire,
+            start_new_session=True,  # its own process group: close() ends its helpers too
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -260,8 +262,19 @@ class Browser:
 
     def close(self) -> None:
         """End chromium."""
-        self._process.terminate()
+        import signal
+        import time
+
+        group = self._process.pid
+        os.killpg(group, signal.SIGTERM)
         self._process.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # its helpers leave after it: wait for them
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
         os.close(self._to_browser)
         os.close(self._from_browser)
         self._profile.cleanup()

@@ -149,7 +149,8 @@ def rendered_table(url: str, table_id: str) -> list[list[str]]:
     """Open ``url`` in headless chromium and read back the rows of ``<table id=table_id>``."""
     from html.parser import HTMLParser
 
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes may still write to the profile as it is removed.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         dom = subprocess.run(
             [
                 chromium(),
