@@ -42,9 +42,10 @@ from reconciler.apply.verify import (
     deferred_endpoint_bodies,
     unconverged,
 )
-from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStatus
+from reconciler.apply.waiting import PipeWatcher, Subject, Waiting, WaitOptions, WaitStatus
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.paths import PipeIds
+from reconciler.model.endpoints import ENDPOINT, READY
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -170,13 +171,18 @@ class Applier:
             finally:
                 self.progress(1)
 
-        self._tasks = {asyncio.create_task(one(a)): a for a in plan.actions}
+        results: dict[str, ActionResult] = {}
         try:
-            results = await asyncio.gather(*self._tasks)
+            # Endpoints are made (and Ready) before the pipes that use them, and deleted after
+            # the pipes that used them are gone or moved; within a phase all run at once.
+            for phase in _phases(plan.actions):
+                self._tasks = {asyncio.create_task(one(a)): a for a in phase}
+                for action, result in zip(phase, await asyncio.gather(*self._tasks), strict=True):
+                    results[action.key] = result
         finally:
             await self.watcher.close()
             await self.flush()
-        return tuple(results)
+        return tuple(results[a.key] for a in plan.actions)
 
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:
@@ -318,6 +324,12 @@ class Applier:
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])
                 await self.recorder.created(action, last)
+            if _creates_endpoint(action, request) and isinstance(last, Mapping) and last.get("id"):
+                await self.recorder.endpoint_created(action, last)
+                waited = await self._wait_ready(action, last)
+                if isinstance(waited, str):
+                    return last, halt(waited, index + 1)
+                last = waited
             if request.purpose.is_state_command or (creates_pipe and created is not None):
                 # A later request (the edit after a stop, the stop after a create) needs the
                 # state: waited for always; the last one unless --no-wait.
@@ -370,6 +382,27 @@ class Applier:
             )
         return f"cannot read pipe {action.name} while waiting after `{what}`: {result.error}"
 
+    async def _wait_ready(self, action: Action, created: Any) -> Mapping[str, Any] | str:
+        """Wait for a new endpoint to be Ready; return it, or what went wrong."""
+        target = action.target
+        ids = PipeIds(target["organizationId"], target["serviceId"], str(created["id"]))
+        label = f"reverse private endpoint {action.name}"
+        result = await self.watcher.until(
+            ids, label, {READY}, first=created, subject=Subject.ENDPOINT
+        )
+        if result.status is WaitStatus.REACHED and result.live is not None:
+            self._note(action, f"create: {result.state} after {result.seconds:.1f}s")
+            return result.live
+        if result.status is WaitStatus.FAILED:
+            return f"{label} is {result.state} after `create` (waited {result.seconds:.1f}s)"
+        if result.status is WaitStatus.TIMED_OUT:
+            return (
+                f"{label} is still {result.state} {result.seconds:.0f}s after `create` "
+                f"(--wait-timeout {self.wait.timeout:g}s): it was created and recorded; run "
+                "plan again to see whether it got there"
+            )
+        return f"cannot read {label} while waiting after `create`: {result.error}"
+
     # -- state ---------------------------------------------------------------------------------
 
     async def _persist(self, *, urgent: bool) -> None:
@@ -379,6 +412,18 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
+
+
+def _creates_endpoint(action: Action, request: Request) -> bool:
+    return action.kind == ENDPOINT and request.purpose is Purpose.CREATE
+
+
+def _phases(actions: tuple[Action, ...]) -> list[list[Action]]:
+    """Split actions into apply order: endpoints made, then the rest, then endpoints deleted."""
+    first = [a for a in actions if a.kind == ENDPOINT and a.operation is not Op.DELETE]
+    last = [a for a in actions if a.kind == ENDPOINT and a.operation is Op.DELETE]
+    middle = [a for a in actions if a.kind != ENDPOINT]
+    return [phase for phase in (first, middle, last) if phase]
 
 
 def _leads_to(request: Request) -> RunState:

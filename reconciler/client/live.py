@@ -18,9 +18,11 @@ from collections.abc import Callable, Sequence
 
 from reconciler.client import reads
 from reconciler.client.api import Client
+from reconciler.client.endpointreads import fetch_endpoints
 from reconciler.client.livestate import Capabilities, LiveState, Observed
 from reconciler.client.paths import organization_path
 from reconciler.client.pipereads import PipeReader
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.identity import Identities
 from reconciler.model.json import JsonMapping
@@ -63,8 +65,10 @@ class Fetcher:
         pipes = [r for r in resources if r.kind == "Pipe"]
         orgs = [r for r in resources if r.kind == "Organization"]
         dashboards = [r for r in resources if r.kind == "Dashboard"]
+        endpoints = [r for r in resources if r.kind == ENDPOINT]
         await asyncio.gather(
             self.pipes.fetch(pipes),
+            fetch_endpoints(self.client, self.live, endpoints, self.progress),
             self._fetch_organizations(orgs),
             self._fetch_dashboards() if (dashboards or need_dashboards) else _nothing(),
         )

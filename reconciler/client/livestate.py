@@ -32,6 +32,16 @@ class Capabilities:
     dashboards_list: bool | None = None
 
 
+@dataclass(frozen=True)
+class ServiceEndpoints:
+    """The reverse private endpoints of the service one endpoint manifest names (or why not)."""
+
+    organization_id: str = ""
+    service_id: str = ""
+    listed: tuple[JsonObject, ...] = ()
+    error: str | None = None
+
+
 @dataclass
 class LiveState:
     """Everything fetched for one plan."""
@@ -44,4 +54,6 @@ class LiveState:
     dashboards: list[JsonObject] | None = None
     dashboards_error: str | None = None
     capabilities: Capabilities = field(default_factory=Capabilities)
+    # Per endpoint manifest (``Kind/name``): its service's endpoints, one list read per service.
+    endpoints: dict[str, ServiceEndpoints] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)

@@ -19,6 +19,7 @@ from reconciler.client.paths import (
     PipeIds,
     backups_path,
     endpoint_path,
+    endpoints_path,
     organization_path,
     pipes_path,
     services_path,
@@ -91,6 +92,15 @@ async def get_endpoint(client: Client, org: str, service_id: str, endpoint_id: s
     path = endpoint_path(org, service_id, endpoint_id)
     result = await client.get(path, resource=f"reverse private endpoint {endpoint_id}")
     return _object(result, path)
+
+
+async def list_endpoints(client: Client, org: str, service_id: str) -> list[JsonObject]:
+    """Return every reverse private endpoint of a service."""
+    result = await client.get(
+        endpoints_path(org, service_id),
+        resource=f"reverse private endpoints of service {service_id}",
+    )
+    return _objects(result)
 
 
 async def get_organization(client: Client, org: str, *, name: str) -> JsonObject:

@@ -34,6 +34,7 @@ from reconciler.load.yamlsource import (
     parse_marked,
 )
 from reconciler.model import collector
+from reconciler.model.endpoints import ENDPOINT, endpoint_type_errors
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.fields import field_mapping_problems
 from reconciler.model.resources import (
@@ -283,7 +284,7 @@ class _Reader:
     def check_spec(
         self, locator: DocumentLocator | MergedLocator, kind: str, spec: dict[str, Any]
     ) -> None:
-        if kind in ("Pipe", "Organization") and "organizationId" not in spec:
+        if kind in ("Pipe", "Organization", ENDPOINT) and "organizationId" not in spec:
             if self.default_organization:
                 spec["organizationId"] = self.default_organization
             else:
@@ -312,6 +313,9 @@ class _Reader:
             self.check_field_mappings(locator, spec)
         if kind == "Dashboard":
             self.check_grid(locator, spec)
+        if kind == ENDPOINT:
+            for path, message in endpoint_type_errors(spec):
+                self.error(locator, ("spec", *path), message)
         if kind == "Organization":
             ids: dict[str, int] = {}
             for i, endpoint in enumerate(spec.get("privateEndpoints", [])):

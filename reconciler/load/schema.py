@@ -34,6 +34,7 @@ KIND_FILES: dict[str, str] = {
     "Pipe": "pipe.schema.json",
     "Organization": "organization.schema.json",
     "Dashboard": "dashboard.schema.json",
+    "ReversePrivateEndpoint": "reverse-private-endpoint.schema.json",
 }
 COMMON_FILE = "common.schema.json"
 SECRET_TITLE = "Secret reference"

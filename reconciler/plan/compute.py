@@ -18,8 +18,10 @@ from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ManifestError, ManifestErrors
-from reconciler.model.identity import Binding, Bound
+from reconciler.model.identity import Binding, Bound, Identities
+from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
@@ -29,12 +31,14 @@ from reconciler.plan.bindings import (
     held_warnings,
     pipe_identities,
     prune_dashboards,
+    prune_endpoints,
     prune_partial,
     prune_pipes,
     retired_pipes_note,
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
+from reconciler.plan.endpoints import bind_endpoint, plan_endpoint
 from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
@@ -138,6 +142,10 @@ async def plan_resources(
         identities=identities,
     )
     live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
+    users = endpoint_users(resources)
+    for resource in selected:
+        if resource.kind == ENDPOINT:
+            planned[resource.key] = _plan_endpoint(resource, live, state, options, users)
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards(
         [r for r in selected if r.kind == "Dashboard"],
@@ -171,6 +179,10 @@ async def plan_resources(
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
             notes.append(prune_partial("Pipe"))
+        if options.covers(ENDPOINT):
+            actions.extend(await prune_endpoints(client, resources, state, options.targets))
+        elif any(r.created_by_us for r in state.records(ENDPOINT).values()):
+            notes.append(prune_partial(ENDPOINT))
     elif options.covers("Pipe"):
         notes.extend(retired_pipes_note(resources, identities, state))
     plan = Plan(
@@ -246,6 +258,8 @@ def plan_resource(
     """Plan one resource from what was fetched."""
     if resource.kind == "Pipe":
         return _plan_pipe(resource, live, state, options)
+    if resource.kind == ENDPOINT:
+        return _plan_endpoint(resource, live, state, options, {})
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
@@ -322,6 +336,43 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
             lifecycle=lifecycle,
         )
     return dataclasses.replace(action, renamed_from=renamed) if renamed else action
+
+
+def _plan_endpoint(
+    resource: Resource,
+    live: LiveState,
+    state: State,
+    options: PlanOptions,
+    users: Mapping[str, frozenset[str]],
+) -> Action:
+    """Plan one reverse private endpoint from its service's endpoint list (``users``: see
+    ``endpoint_users``)."""
+    found = live.endpoints.get(resource.key)
+    if found is None:
+        where = resource.locate("metadata", "name")
+        return error_action(ENDPOINT, resource.name, where, "endpoint was not fetched")
+    identities = Identities(state.records(ENDPOINT), {})
+    binding = bind_endpoint(resource, found, identities.record(resource.name), identities.held)
+    used_by = tuple(
+        pipe for pipe, names in users.items() if binding.id in names or resource.name in names
+    )
+    return plan_endpoint(resource, found, binding, replace=options.replace, used_by=used_by)
+
+
+def endpoint_users(resources: Sequence[Resource]) -> dict[str, frozenset[str]]:
+    """Map each pipe manifest to the endpoints its Kafka source names (ids and manifest names)."""
+    out: dict[str, frozenset[str]] = {}
+    for resource in resources:
+        if resource.kind != "Pipe":
+            continue
+        kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
+        named = [
+            *as_items(kafka.get("reversePrivateEndpointIds")),
+            *as_items(kafka.get("reversePrivateEndpoints")),
+        ]
+        if named:
+            out[resource.key] = frozenset(str(n) for n in named)
+    return out
 
 
 def _record_key(binding: Binding | None, key: str) -> str:
