@@ -132,6 +132,20 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
         ("Pipe.spec.pipeId", ["ACCESS:   identity: says which pipe"]),
         ("Dashboard.spec.tiles.series.type", ["VALUES:   time, table, number, search, markdown"]),
         ("Organization", ["spec (required)", "KIND:     Organization"]),
+        (
+            "ReversePrivateEndpoint.spec.mskClusterArn",
+            [
+                "ACCESS:   create-time: sent when the endpoint is created; a difference needs --replace"
+            ],
+        ),
+        (
+            "ReversePrivateEndpoint.spec.customPrivateDnsMappings",
+            ["ACCESS:   writable: changed by the endpoint update (PATCH), the whole list"],
+        ),
+        (
+            "ReversePrivateEndpoint.spec.service",
+            ["ACCESS:   identity: says which service the endpoint belongs to; never changed"],
+        ),
     ],
 )
 def test_explain_describes_type_bounds_values_and_access_from_the_schemas(
