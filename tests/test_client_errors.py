@@ -25,6 +25,7 @@ from reconciler.model.errors import (
     api_error_type,
 )
 from tests.asgi_helpers import emulator_app, in_process
+from tests.contract.plugin import Planted
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 MISSING_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-000000000000"
@@ -113,7 +114,7 @@ def test_naming_a_resource_or_a_branch_leaves_an_authentication_failure_as_it_is
     }
 
 
-def test_an_invalid_body_is_a_bad_request() -> None:
+def test_an_invalid_body_is_a_bad_request(planted: Planted) -> None:
     async def go() -> None:
         async with in_process() as (client, _):
             await client.call(
@@ -126,6 +127,10 @@ def test_an_invalid_body_is_a_bad_request() -> None:
 
     with pytest.raises(BadRequest):
         asyncio.run(go())
+    # The body breaks the contract on purpose: the oracle names it (and nothing else).
+    assert [(v.path, v.rule) for v in planted.violations()] == [
+        ("$.settings.streaming_max_insert_wait_ms", "minimum 500")
+    ]
 
 
 def test_an_optional_endpoint_the_server_lacks_is_unsupported_and_a_required_one_not_found() -> (

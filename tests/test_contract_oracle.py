@@ -12,7 +12,6 @@ contract's own defects are repaired in one place: those repairs are pinned here 
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import textwrap
@@ -22,9 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.emulator.recording import ENV
 from tests.asgi_helpers import BASE, emulator_app, in_process
-from tests.contract.oracle import ALLOWED_FILE, Contract, Violation, read_allowed
+from tests.contract.oracle import ALLOWED_FILE, Contract, read_allowed
+from tests.contract.plugin import Planted
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID, POSTGRES_PAUSED_PIPE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,23 +31,7 @@ PIPE = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{KAFKA_PIPE}"
 POSTGRES = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{POSTGRES_PAUSED_PIPE}"
 
 
-def _judged(log: Path) -> list[Violation]:
-    contract = Contract.load()
-    found: list[Violation] = []
-    for line in log.read_text().splitlines():
-        found += contract.judge(json.loads(line))
-    return found
-
-
-@pytest.fixture
-def private_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Record this test's emulator to a file of its own (the run-wide check never sees it)."""
-    log = tmp_path / "exchanges.jsonl"
-    monkeypatch.setenv(ENV, str(log))
-    return log
-
-
-def test_oracle_should_name_a_planted_bad_request_sent_as_the_client(private_log: Path) -> None:
+def test_oracle_should_name_a_planted_bad_request_sent_as_the_client(planted: Planted) -> None:
     async def send() -> None:
         transport = httpx.ASGITransport(app=emulator_app())
         async with httpx.AsyncClient(
@@ -58,7 +41,7 @@ def test_oracle_should_name_a_planted_bad_request_sent_as_the_client(private_log
             await http.patch(PIPE, json=body, headers={"User-Agent": "reconcile"})
 
     asyncio.run(send())
-    violations = _judged(private_log)
+    violations = planted.violations()
 
     assert [(v.operation.split()[0], v.part, v.path, v.rule.split()[0]) for v in violations] == [
         ("pipeUpdate", "request body", "$.source.kafka.authentication", "enum")
@@ -66,7 +49,7 @@ def test_oracle_should_name_a_planted_bad_request_sent_as_the_client(private_log
     assert "'PUBLIC' is not one of" in violations[0].message
 
 
-def test_oracle_should_name_a_planted_bad_answer_of_the_emulator(private_log: Path) -> None:
+def test_oracle_should_name_a_planted_bad_answer_of_the_emulator(planted: Planted) -> None:
     app = emulator_app()
     # Corrupt what the emulator holds: a port the contract bounds to 1..65535.
     app.runtime.store.data["pipes"][POSTGRES_PAUSED_PIPE]["source"]["postgres"]["port"] = 0
@@ -76,7 +59,7 @@ def test_oracle_should_name_a_planted_bad_answer_of_the_emulator(private_log: Pa
             await client.get(POSTGRES)
 
     asyncio.run(read())
-    violations = [v for v in _judged(private_log) if v.path.endswith(".port")]
+    violations = [v for v in planted.violations() if v.path.endswith(".port")]
 
     assert [(v.operation.split()[0], v.part, v.path, v.rule) for v in violations] == [
         ("pipeGet", "response 200 body", "$.result.source.postgres.port", "minimum 1")
@@ -138,6 +121,30 @@ def test_oracle_should_refuse_operations_the_contract_lacks(
     violations = Contract.load().judge({**exchange, "response": None})
 
     assert [v.rule for v in violations] == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", []),
+        ("filter=tag%3AEnvironment%3DProduction", []),
+        ("filter=tag%3AisActive&filter=tag%3AEnvironment%3DProduction", []),
+        ("page=2", ["query parameter page"]),
+    ],
+)
+def test_oracle_should_read_repeated_query_parameters_as_the_array_the_contract_types(
+    query: str, expected: list[str]
+) -> None:
+    exchange = {
+        "method": "GET",
+        "path": f"/v1/organizations/{ORG_ID}/services",
+        "agent": "reconcile",
+        "query": query,
+        "status": 200,
+        "response": {"status": 200, "requestId": _UUID, "result": []},
+    }
+
+    assert [v.part for v in Contract.load().judge(exchange)] == expected
 
 
 @pytest.mark.parametrize(
@@ -258,6 +265,6 @@ def test_a_run_with_a_violation_should_fail_naming_the_test_operation_path_and_r
     )
     assert "$.result.source.postgres.port: maximum 65535" in out
     assert (
-        "contract: 1 exchanges recorded, 1 judged (1 client requests), 0 allow-listed, 1 violations"
+        "contract: 1 exchanges recorded, 1 judged (1 client requests), 0 allow-listed, 1 violations "
         in out
     )

@@ -73,7 +73,7 @@ def user_clone(root: Path, tests_from: Path = REPO / "tests") -> Path:
     """A repository copy whose examples are tracked and whose extra manifests are not."""
     repo = root / "repo"
     shutil.copytree(tests_from, repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("bench", "schemas"):
+    for name in ("bench", "schemas", "contract"):
         shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in REPO_FILES:
         shutil.copy(REPO / name, repo / name)

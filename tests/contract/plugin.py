@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
@@ -51,6 +53,7 @@ class Ledger:
 
     def judge(self) -> list[Violation]:
         """Judge what was appended since the last call; count it."""
+        started = time.perf_counter()
         contract = Contract.load()
         found: list[Violation] = []
         for exchange in self.take():
@@ -77,10 +80,40 @@ class Ledger:
                     )
             found += violations
         self.counts["violations"] += len(found)
+        self.counts["milliseconds"] += round((time.perf_counter() - started) * 1000)
         for violation in found:
             where = re.sub(r"\[\d+\]", "[*]", violation.path)
             self.rules[f"{violation.operation} {violation.part} {where}: {violation.rule}"] += 1
         return found
+
+
+class Planted:
+    """A test's private exchange log, for tests that break the contract on purpose."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def violations(self) -> list[Violation]:
+        """Every violation the exchanges recorded here commit."""
+        if not self.path.exists():
+            return []
+        contract = Contract.load()
+        found: list[Violation] = []
+        for line in self.path.read_text().splitlines():
+            found += contract.judge(json.loads(line))
+        return found
+
+
+@pytest.fixture
+def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Planted:
+    """Record the emulators this test creates to a log of its own, judged by the test itself.
+
+    For a test that sends what the contract refuses on purpose (to see an error handled): its
+    exchanges stay out of the run-wide check, and the test asserts the violation it planted.
+    """
+    path = tmp_path / "planted-exchanges.jsonl"
+    monkeypatch.setenv(ENV, str(path))
+    return Planted(path)
 
 
 def _report(violations: list[Violation]) -> str:
@@ -104,6 +137,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _LEDGER = pytest.StashKey[Ledger]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove this process's exchange log (what it held was judged at session end)."""
+    ledger = config.stash.get(_LEDGER, None)
+    if ledger is not None:
+        shutil.rmtree(ledger.path.parent, ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -154,7 +194,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_line(
         f"contract: {counts['exchanges']} exchanges recorded, {counts['judged']} judged "
         f"({counts['client requests']} client requests), {counts['allowed']} allow-listed, "
-        f"{counts['violations']} violations"
+        f"{counts['violations']} violations ({counts['milliseconds'] / 1000:.1f} s judging)"
     )
     for rule, number in totals["rules"].most_common():
         terminalreporter.write_line(f"  {number:5d} × {rule}")
