@@ -11,7 +11,8 @@ from reconciler.client.livestate import ServiceEndpoints
 from reconciler.model.errors import Location
 from reconciler.model.identity import Bound, Record
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import Op, Purpose
+from reconciler.plan.actions import Action, Op, Purpose, Request
+from reconciler.plan.endpointrefs import fill_created, known_after_create, refer
 from reconciler.plan.endpoints import bind_endpoint, plan_endpoint, plan_endpoint_prune
 
 ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"
@@ -135,3 +136,39 @@ def test_prune_deletes_the_recorded_endpoint() -> None:
     action = plan_endpoint_prune("msk-orders", record, LIVE, Location("s.json"))
     assert action.operation is Op.DELETE
     assert [(r.method, r.path) for r in action.requests] == [("DELETE", f"{BASE}/{LIVE_ID}")]
+
+
+def _pipe(**kafka: Any) -> Resource:
+    spec = {"organizationId": ORG, "serviceId": SERVICE, "name": "p", "source": {"kafka": kafka}}
+    return Resource("Pipe", "p", spec, "p.yaml")
+
+
+def test_a_pipe_names_endpoints_by_manifest_and_gets_their_ids_after_its_own() -> None:
+    bound = _plan(SPEC, [LIVE])
+    new = _plan(SPEC, [])
+    stated = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e50"
+    pipes, failed = refer(
+        [_pipe(reversePrivateEndpoints=["a", "b"], reversePrivateEndpointIds=[stated])],
+        {"a": bound, "b": new},
+    )
+    assert failed == {}
+    kafka = pipes[0].spec["source"]["kafka"]
+    assert "reversePrivateEndpoints" not in kafka
+    assert kafka["reversePrivateEndpointIds"] == [
+        stated,
+        LIVE_ID,
+        known_after_create("ReversePrivateEndpoint/msk-orders"),
+    ]
+
+
+def test_a_pipe_whose_endpoint_was_not_created_is_not_sent() -> None:
+    body = {"source": {"kafka": {"reversePrivateEndpointIds": [known_after_create("E/x")]}}}
+    action = Action(
+        "Pipe", "p", Op.CREATE, Location("p.yaml"), requests=(Request("POST", "/p", body),)
+    )
+    assert "E/x" in str(fill_created(action, {}))
+    filled = fill_created(action, {"E/x": LIVE_ID})
+    assert not isinstance(filled, str)
+    assert filled.requests[0].body == {
+        "source": {"kafka": {"reversePrivateEndpointIds": [LIVE_ID]}}
+    }

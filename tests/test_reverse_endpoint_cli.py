@@ -140,3 +140,97 @@ def test_a_type_without_its_fields_is_refused_before_anything_is_sent(
     assert "gcpServiceAttachment is not taken by type MSK_MULTI_VPC" in planned.output
     assert "msk.yaml:" in planned.output
     assert emulator.requests() == []
+
+
+def kafka_pipe(endpoints_named: list[str], **kafka: Any) -> dict[str, Any]:
+    """A Kafka pipe on the staging service that names endpoints by manifest."""
+    return {
+        "organizationId": ORG_ID,
+        "service": "staging",
+        "name": "orders-private",
+        "source": {
+            "kafka": {
+                "type": "msk",
+                "format": "JSONEachRow",
+                "brokers": "b-1.orders.internal:9096",
+                "topics": "orders",
+                "authentication": "IAM_ROLE",
+                "iamRole": "arn:aws:iam::123456789012:role/pipes",
+                "reversePrivateEndpoints": endpoints_named,
+                **kafka,
+            }
+        },
+        "destination": {
+            "database": "sales",
+            "table": "orders_private",
+            "managedTable": True,
+            "columns": [{"name": "id", "type": "String"}],
+        },
+    }
+
+
+def test_one_apply_creates_the_endpoint_waits_for_ready_then_the_pipe_that_names_it(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    write_manifest(
+        tmp_path / "m" / "msk.yaml",
+        "ReversePrivateEndpoint",
+        "msk-orders",
+        {**MSK, "service": "staging"},
+    )
+    write_manifest(
+        tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", kafka_pipe(["msk-orders"])
+    )
+    planned = run_cli(_args("plan", tmp_path), emulator.env())
+    assert planned.exit_code == 0, planned.output
+    assert "(known after create: ReversePrivateEndpoint/msk-orders)" in planned.stdout
+    applied = run_cli(_args("apply", tmp_path), emulator.env())
+    assert applied.exit_code == 0, applied.output
+    endpoint_id = state_entry(tmp_path, "msk-orders")["id"]
+    sent = [(w["method"], w["path"].rsplit("/", 1)[-1]) for w in writes(emulator.requests())]
+    assert sent[0] == ("POST", "pipesReversePrivateEndpoints")
+    assert sent[1] == ("POST", "pipes")
+    (pipe,) = [p for p in emulator.data()["pipes"].values() if p["name"] == "orders-private"]
+    assert pipe["source"]["kafka"]["reversePrivateEndpointIds"] == [endpoint_id]
+    # The pipe's create came after the endpoint was read Ready.
+    log = emulator.requests()
+    post_pipe = next(
+        i for i, r in enumerate(log) if r["method"] == "POST" and r["path"].endswith("/pipes")
+    )
+    assert any(
+        r["method"] == "GET" and r["path"].endswith("pipesReversePrivateEndpoints")
+        for r in log[1:post_pipe]
+    )
+    final = run_cli(_args("plan", tmp_path, "--detailed-exitcode"), emulator.env())
+    assert final.exit_code == 0, final.output
+
+
+def test_an_endpoint_name_no_manifest_has_is_an_error_of_the_pipe(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    write_manifest(tmp_path / "m" / "msk.yaml", "ReversePrivateEndpoint", "msk-orders", MSK)
+    write_manifest(
+        tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", kafka_pipe(["msk-order"])
+    )
+    planned = run_cli(_args("plan", tmp_path), emulator.env())
+    assert planned.exit_code == 1, planned.output
+    assert "no ReversePrivateEndpoint manifest is named 'msk-order'" in planned.output
+    assert "msk-orders" in planned.output  # the suggestion
+
+
+def test_names_and_ids_together_name_the_existing_endpoint_once(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    spec = {
+        "organizationId": ORG_ID,
+        "serviceId": ANALYTICS,
+        "description": "orders brokers",
+        "type": "VPC_ENDPOINT_SERVICE",
+        "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
+    }
+    write_manifest(tmp_path / "m" / "e.yaml", "ReversePrivateEndpoint", "orders-brokers", spec)
+    pipe = kafka_pipe(["orders-brokers"], reversePrivateEndpointIds=[ENDPOINT_READY])
+    write_manifest(tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", pipe)
+    planned = run_cli(_args("plan", tmp_path), emulator.env())
+    assert planned.exit_code == 0, planned.output
+    assert f'reversePrivateEndpointIds: ["{ENDPOINT_READY}"]' in planned.stdout

@@ -58,6 +58,7 @@ from reconciler.model.errors import (
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
+from reconciler.plan.endpointrefs import fill_created
 from reconciler.plan.runstate import (
     SETTLED_STATES,
     RunState,
@@ -95,6 +96,8 @@ class Applier:
         self.progress = progress or (lambda n: None)
         self._tasks: dict[asyncio.Task[ActionResult], Action] = {}
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
+        # The ids of the endpoints this apply created, by ``Kind/name`` (pipes naming them).
+        self._created_endpoints: dict[str, str] = {}
 
     # -- interruption (SIGINT/SIGTERM) ---------------------------------------------------------
 
@@ -187,6 +190,14 @@ class Applier:
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:
             return ActionResult(action.key, action.operation, Outcome.FAILED, action.errors)
+        if action.kind == "Pipe":
+            filled = fill_created(action, self._created_endpoints)
+            if isinstance(filled, str):
+                unsent = tuple(skipped(r, filled) for r in action.requests)
+                return ActionResult(
+                    action.key, action.operation, Outcome.SKIPPED, (filled,), unsent
+                )
+            action = filled
         if not action.has_changes:
             await self.recorder.unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
@@ -330,6 +341,8 @@ class Applier:
                 if isinstance(waited, str):
                     return last, halt(waited, index + 1)
                 last = waited
+                # Only a Ready endpoint is handed to the pipes that name it.
+                self._created_endpoints[action.key] = str(last["id"])
             if request.purpose.is_state_command or (creates_pipe and created is not None):
                 # A later request (the edit after a stop, the stop after a create) needs the
                 # state: waited for always; the last one unless --no-wait.

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.livestate import LiveState, ServiceEndpoints
-from reconciler.model.errors import ApiError, AuthenticationFailed, suggest
+from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported, suggest
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
@@ -46,6 +46,7 @@ async def fetch_endpoints(
             services.update({r.key: str(exc) for r in members})
             return
         progress(1)
+        live.services[org] = listed  # the pipes' reader uses it too
         names: dict[str, list[str]] = {}
         for service in listed:
             names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
@@ -59,6 +60,12 @@ async def fetch_endpoints(
     async def read(key: tuple[str, str]) -> None:
         try:
             lists[key] = await reads.list_endpoints(client, *key)
+        except Unsupported:
+            lists[key] = (
+                "the server has no reverse private endpoint operations (a server with only the "
+                "published pipe operations): endpoints cannot be managed there"
+            )
+            return
         except AuthenticationFailed:
             raise
         except ApiError as exc:

@@ -22,7 +22,6 @@ from reconciler.client.endpointreads import fetch_endpoints
 from reconciler.client.livestate import Capabilities, LiveState, Observed
 from reconciler.client.paths import organization_path
 from reconciler.client.pipereads import PipeReader
-from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.identity import Identities
 from reconciler.model.json import JsonMapping
@@ -65,16 +64,20 @@ class Fetcher:
         pipes = [r for r in resources if r.kind == "Pipe"]
         orgs = [r for r in resources if r.kind == "Organization"]
         dashboards = [r for r in resources if r.kind == "Dashboard"]
-        endpoints = [r for r in resources if r.kind == ENDPOINT]
         await asyncio.gather(
             self.pipes.fetch(pipes),
-            fetch_endpoints(self.client, self.live, endpoints, self.progress),
             self._fetch_organizations(orgs),
             self._fetch_dashboards() if (dashboards or need_dashboards) else _nothing(),
         )
         return self.live
 
     # -- organizations -----------------------------------------------------------------------
+
+    async def fetch_endpoints(self, endpoints: Sequence[Resource]) -> LiveState:
+        """Fetch the endpoint lists of ``endpoints``' services (read before the pipes that name
+        them: a pipe is planned with their ids)."""
+        await fetch_endpoints(self.client, self.live, endpoints, self.progress)
+        return self.live
 
     async def _fetch_organizations(self, orgs: Sequence[Resource]) -> None:
         async def one(resource: Resource) -> None:

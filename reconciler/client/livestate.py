@@ -56,4 +56,6 @@ class LiveState:
     capabilities: Capabilities = field(default_factory=Capabilities)
     # Per endpoint manifest (``Kind/name``): its service's endpoints, one list read per service.
     endpoints: dict[str, ServiceEndpoints] = field(default_factory=dict)
+    # The services lists read so far, by organization (read once per plan, whoever needs it).
+    services: dict[str, list[JsonObject]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)

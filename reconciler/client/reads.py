@@ -95,10 +95,12 @@ async def get_endpoint(client: Client, org: str, service_id: str, endpoint_id: s
 
 
 async def list_endpoints(client: Client, org: str, service_id: str) -> list[JsonObject]:
-    """Return every reverse private endpoint of a service."""
+    """Return every reverse private endpoint of a service (``Unsupported`` when the server has
+    no endpoint operations)."""
     result = await client.get(
         endpoints_path(org, service_id),
         resource=f"reverse private endpoints of service {service_id}",
+        optional=True,
     )
     return _objects(result)
 

@@ -38,6 +38,7 @@ from reconciler.plan.bindings import (
 )
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
+from reconciler.plan.endpointrefs import named_endpoints, refer
 from reconciler.plan.endpoints import bind_endpoint, plan_endpoint
 from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
@@ -141,11 +142,22 @@ async def plan_resources(
         on_pipe=plan_now,
         identities=identities,
     )
-    live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
+    # Endpoints first: the pipes that name them are planned with their ids.
     users = endpoint_users(resources)
-    for resource in selected:
-        if resource.kind == ENDPOINT:
-            planned[resource.key] = _plan_endpoint(resource, live, state, options, users)
+    named = {n for r in selected for n in named_endpoints(r)}
+    endpoint_manifests = [
+        r for r in resources if r.kind == ENDPOINT and (r in selected or r.name in named)
+    ]
+    await fetcher.fetch_endpoints(endpoint_manifests)
+    endpoint_actions = {
+        r.name: _plan_endpoint(r, fetcher.live, state, options, users) for r in endpoint_manifests
+    }
+    planned.update({a.key: a for a in endpoint_actions.values()})
+    selected, unresolved_pipes = refer(selected, endpoint_actions)
+    planned.update(unresolved_pipes)
+    live = await fetcher.fetch(
+        [r for r in selected if r.key not in unresolved_pipes], need_dashboards=need_dashboards
+    )
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards(
         [r for r in selected if r.kind == "Dashboard"],
