@@ -231,7 +231,7 @@ def test_reads_a_corrupted_pipe():
 """
 
 
-@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2", "--dist", "loadfile"]])
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "1", "--dist", "loadfile"]])
 def test_a_run_with_a_violation_should_fail_naming_the_test_operation_path_and_rule(
     tmp_path: Path, workers: list[str]
 ) -> None:

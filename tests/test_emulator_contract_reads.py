@@ -7,13 +7,16 @@ Every answer here is checked against the contract's schema for its operation and
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from reconciler.emulator import EmulatorApp, Identities, create_app
+from reconciler.emulator.operations import OPERATIONS
 from reconciler.emulator.seed import backup_id
-from tests.emulator_contract_helpers import contract_errors, exchange
+from tests.emulator_contract_helpers import contract, contract_errors, exchange
 from tests.seed_ids import (
     ANALYTICS,
     ARCHIVE,
@@ -145,6 +148,20 @@ def test_the_contract_check_should_catch_a_null_where_the_contract_says_string(
     body = response.json()
     postgres = next(p for p in body["result"] if "postgres" in p["source"])
     postgres["source"]["postgres"]["tlsHost"] = None
-    response._content = __import__("json").dumps(body).encode()
+    response._content = json.dumps(body).encode()
     problems = contract_errors("GET", SERVICE + "/pipes", response)
     assert any("tlsHost" in p and "'string'" in p for p in problems), problems
+
+
+def _shape(template: str) -> str:
+    return re.sub(r"\{\w+\}", "{}", template)
+
+
+def test_the_emulator_should_serve_every_operation_of_the_contract() -> None:
+    served = {(op.method, _shape(op.template)) for op in OPERATIONS}
+    listed = {
+        (method.upper(), _shape(template))
+        for template, methods in contract()["paths"].items()
+        for method in methods
+    }
+    assert listed - served == set()

@@ -440,6 +440,7 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
         "fieldMappings.2.destinationField x is not a column of the destination table",
     ),
     ("kafka", _set("scaling", {"replicas": 41}), "scaling.replicas must be between 1 and 40"),
+    ("kafka", _set("scaling", {"replicas": None}), "scaling.replicas must be an integer"),
     ("kafka", _set("settings", {"engine_max_threads": 65}), "settings.engine_max_threads"),
 ]
 
@@ -531,7 +532,7 @@ ACCEPTED: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
                 "replicas": 40,
                 "replicaCpuMillicores": 2000,
                 "replicaMemoryGb": 8,
-                "concurrency": None,
+                "concurrency": 34,
             },
         ),
     ),

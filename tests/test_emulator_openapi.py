@@ -31,6 +31,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from reconciler.emulator.openapi import document
+from reconciler.emulator.seed import backup_id
 from tests.conftest import Emulator, start_emulator, stop_emulator
 from tests.seed_ids import SEED
 
@@ -88,6 +89,7 @@ def concrete(template: str) -> str:
         "serviceId": SEED.analytics,
         "pipeId": SEED.kafka_pipe,
         "endpointId": SEED.endpoint_ready,
+        "backupId": backup_id(SEED.analytics, 2),
         "dashboardId": "no-such-dashboard",
     }
     for name, value in ids.items():

@@ -76,7 +76,7 @@ def _data_file(ctx: click.Context, param: click.Parameter, value: str | None) ->
     show_default=True,
     type=click.IntRange(min=0),
     help="How long a pipe stays Provisioning, Stopping, Pausing or Resync after a create "
-    "or a state command.",
+    "or a state command, and a new reverse private endpoint Provisioning.",
 )
 @click.option("--seed-pipes", default=0, type=click.IntRange(min=0), help="Add N scale-seed pipes.")
 @click.option(

@@ -1,10 +1,11 @@
 """The API routes of both interfaces and their handlers.
 
-Routing is a small table of (method, path pattern, handler, interface, extension?) rather than
-a framework router, because the emulator must decide three things a generic router blurs: an
+Routing is a small table (``operations.OPERATIONS``: method, path pattern, handler, interface,
+extension?) rather than a framework router, because the emulator must decide three things a generic router blurs: an
 unknown path is a 404 in the interface's own error shape, a known path with the wrong method is
 a 405, and with ``specOnly`` the extensions of the real service vanish *exactly* like unknown
-routes (even where the path also matches a spec route with another method). Each request is
+routes (even where the path also matches a spec route with another method). A fixed path
+segment outranks a parameter (``…/pipes/schemaDiscovery`` is no pipe id). Each request is
 checked in the order the real service does: route, authentication, path parameters, the
 caller's organization (403), body, then the resources (404) and their state (424, 400).
 """
@@ -20,17 +21,10 @@ from typing import Any
 
 from starlette.responses import Response
 
-from reconciler.emulator import (
-    cdc,
-    create,
-    discovery,
-    patch_bodies,
-    pipe_bodies,
-    reverse_endpoints,
-    validation,
-)
+from reconciler.emulator import create, patch_bodies, validation
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.handlers import Call, Handlers
+from reconciler.emulator.operations import OPERATIONS
 from reconciler.emulator.protocol import (
     ApiError,
     Identities,
@@ -41,10 +35,6 @@ from reconciler.emulator.protocol import (
     require_uuid,
 )
 from reconciler.emulator.store import Store, public_dashboard, public_pipe, public_service
-
-_ORG = "/v1/organizations/{organizationId}"
-_SVC = _ORG + "/services/{serviceId}"
-
 
 Handler = Callable[[Call], Response]
 
@@ -64,225 +54,6 @@ class Route:
 def _compile(template: str) -> re.Pattern[str]:
     regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
     return re.compile(regex)
-
-
-@dataclass(frozen=True)
-class Operation:
-    """One endpoint: the routing table's row and what the OpenAPI description says of it.
-
-    ``body`` is the validation rule the handler applies to the request body (its schema is the
-    documented one), ``result`` names the resource it answers with (``pipe``, ``[pipe]`` for a
-    list) in ``reconciler.emulator.openapi``'s resource table.
-    """
-
-    method: str
-    template: str
-    handler: str
-    extension: bool
-    summary: str
-    result: str
-    body: validation.Rule | None = None
-    notes: str = ""
-
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("GET", _SVC + "/pipes/{pipeId}", "get_pipe", False, "Get a pipe", "pipe"),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}",
-        "patch_pipe",
-        False,
-        "Update a pipe (merge)",
-        "pipe",
-        patch_bodies.PIPE_UPDATE,
-    ),
-    Operation("GET", _ORG + "/services", "list_services", False, "List services", "[service]"),
-    Operation(
-        "GET",
-        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
-        "get_endpoint",
-        False,
-        "Get a reverse private endpoint",
-        "endpoint",
-    ),
-    Operation(
-        "PATCH",
-        _ORG,
-        "patch_organization",
-        False,
-        "Update the organization",
-        "organization",
-        validation.ORGANIZATION_UPDATE,
-    ),
-    Operation("GET", _SVC + "/backups", "list_backups", False, "List backups", "[backup]"),
-    Operation(
-        "POST",
-        "/api/v2/dashboards",
-        "create_dashboard",
-        False,
-        "Create a dashboard",
-        "dashboard",
-        validation.DASHBOARD,
-    ),
-    Operation("GET", _ORG, "get_organization", True, "Get the organization", "organization"),
-    Operation("GET", _SVC + "/pipes", "list_pipes", True, "List a service's pipes", "[pipe]"),
-    Operation(
-        "POST",
-        _SVC + "/pipes",
-        "create_pipe",
-        True,
-        "Create a pipe (Provisioning, then Running)",
-        "pipe",
-        pipe_bodies.PIPE_CREATE,
-        "Beyond the schema, the rules a pipe needs to run are refused with 400: a kind's "
-        "required fields, credentials that fit the authentication, every destination column "
-        "mapped once. Names need not be unique within a service.",
-    ),
-    Operation("DELETE", _SVC + "/pipes/{pipeId}", "delete_pipe", True, "Delete a pipe", "deleted"),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}/state",
-        "command_pipe",
-        True,
-        "Start, stop or resync a pipe",
-        "pipe",
-        pipe_bodies.STATE_COMMAND,
-        "start: Provisioning, then Running; stop: Stopping, then Stopped (postgres: Pausing, "
-        "then Paused); resync (postgres only): Resync, then Running; each transitionMs later. "
-        "A command for the state the pipe is in or heading to changes nothing.",
-    ),
-    Operation(
-        "PATCH",
-        _SVC + "/pipes/{pipeId}/scaling",
-        "scale_pipe",
-        True,
-        "Change a pipe's scaling",
-        "pipe",
-        pipe_bodies.SCALING,
-    ),
-    Operation(
-        "GET",
-        "/v1/organizations",
-        "list_organizations",
-        True,
-        "List the key's organizations",
-        "[organization]",
-    ),
-    Operation("GET", _SVC, "get_service", True, "Get a service", "service"),
-    Operation("GET", _SVC + "/backups/{backupId}", "get_backup", True, "Get a backup", "backup"),
-    Operation(
-        "GET",
-        _SVC + "/pipes/{pipeId}/settings",
-        "get_pipe_settings",
-        True,
-        "Get a pipe's settings",
-        "settings",
-    ),
-    Operation(
-        "PUT",
-        _SVC + "/pipes/{pipeId}/settings",
-        "put_pipe_settings",
-        True,
-        "Replace a pipe's settings",
-        "settings",
-        validation.PIPE_SETTINGS,
-        "A setting left out or null takes the service's default.",
-    ),
-    Operation(
-        "POST",
-        _SVC + "/pipes/schemaDiscovery",
-        "discover_schema",
-        True,
-        "Discover the fields of a kafka or kinesis source",
-        "discovery",
-        discovery.REQUEST,
-        "Deterministic: the fields are inferred from sample messages the emulator holds per "
-        "kafka topic and kinesis stream (a default sample for any other).",
-    ),
-    Operation(
-        "GET",
-        _SVC + "/pipesCdcScaling",
-        "get_cdc_scaling",
-        True,
-        "Get the service's CDC scaling",
-        "cdcScaling",
-        notes="400 while the service has no database pipe.",
-    ),
-    Operation(
-        "PATCH",
-        _SVC + "/pipesCdcScaling",
-        "patch_cdc_scaling",
-        True,
-        "Change the service's CDC scaling",
-        "cdcScaling",
-        cdc.PATCH,
-        "One CPU core per 4 GB of memory: give either field (the other follows) or both "
-        "agreeing. 400 while the service has no database pipe.",
-    ),
-    Operation(
-        "GET",
-        _SVC + "/pipesReversePrivateEndpoints",
-        "list_endpoints",
-        True,
-        "List the service's reverse private endpoints",
-        "[endpoint]",
-    ),
-    Operation(
-        "POST",
-        _SVC + "/pipesReversePrivateEndpoints",
-        "create_endpoint",
-        True,
-        "Create a reverse private endpoint (Provisioning, then Ready)",
-        "endpoint",
-        reverse_endpoints.CREATE,
-        "The type decides the connection fields it needs and takes.",
-    ),
-    Operation(
-        "PATCH",
-        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
-        "update_endpoint",
-        True,
-        "Change a reverse private endpoint's custom private DNS mappings",
-        "endpoint",
-        reverse_endpoints.UPDATE,
-    ),
-    Operation(
-        "DELETE",
-        _SVC + "/pipesReversePrivateEndpoints/{endpointId}",
-        "delete_endpoint",
-        True,
-        "Delete a reverse private endpoint no pipe uses",
-        "deleted",
-    ),
-    Operation(
-        "GET", "/api/v2/dashboards", "list_dashboards", True, "List dashboards", "[dashboard]"
-    ),
-    Operation(
-        "GET",
-        "/api/v2/dashboards/{dashboardId}",
-        "get_dashboard",
-        True,
-        "Get a dashboard",
-        "dashboard",
-    ),
-    Operation(
-        "PUT",
-        "/api/v2/dashboards/{dashboardId}",
-        "put_dashboard",
-        True,
-        "Replace a dashboard",
-        "dashboard",
-        validation.DASHBOARD,
-    ),
-    Operation(
-        "DELETE",
-        "/api/v2/dashboards/{dashboardId}",
-        "delete_dashboard",
-        True,
-        "Delete a dashboard",
-        "deleted",
-    ),
-)
 
 
 class Api(Handlers):

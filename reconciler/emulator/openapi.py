@@ -1,7 +1,7 @@
 """The emulator's OpenAPI 3.1 description, served at ``/openapi.json``.
 
 Built, never written by hand: paths and methods come from the routing table
-(``app.OPERATIONS``), request bodies from the very validation rules the handlers apply
+(``operations.OPERATIONS``), request bodies from the very validation rules the handlers apply
 (``validation.Rule.schema``), so a field added to a validation table appears here at once.
 Responses: the success envelope of each interface around the operation's resource, and the
 error envelopes of every status the emulator may answer (faults and 429 included). With
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.emulator.app import OPERATIONS, Operation
+from reconciler.emulator.operations import OPERATIONS, Operation
 from reconciler.emulator.protocol import DEMO_ORG_ID
 from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE, backup_id
 from reconciler.emulator.validation import PIPE_SETTINGS, uuid_string

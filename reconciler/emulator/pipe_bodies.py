@@ -268,6 +268,15 @@ SCALING = obj(
         "concurrency": Nullable(integer(0, 34), 0),
     }
 )
+# A create states the scaling it wants: no null there (the contract's PipeScaling has none).
+SCALING_CREATE = obj(
+    {
+        "replicas": integer(1, 40),
+        "replicaCpuMillicores": integer(125, 2000),
+        "replicaMemoryGb": number(0.5, 8),
+        "concurrency": integer(0, 34),
+    }
+)
 PIPE_CREATE = obj(
     {
         "name": string(1, 255),
@@ -287,7 +296,7 @@ PIPE_CREATE = obj(
                 required=("sourceField", "destinationField"),
             )
         ),
-        "scaling": SCALING,
+        "scaling": SCALING_CREATE,
         "settings": PIPE_SETTINGS,
     },
     required=("name", "source", "destination"),

@@ -7,7 +7,9 @@ rate limit on arrival (management only, per key), injected latency (``asyncio.sl
 concurrent requests overlap), an injected fault, then the API itself; the outcome is appended
 to the request log. A dropped connection is made real: under the emulator's uvicorn protocol
 the socket is aborted without a byte of response (``scope["emulator.abort"]``); in-process
-(ASGI transports used by tests) ``ConnectionDropped`` is raised out of the app instead.
+(ASGI transports used by tests) ``ConnectionDropped`` is raised out of the app instead. When
+``RECONCILE_EMULATOR_CONTRACT_LOG`` names a file, every exchange is also appended to it
+(``recording``), for the test suite to judge against the service's contract.
 """
 
 from __future__ import annotations

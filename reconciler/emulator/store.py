@@ -7,7 +7,8 @@ strip write-only fields and mask connection strings, which is the only place whe
 record becomes a response.
 
 Pipe PATCH is merge-patch-like: absent fields stay, nested objects merge, arrays are replaced,
-postgres table mappings are removed then added by key. An update is applied to a copy and
+a database pipe's table mappings are removed then added by key; ``null`` does what
+``validation.KEEP``/``ABSENT`` say. An update is applied to a copy and
 committed only when every check passed, so a 400 never leaves a half-applied change behind;
 ``updatedAt`` moves only when the stored record really changed.
 

@@ -117,7 +117,7 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Planted:
 
 
 def _report(violations: list[Violation]) -> str:
-    lines = [f"{len(violations)} exchange(s) broke the management contract (contract/):"]
+    lines = [f"{len(violations)} violation(s) of the management contract (contract/):"]
     seen: set[str] = set()
     for violation in violations:
         text = str(violation)
