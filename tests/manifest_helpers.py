@@ -147,11 +147,12 @@ UNPINNED_EXAMPLE = Path("pipes") / "returns.yaml"
 
 def example_copy(tmp_path: Path, *, can_create: bool = True) -> Path:
     """Copy the example manifests (``EXAMPLES``) into ``tmp_path``; without ``can_create``,
-    leave out the example pipe a spec-only server cannot create, and the example endpoint (a
-    spec-only server has no endpoint operations)."""
+    leave out the example pipe a spec-only server cannot create, and the example endpoint and
+    CDC scaling (a spec-only server has neither operation)."""
     target = tmp_path / "examples"
     shutil.copytree(EXAMPLES, target)
     if not can_create:
         (target / UNPINNED_EXAMPLE).unlink()
         shutil.rmtree(target / "endpoints")
+        shutil.rmtree(target / "cdc")
     return target

@@ -59,8 +59,9 @@ def test_apply_then_plan_should_show_no_changes_for_every_kind(
     first = ["--new-state"] if spec_only else []
     result = run_cli(apply_args([examples], state, *first), emulator.env())
     assert result.exit_code == 0, result.output
-    # The example pipe without pipeId is created; the example endpoint is adopted (unchanged).
-    done = "9 applied" if spec_only else "10 applied, 1 unchanged"
+    # The example pipe without pipeId is created; the example endpoint is adopted and the CDC
+    # scaling already as stated (unchanged).
+    done = "9 applied" if spec_only else "10 applied, 2 unchanged"
     assert f"Apply complete: {done}, 0 failed." in result.stdout
     code, out = plan_code(emulator, [examples], state)
     assert code == 0, out

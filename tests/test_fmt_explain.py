@@ -66,7 +66,7 @@ def test_fmt_leaves_example_manifests_alone(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES, tmp_path / "m")
     result = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
     assert result.exit_code == 0, result.output
-    assert "0 files would be reformatted, 10 already formatted." in result.stdout
+    assert "0 files would be reformatted, 12 already formatted." in result.stdout
 
 
 def test_fmt_refuses_yaml_that_is_not_a_manifest_as_validate_does(tmp_path: Path) -> None:
@@ -141,6 +141,10 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
         (
             "ReversePrivateEndpoint.spec.customPrivateDnsMappings",
             ["ACCESS:   writable: changed by the endpoint update (PATCH), the whole list"],
+        ),
+        (
+            "CdcScaling.spec.replicaMemoryGb",
+            ["ACCESS:   writable: changed by one PATCH", "BOUNDS:   ≥ 4, ≤ 128"],
         ),
         (
             "ReversePrivateEndpoint.spec.service",

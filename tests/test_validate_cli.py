@@ -32,7 +32,8 @@ def test_validate_should_accept_every_example_manifest() -> None:
     assert result.exception is None, result.output
     assert result.return_value == 0
     assert result.output == (
-        "11 manifests valid (8 Pipe, 1 Organization, 1 Dashboard, 1 ReversePrivateEndpoint)\n"
+        "12 manifests valid (8 Pipe, 1 Organization, 1 Dashboard, 1 ReversePrivateEndpoint, "
+        "1 CdcScaling)\n"
     )
 
 
@@ -103,6 +104,7 @@ def test_validate_json_output_should_list_resources_when_valid() -> None:
         ("Pipe", "audit-log"),
         ("Dashboard", "pipes-overview"),
         ("ReversePrivateEndpoint", "orders-brokers"),
+        ("CdcScaling", "analytics-cdc"),
     }
 
 

@@ -45,6 +45,7 @@ from reconciler.apply.verify import (
 from reconciler.apply.waiting import PipeWatcher, Subject, Waiting, WaitOptions, WaitStatus
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.paths import PipeIds
+from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, READY
 from reconciler.model.errors import (
     ApiError,
@@ -432,11 +433,14 @@ def _creates_endpoint(action: Action, request: Request) -> bool:
 
 
 def _phases(actions: tuple[Action, ...]) -> list[list[Action]]:
-    """Split actions into apply order: endpoints made, then the rest, then endpoints deleted."""
+    """Split actions into apply order: endpoints made, the rest, CDC scaling, endpoints
+    deleted."""
     first = [a for a in actions if a.kind == ENDPOINT and a.operation is not Op.DELETE]
     last = [a for a in actions if a.kind == ENDPOINT and a.operation is Op.DELETE]
-    middle = [a for a in actions if a.kind != ENDPOINT]
-    return [phase for phase in (first, middle, last) if phase]
+    # CDC scaling after the pipes: it exists once its service has a database pipe.
+    cdc = [a for a in actions if a.kind == CDC]
+    middle = [a for a in actions if a.kind not in (ENDPOINT, CDC)]
+    return [phase for phase in (first, middle, cdc, last) if phase]
 
 
 def _leads_to(request: Request) -> RunState:

@@ -18,6 +18,7 @@ from reconciler.client.paths import (
     DASHBOARDS_PATH,
     PipeIds,
     backups_path,
+    cdc_scaling_path,
     endpoint_path,
     endpoints_path,
     organization_path,
@@ -103,6 +104,13 @@ async def list_endpoints(client: Client, org: str, service_id: str) -> list[Json
         optional=True,
     )
     return _objects(result)
+
+
+async def get_cdc_scaling(client: Client, org: str, service_id: str) -> JsonObject:
+    """Return a service's CDC scaling (``BadRequest`` while it has no database pipe)."""
+    path = cdc_scaling_path(org, service_id)
+    result = await client.get(path, resource=f"CDC scaling of service {service_id}", optional=True)
+    return _object(result, path)
 
 
 async def get_organization(client: Client, org: str, *, name: str) -> JsonObject:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
+from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, WRITABLE
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
@@ -261,6 +262,13 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
         return (
             "create-time: sent when the endpoint is created; a difference needs --replace "
             "(delete and create again, never while a pipe uses it)"
+        )
+    if kind == CDC:
+        if spec[0] in ("organizationId", "serviceId", "service"):
+            return "identity: says which service's CDC scaling; never changed"
+        return (
+            "writable: changed by one PATCH of the stated fields (…/pipesCdcScaling) once the "
+            "service has a database pipe"
         )
     if kind == "Organization" and spec[0] == "organizationId":
         return "identity: says which organization; never changed"

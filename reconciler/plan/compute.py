@@ -18,6 +18,7 @@ from typing import Any
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.identity import Binding, Bound, Identities
@@ -36,6 +37,7 @@ from reconciler.plan.bindings import (
     prune_pipes,
     retired_pipes_note,
 )
+from reconciler.plan.cdc import creates_database_pipe, plan_cdc
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
 from reconciler.plan.endpointrefs import named_endpoints, refer
@@ -158,6 +160,13 @@ async def plan_resources(
     live = await fetcher.fetch(
         [r for r in selected if r.key not in unresolved_pipes], need_dashboards=need_dashboards
     )
+    # CDC scaling after the pipes: one the plan cannot set yet may follow a pipe it creates.
+    cdc_manifests = [r for r in selected if r.kind == CDC]
+    await fetcher.fetch_cdc(cdc_manifests)
+    for resource in cdc_manifests:
+        found = live.cdc[resource.key]
+        creating = [a.key for a in planned.values() if creates_database_pipe(a, found.service_id)]
+        planned[resource.key] = plan_cdc(resource, found, creating)
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards(
         [r for r in selected if r.kind == "Dashboard"],
