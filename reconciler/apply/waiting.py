@@ -90,6 +90,7 @@ class Waiting:
     state: str
     wanted: tuple[str, ...]
     seconds: float
+    subject: Subject = Subject.PIPE
 
 
 @dataclass
@@ -203,7 +204,9 @@ class PipeWatcher:
                 interval = min(interval * GROWTH, self.options.max_interval)
             await self._round()
             still = tuple(
-                Waiting(w.name, w.state, tuple(sorted(w.accept)), self.clock() - w.started)
+                Waiting(
+                    w.name, w.state, tuple(sorted(w.accept)), self.clock() - w.started, w.subject
+                )
                 for w in self._waiters
                 if not w.future.done()
             )
