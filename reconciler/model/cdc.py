@@ -7,8 +7,7 @@ has a database pipe (``DATABASE_SOURCES``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from reconciler.model.json import JsonMapping
 
 CDC = "CdcScaling"
 FIELDS: tuple[str, ...] = ("replicaCpuMillicores", "replicaMemoryGb")
@@ -17,7 +16,7 @@ GB_PER_CORE = 4
 DATABASE_SOURCES = frozenset({"postgres", "mysql", "mongodb", "bigquery"})
 
 
-def ratio_error(spec: Mapping[str, Any]) -> str | None:
+def ratio_error(spec: JsonMapping) -> str | None:
     """Say why stated CPU and memory disagree (None: they agree, or one is not stated)."""
     cpu, memory = spec.get("replicaCpuMillicores"), spec.get("replicaMemoryGb")
     if not isinstance(cpu, int) or not isinstance(memory, int | float):

@@ -8,9 +8,9 @@ can change on a live endpoint (``WRITABLE``); every other field is fixed when it
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
+from reconciler.model.json import JsonMapping
 from reconciler.model.resources import JsonPath
 
 ENDPOINT = "ReversePrivateEndpoint"
@@ -30,7 +30,7 @@ FAILED_STATUSES = frozenset({"Failed", "Rejected", "Expired"})
 READY = "Ready"
 
 
-def endpoint_type_errors(spec: Mapping[str, Any]) -> Iterator[tuple[JsonPath, str]]:
+def endpoint_type_errors(spec: JsonMapping) -> Iterator[tuple[JsonPath, str]]:
     """Yield (spec path, message) for each connection field the endpoint's type lacks or refuses."""
     kind = spec.get("type")
     needs = TYPE_FIELDS.get(str(kind), ())

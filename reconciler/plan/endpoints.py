@@ -22,7 +22,7 @@ from reconciler.client.paths import endpoint_path, endpoints_path
 from reconciler.model.endpoints import CREATE_TIME, ENDPOINT, FAILED_STATUSES, READY, WRITABLE
 from reconciler.model.errors import Location
 from reconciler.model.identity import Binding, Bound, Listed, Record, bind
-from reconciler.model.json import JsonMapping
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Purpose, Request, error_action
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
@@ -48,7 +48,7 @@ def bind_endpoint(
     )
 
 
-def create_body(spec: Mapping[str, Any]) -> dict[str, Any]:
+def create_body(spec: JsonMapping) -> dict[str, JsonLike]:
     """Return the POST body of an endpoint: every stated field of the contract's create."""
     return {k: spec[k] for k in (*CREATE_TIME, WRITABLE) if k in spec}
 
