@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reconciler.apply.ordering import creates_endpoint, phases, wait_ready
 from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.recovery import Recovery
 from reconciler.apply.results import (
@@ -42,11 +43,9 @@ from reconciler.apply.verify import (
     deferred_endpoint_bodies,
     unconverged,
 )
-from reconciler.apply.waiting import PipeWatcher, Subject, Waiting, WaitOptions, WaitStatus
+from reconciler.apply.waiting import PipeWatcher, Waiting, WaitOptions, WaitStatus
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.paths import PipeIds
-from reconciler.model.cdc import CDC
-from reconciler.model.endpoints import ENDPOINT, READY
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -179,7 +178,7 @@ class Applier:
         try:
             # Endpoints are made (and Ready) before the pipes that use them, and deleted after
             # the pipes that used them are gone or moved; within a phase all run at once.
-            for phase in _phases(plan.actions):
+            for phase in phases(plan.actions):
                 self._tasks = {asyncio.create_task(one(a)): a for a in phase}
                 for action, result in zip(phase, await asyncio.gather(*self._tasks), strict=True):
                     results[action.key] = result
@@ -336,11 +335,12 @@ class Applier:
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])
                 await self.recorder.created(action, last)
-            if _creates_endpoint(action, request) and isinstance(last, Mapping) and last.get("id"):
+            if creates_endpoint(action, request) and isinstance(last, Mapping) and last.get("id"):
                 await self.recorder.endpoint_created(action, last)
-                waited = await self._wait_ready(action, last)
+                waited, note = await wait_ready(self.watcher, action, last)
                 if isinstance(waited, str):
                     return last, halt(waited, index + 1)
+                self._note(action, note)
                 last = waited
                 # Only a Ready endpoint is handed to the pipes that name it.
                 self._created_endpoints[action.key] = str(last["id"])
@@ -396,27 +396,6 @@ class Applier:
             )
         return f"cannot read pipe {action.name} while waiting after `{what}`: {result.error}"
 
-    async def _wait_ready(self, action: Action, created: Any) -> Mapping[str, Any] | str:
-        """Wait for a new endpoint to be Ready; return it, or what went wrong."""
-        target = action.target
-        ids = PipeIds(target["organizationId"], target["serviceId"], str(created["id"]))
-        label = f"reverse private endpoint {action.name}"
-        result = await self.watcher.until(
-            ids, label, {READY}, first=created, subject=Subject.ENDPOINT
-        )
-        if result.status is WaitStatus.REACHED and result.live is not None:
-            self._note(action, f"create: {result.state} after {result.seconds:.1f}s")
-            return result.live
-        if result.status is WaitStatus.FAILED:
-            return f"{label} is {result.state} after `create` (waited {result.seconds:.1f}s)"
-        if result.status is WaitStatus.TIMED_OUT:
-            return (
-                f"{label} is still {result.state} {result.seconds:.0f}s after `create` "
-                f"(--wait-timeout {self.wait.timeout:g}s): it was created and recorded; run "
-                "plan again to see whether it got there"
-            )
-        return f"cannot read {label} while waiting after `create`: {result.error}"
-
     # -- state ---------------------------------------------------------------------------------
 
     async def _persist(self, *, urgent: bool) -> None:
@@ -426,21 +405,6 @@ class Applier:
     async def flush(self) -> None:
         """Write every recorded change now and wait until it is stored."""
         await self.recorder.flush()
-
-
-def _creates_endpoint(action: Action, request: Request) -> bool:
-    return action.kind == ENDPOINT and request.purpose is Purpose.CREATE
-
-
-def _phases(actions: tuple[Action, ...]) -> list[list[Action]]:
-    """Split actions into apply order: endpoints made, the rest, CDC scaling, endpoints
-    deleted."""
-    first = [a for a in actions if a.kind == ENDPOINT and a.operation is not Op.DELETE]
-    last = [a for a in actions if a.kind == ENDPOINT and a.operation is Op.DELETE]
-    # CDC scaling after the pipes: it exists once its service has a database pipe.
-    cdc = [a for a in actions if a.kind == CDC]
-    middle = [a for a in actions if a.kind not in (ENDPOINT, CDC)]
-    return [phase for phase in (first, middle, cdc, last) if phase]
 
 
 def _leads_to(request: Request) -> RunState:

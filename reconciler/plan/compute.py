@@ -21,8 +21,7 @@ from reconciler.client.live import Fetcher, LiveState, Observed
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ManifestError, ManifestErrors
-from reconciler.model.identity import Binding, Bound, Identities
-from reconciler.model.json import as_items, as_mapping
+from reconciler.model.identity import Binding, Bound
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, resolve_tree, secret_paths, unresolved
 from reconciler.plan.actions import Action, Op, Plan, error_action
@@ -40,8 +39,8 @@ from reconciler.plan.bindings import (
 from reconciler.plan.cdc import creates_database_pipe, plan_cdc
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
-from reconciler.plan.endpointrefs import named_endpoints, refer
-from reconciler.plan.endpoints import bind_endpoint, plan_endpoint
+from reconciler.plan.endpointrefs import endpoint_users, named_endpoints, refer
+from reconciler.plan.endpoints import plan_endpoint_manifest
 from reconciler.plan.lifecycle import plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
@@ -151,8 +150,12 @@ async def plan_resources(
         r for r in resources if r.kind == ENDPOINT and (r in selected or r.name in named)
     ]
     await fetcher.fetch_endpoints(endpoint_manifests)
+    records = state.records(ENDPOINT)
     endpoint_actions = {
-        r.name: _plan_endpoint(r, fetcher.live, state, options, users) for r in endpoint_manifests
+        r.name: plan_endpoint_manifest(
+            r, fetcher.live.endpoints.get(r.key), records, users, replace=options.replace
+        )
+        for r in endpoint_manifests
     }
     planned.update({a.key: a for a in endpoint_actions.values()})
     selected, unresolved_pipes = refer(selected, endpoint_actions)
@@ -280,7 +283,13 @@ def plan_resource(
     if resource.kind == "Pipe":
         return _plan_pipe(resource, live, state, options)
     if resource.kind == ENDPOINT:
-        return _plan_endpoint(resource, live, state, options, {})
+        return plan_endpoint_manifest(
+            resource,
+            live.endpoints.get(resource.key),
+            state.records(ENDPOINT),
+            {},
+            replace=options.replace,
+        )
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
@@ -357,43 +366,6 @@ def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanO
             lifecycle=lifecycle,
         )
     return dataclasses.replace(action, renamed_from=renamed) if renamed else action
-
-
-def _plan_endpoint(
-    resource: Resource,
-    live: LiveState,
-    state: State,
-    options: PlanOptions,
-    users: Mapping[str, frozenset[str]],
-) -> Action:
-    """Plan one reverse private endpoint from its service's endpoint list (``users``: see
-    ``endpoint_users``)."""
-    found = live.endpoints.get(resource.key)
-    if found is None:
-        where = resource.locate("metadata", "name")
-        return error_action(ENDPOINT, resource.name, where, "endpoint was not fetched")
-    identities = Identities(state.records(ENDPOINT), {})
-    binding = bind_endpoint(resource, found, identities.record(resource.name), identities.held)
-    used_by = tuple(
-        pipe for pipe, names in users.items() if binding.id in names or resource.name in names
-    )
-    return plan_endpoint(resource, found, binding, replace=options.replace, used_by=used_by)
-
-
-def endpoint_users(resources: Sequence[Resource]) -> dict[str, frozenset[str]]:
-    """Map each pipe manifest to the endpoints its Kafka source names (ids and manifest names)."""
-    out: dict[str, frozenset[str]] = {}
-    for resource in resources:
-        if resource.kind != "Pipe":
-            continue
-        kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
-        named = [
-            *as_items(kafka.get("reversePrivateEndpointIds")),
-            *as_items(kafka.get("reversePrivateEndpoints")),
-        ]
-        if named:
-            out[resource.key] = frozenset(str(n) for n in named)
-    return out
 
 
 def _record_key(binding: Binding | None, key: str) -> str:

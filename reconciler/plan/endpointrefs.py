@@ -128,3 +128,16 @@ def fill_created(action: Action, created: Mapping[str, str]) -> Action | str:
             "and Ready in this apply; run apply again"
         )
     return dataclasses.replace(action, requests=requests, changes=changes)
+
+
+def endpoint_users(resources: Sequence[Resource]) -> dict[str, frozenset[str]]:
+    """Map each pipe manifest to the endpoints its Kafka source names (ids and manifest names)."""
+    out: dict[str, frozenset[str]] = {}
+    for resource in resources:
+        if resource.kind != "Pipe":
+            continue
+        kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
+        named = [*as_items(kafka.get(IDS)), *as_items(kafka.get(NAMES))]
+        if named:
+            out[resource.key] = frozenset(str(n) for n in named)
+    return out

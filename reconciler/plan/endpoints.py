@@ -21,7 +21,7 @@ from reconciler.client.livestate import ServiceEndpoints
 from reconciler.client.paths import endpoint_path, endpoints_path
 from reconciler.model.endpoints import CREATE_TIME, ENDPOINT, FAILED_STATUSES, READY, WRITABLE
 from reconciler.model.errors import Location
-from reconciler.model.identity import Binding, Bound, Listed, Record, bind
+from reconciler.model.identity import Binding, Bound, Identities, Listed, Record, bind
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Purpose, Request, error_action
@@ -46,6 +46,27 @@ def bind_endpoint(
         owner=resource.name,
         kind_label="reverse private endpoint",
     )
+
+
+def plan_endpoint_manifest(
+    resource: Resource,
+    found: ServiceEndpoints | None,
+    records: Mapping[str, Record],
+    users: Mapping[str, frozenset[str]],
+    *,
+    replace: bool = False,
+) -> Action:
+    """Bind and plan one endpoint manifest: ``records`` are the state's endpoint records by
+    ``metadata.name``, ``users`` what each pipe manifest names (``endpoint_users``)."""
+    if found is None:
+        where = resource.locate("metadata", "name")
+        return error_action(ENDPOINT, resource.name, where, "endpoint was not fetched")
+    identities = Identities(records, {})
+    binding = bind_endpoint(resource, found, identities.record(resource.name), identities.held)
+    used_by = tuple(
+        pipe for pipe, names in users.items() if binding.id in names or resource.name in names
+    )
+    return plan_endpoint(resource, found, binding, replace=replace, used_by=used_by)
 
 
 def create_body(spec: JsonMapping) -> dict[str, JsonLike]:
