@@ -8,13 +8,11 @@ last, after the pipes that used them are gone or moved.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from reconciler.apply.waiting import PipeWatcher, Subject, WaitStatus
 from reconciler.client.paths import PipeIds
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, READY
+from reconciler.model.json import JsonMapping
 from reconciler.plan.actions import Action, Op, Purpose, Request
 
 
@@ -33,11 +31,9 @@ def creates_endpoint(action: Action, request: Request) -> bool:
     return action.kind == ENDPOINT and request.purpose is Purpose.CREATE
 
 
-# Any: the create's answer and the endpoint read back are JSON the watcher passes on unchanged,
-# as the applier's answers are (``_send_requests``: ``last``).
 async def wait_ready(
-    watcher: PipeWatcher, action: Action, created: Any
-) -> tuple[Mapping[str, Any] | str, str]:
+    watcher: PipeWatcher, action: Action, created: JsonMapping
+) -> tuple[JsonMapping | str, str]:
     """Wait for a new endpoint to be Ready; return it (or what went wrong) and a note."""
     target = action.target
     ids = PipeIds(target["organizationId"], target["serviceId"], str(created["id"]))

@@ -24,7 +24,7 @@ from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
 from reconciler.model.endpoints import FAILED_STATUSES
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
-from reconciler.model.json import JsonMapping, JsonValue
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.runstate import FAILED_STATES
 
 DEFAULT_WAIT_TIMEOUT = 600.0
@@ -126,7 +126,7 @@ class PipeWatcher:
         name: str,
         accept: Collection[str],
         *,
-        first: JsonValue = None,
+        first: JsonLike = None,
         subject: Subject = Subject.PIPE,
     ) -> WaitResult:
         """Wait until the pipe's state is one of ``accept`` (or failed, or the timeout); for an
