@@ -234,3 +234,25 @@ def test_names_and_ids_together_name_the_existing_endpoint_once(
     planned = run_cli(_args("plan", tmp_path), emulator.env())
     assert planned.exit_code == 0, planned.output
     assert f'reversePrivateEndpointIds: ["{ENDPOINT_READY}"]' in planned.stdout
+
+
+def test_an_endpoint_a_pipe_manifest_names_is_never_replaced(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    write_manifest(
+        tmp_path / "m" / "msk.yaml",
+        "ReversePrivateEndpoint",
+        "msk-orders",
+        {**MSK, "service": "staging"},
+    )
+    write_manifest(
+        tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", kafka_pipe(["msk-orders"])
+    )
+    assert run_cli(_args("apply", tmp_path), emulator.env()).exit_code == 0
+    changed = {**MSK, "service": "staging", "mskAuthentication": "SASL_SCRAM"}
+    write_manifest(tmp_path / "m" / "msk.yaml", "ReversePrivateEndpoint", "msk-orders", changed)
+    before = len(writes(emulator.requests()))
+    refused = run_cli(_args("apply", tmp_path, "--replace"), emulator.env())
+    assert refused.exit_code == 1, refused.output
+    assert "Pipe/orders-private use(s) it" in refused.output
+    assert len(writes(emulator.requests())) == before
