@@ -201,8 +201,12 @@ def test_one_apply_creates_the_endpoint_waits_for_ready_then_the_pipe_that_names
         r["method"] == "GET" and r["path"].endswith("pipesReversePrivateEndpoints")
         for r in log[1:post_pipe]
     )
+    before = len(emulator.requests())
     final = run_cli(_args("plan", tmp_path, "--detailed-exitcode"), emulator.env())
     assert final.exit_code == 0, final.output
+    # The endpoint's status comes from its service's list: it is not read again for the pipe.
+    read = [r["path"] for r in emulator.requests()[before:]]
+    assert not [p for p in read if p.endswith(endpoint_id)], read
 
 
 def test_an_endpoint_name_no_manifest_has_is_an_error_of_the_pipe(

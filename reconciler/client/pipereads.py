@@ -364,7 +364,12 @@ class PipeReader:
                 wanted.setdefault(
                     (ids.organization_id, ids.service_id, str(endpoint_id)), []
                 ).append(resource)
-        results: dict[tuple[str, str, str], str | None] = {}
+        # Endpoints listed for endpoint manifests of the same plan are not read again.
+        results: dict[tuple[str, str, str], str | None] = {
+            (found.organization_id, found.service_id, str(e.get("id"))): str(e.get("status"))
+            for found in self.live.endpoints.values()
+            for e in found.listed
+        }
 
         async def check(key: tuple[str, str, str]) -> None:
             org, service, endpoint_id = key
@@ -381,7 +386,7 @@ class PipeReader:
             self.progress(1)
             results[key] = str(endpoint.get("status"))
 
-        await asyncio.gather(*(check(key) for key in wanted))
+        await asyncio.gather(*(check(key) for key in wanted if key not in results))
         per_pipe: dict[str, dict[str, str | None]] = {}
         for key, members in wanted.items():
             for resource in members:
