@@ -108,3 +108,18 @@ def test_before_the_first_database_pipe_the_scaling_is_set_right_after_it(
     }
     final = run_cli(_args("plan", tmp_path, "--detailed-exitcode"), emulator.env())
     assert final.exit_code == 0, final.output
+
+
+def test_a_saved_plan_of_a_capacity_change_applies_once(emulator: Emulator, tmp_path: Path) -> None:
+    spec = {"service": "analytics", "replicaCpuMillicores": 4000}
+    write_manifest(tmp_path / "m" / "cdc.yaml", "CdcScaling", "analytics-cdc", spec)
+    saved = tmp_path / "cdc.plan.json"
+    made = run_cli(_args("plan", tmp_path, "--out", str(saved)), emulator.env())
+    assert made.exit_code == 0, made.output
+    args = ["apply", "--plan", str(saved), "--state", str(tmp_path / "s.json"), "--auto-approve"]
+    applied = run_cli(args, emulator.env())
+    assert applied.exit_code == 0, applied.output
+    assert sent(emulator) == [("PATCH", "pipesCdcScaling", {"replicaCpuMillicores": 4000})]
+    again = run_cli(args, emulator.env())
+    assert "already applied" in again.output
+    assert len(sent(emulator)) == 1

@@ -260,3 +260,16 @@ def test_an_endpoint_a_pipe_manifest_names_is_never_replaced(
     assert refused.exit_code == 1, refused.output
     assert "Pipe/orders-private use(s) it" in refused.output
     assert len(writes(emulator.requests())) == before
+
+
+def test_a_saved_plan_creates_the_endpoint_once(emulator: Emulator, tmp_path: Path) -> None:
+    write_manifest(tmp_path / "m" / "msk.yaml", "ReversePrivateEndpoint", "msk-orders", MSK)
+    saved = tmp_path / "e.plan.json"
+    assert run_cli(_args("plan", tmp_path, "--out", str(saved)), emulator.env()).exit_code == 0
+    args = ["apply", "--plan", str(saved), "--state", str(tmp_path / "s.json"), "--auto-approve"]
+    applied = run_cli(args, emulator.env())
+    assert applied.exit_code == 0, applied.output
+    again = run_cli(args, emulator.env())
+    assert "already applied" in again.output, again.output
+    made = [e for e in endpoints(emulator).values() if e["description"] == MSK["description"]]
+    assert len(made) == 1

@@ -141,8 +141,10 @@ def _create(resource: Resource, target: Mapping[str, str], binding: Binding) -> 
         idempotent=False,
         purpose=Purpose.CREATE,
     )
-    basis = {"id": None, "description": body.get("description"), "serviceId": target["serviceId"]}
     record = binding.record
+    basis = {"id": None, "description": body.get("description"), "serviceId": target["serviceId"]}
+    if record is not None and record.id:
+        basis["recorded"] = record.id  # gone from the server: a saved plan tells it from a new one
     gone = (
         (
             f"reverse private endpoint {record.id} recorded in state no longer exists; creating it again",
