@@ -147,9 +147,24 @@ UNPINNED_EXAMPLE = Path("pipes") / "returns.yaml"
 
 def example_copy(tmp_path: Path, *, can_create: bool = True) -> Path:
     """Copy the example manifests (``EXAMPLES``) into ``tmp_path``; without ``can_create``,
-    leave out the example pipe a spec-only server cannot create."""
+    leave out what a spec-only server cannot take (``spec_only_examples``)."""
     target = tmp_path / "examples"
     shutil.copytree(EXAMPLES, target)
     if not can_create:
-        (target / UNPINNED_EXAMPLE).unlink()
+        spec_only_examples(target)
     return target
+
+
+def spec_only_examples(target: Path) -> None:
+    """Leave out of a copy of the examples what a spec-only server cannot take: the example
+    pipe it cannot create, the example endpoint and CDC scaling (it has neither operation)."""
+    (target / UNPINNED_EXAMPLE).unlink()
+    shutil.rmtree(target / "endpoints")
+    shutil.rmtree(target / "cdc")
+
+
+# What applying the examples ends with on a server that has the extensions (the example pipe
+# without pipeId created; the example endpoint adopted and the CDC scaling already as stated:
+# unchanged) and on a spec-only one.
+EXAMPLES_APPLIED = "10 applied, 2 unchanged, 0 failed."
+SPEC_ONLY_EXAMPLES_APPLIED = "9 applied, 0 failed."

@@ -66,7 +66,7 @@ def test_fmt_leaves_example_manifests_alone(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES, tmp_path / "m")
     result = run_cli(["fmt", "--check", str(tmp_path / "m")], {})
     assert result.exit_code == 0, result.output
-    assert "0 files would be reformatted, 10 already formatted." in result.stdout
+    assert "0 files would be reformatted, 12 already formatted." in result.stdout
 
 
 def test_fmt_refuses_yaml_that_is_not_a_manifest_as_validate_does(tmp_path: Path) -> None:
@@ -132,6 +132,24 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
         ("Pipe.spec.pipeId", ["ACCESS:   identity: says which pipe"]),
         ("Dashboard.spec.tiles.series.type", ["VALUES:   time, table, number, search, markdown"]),
         ("Organization", ["spec (required)", "KIND:     Organization"]),
+        (
+            "ReversePrivateEndpoint.spec.mskClusterArn",
+            [
+                "ACCESS:   create-time: sent when the endpoint is created; a difference needs --replace"
+            ],
+        ),
+        (
+            "ReversePrivateEndpoint.spec.customPrivateDnsMappings",
+            ["ACCESS:   writable: changed by the endpoint update (PATCH), the whole list"],
+        ),
+        (
+            "CdcScaling.spec.replicaMemoryGb",
+            ["ACCESS:   writable: changed by one PATCH", "BOUNDS:   ≥ 4, ≤ 128"],
+        ),
+        (
+            "ReversePrivateEndpoint.spec.service",
+            ["ACCESS:   identity: says which service the endpoint belongs to; never changed"],
+        ),
     ],
 )
 def test_explain_describes_type_bounds_values_and_access_from_the_schemas(

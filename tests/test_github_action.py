@@ -24,7 +24,7 @@ from ruamel.yaml import YAML
 from tests.cli_helpers import run_cli
 from tests.conftest import Emulator
 from tests.dist_helpers import Dist, project_version, run
-from tests.manifest_helpers import EXAMPLES
+from tests.manifest_helpers import EXAMPLES, EXAMPLES_APPLIED
 from tests.state_servers import S3Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -165,7 +165,7 @@ def test_action_plans_to_a_markdown_file_then_applies_the_saved_plan_then_sees_n
     applied = run_action(work, env, runner, apply="true")
     print(applied.log)
     assert applied.outputs["changes"] == "true"
-    assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
+    assert f"Apply complete: {EXAMPLES_APPLIED}" in applied.steps[2][2]
 
     again = run_action(work, env, runner, apply="true")
     print(again.log)
@@ -205,8 +205,8 @@ def test_action_counts_a_pending_dashboard_rename_as_a_change_and_applies_it(
     print(renamed.log)
     assert renamed.outputs == {"exitcode": "2", "changes": "true", "plan-file": "reconcile-plan.md"}
     markdown = (work / "reconcile-plan.md").read_text(encoding="utf-8")
-    assert "0 to delete, 1 to rename, 9 unchanged" in markdown
-    assert "Apply complete: 1 applied, 9 unchanged, 0 failed." in renamed.steps[2][2]
+    assert "0 to delete, 1 to rename, 11 unchanged" in markdown
+    assert "Apply complete: 1 applied, 11 unchanged, 0 failed." in renamed.steps[2][2]
     state = json.loads((work / ".reconcile" / "state.json").read_text(encoding="utf-8"))
     assert "Dashboard/overview" in state["resources"]
     assert "Dashboard/pipes-overview" not in state["resources"]
@@ -235,7 +235,7 @@ def test_action_state_input_points_plan_and_apply_at_a_shared_state_without_a_wa
     assert [code for _, code, _ in applied.steps] == [0, 0, 0], applied.log
     assert "::warning" not in applied.log
     # Nine example resources plus the example pipe without pipeId, which is created.
-    assert "Apply complete: 10 applied, 0 failed." in applied.steps[2][2]
+    assert f"Apply complete: {EXAMPLES_APPLIED}" in applied.steps[2][2]
     assert not (work / ".reconcile").exists()  # nothing local: the state is in the bucket
     fresh = repository(tmp_path / "second-runner")  # another runner, the same shared state
     again = run_action(fresh, env, runner, state=shared)

@@ -161,7 +161,8 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
         "unknown_kind",
         replace_line(KAFKA_PIPE, "kind: Pipe", "kind: Pipes"),
         [
-            "m.yaml:2:1: kind: unknown kind 'Pipes' (did you mean 'Pipe'?) (known: Pipe, Organization, Dashboard)"
+            "m.yaml:2:1: kind: unknown kind 'Pipes' (did you mean 'Pipe'?) (known: Pipe, "
+            "Organization, Dashboard, ReversePrivateEndpoint, CdcScaling)"
         ],
     ),
     (
@@ -172,7 +173,10 @@ CASES: list[tuple[str, str | bytes, list[str]]] = [
     (
         "missing_kind",
         replace_line(KAFKA_PIPE, "kind: Pipe\n", ""),
-        ["m.yaml:1:1: missing required field 'kind' (one of Pipe, Organization, Dashboard)"],
+        [
+            "m.yaml:1:1: missing required field 'kind' (one of Pipe, Organization, Dashboard, "
+            "ReversePrivateEndpoint, CdcScaling)"
+        ],
     ),
     (
         "bad_metadata_name",

@@ -19,7 +19,12 @@ import pytest
 
 from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
 from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES, UNPINNED_EXAMPLE
+from tests.manifest_helpers import (
+    EXAMPLES,
+    EXAMPLES_APPLIED,
+    SPEC_ONLY_EXAMPLES_APPLIED,
+    spec_only_examples,
+)
 from tests.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,7 +45,7 @@ def _runner(tmp_path: Path, name: str, *, spec_only: bool = False) -> Path:
     directory = tmp_path / name
     shutil.copytree(EXAMPLES, directory / "manifests")
     if spec_only:
-        (directory / "manifests" / UNPINNED_EXAMPLE).unlink()
+        spec_only_examples(directory / "manifests")
     return directory
 
 
@@ -75,8 +80,8 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
     )
     assert applied.exit_code == 0, applied.output
     # The unpinned example pipe is created where the server can: one pipe, whichever runner.
-    count = 9 if spec_only else 10
-    assert f"Apply complete: {count} applied, 0 failed." in applied.stdout
+    done = SPEC_ONLY_EXAMPLES_APPLIED if spec_only else EXAMPLES_APPLIED
+    assert f"Apply complete: {done}" in applied.stdout
     after_first = len(writes(emulator.requests()))
     monkeypatch.chdir(second)
     planned = run_cli(["plan", "manifests", "--detailed-exitcode", *FAST], env)

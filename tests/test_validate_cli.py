@@ -31,7 +31,10 @@ def test_validate_should_accept_every_example_manifest() -> None:
     result = run(str(EXAMPLES))
     assert result.exception is None, result.output
     assert result.return_value == 0
-    assert result.output == "10 manifests valid (8 Pipe, 1 Organization, 1 Dashboard)\n"
+    assert result.output == (
+        "12 manifests valid (8 Pipe, 1 Organization, 1 Dashboard, 1 ReversePrivateEndpoint, "
+        "1 CdcScaling)\n"
+    )
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.yaml")), ids=lambda p: p.name)
@@ -100,6 +103,8 @@ def test_validate_json_output_should_list_resources_when_valid() -> None:
         ("Pipe", "telemetry"),
         ("Pipe", "audit-log"),
         ("Dashboard", "pipes-overview"),
+        ("ReversePrivateEndpoint", "orders-brokers"),
+        ("CdcScaling", "analytics-cdc"),
     }
 
 

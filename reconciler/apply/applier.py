@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reconciler.apply.ordering import creates_endpoint, phases, wait_ready
 from reconciler.apply.recorder import StateRecorder
 from reconciler.apply.recovery import Recovery
 from reconciler.apply.results import (
@@ -58,6 +59,7 @@ from reconciler.model.errors import (
 from reconciler.model.resources import JsonPath
 from reconciler.plan.actions import CREATED_ID, Action, Op, Plan, Purpose, Request
 from reconciler.plan.diff import ChangeKind
+from reconciler.plan.endpointrefs import fill_created
 from reconciler.plan.runstate import (
     SETTLED_STATES,
     RunState,
@@ -97,6 +99,8 @@ class Applier:
         self._aborted_in_flight: set[asyncio.Task[ActionResult]] = set()
         # Each action's request results so far: an interrupt reports what was answered.
         self._done: dict[str, list[RequestResult]] = {}
+        # The ids of the endpoints this apply created, by ``Kind/name`` (pipes naming them).
+        self._created_endpoints: dict[str, str] = {}
 
     # -- interruption (SIGINT/SIGTERM) ---------------------------------------------------------
 
@@ -199,17 +203,30 @@ class Applier:
             finally:
                 self.progress(1)
 
-        self._tasks = {asyncio.create_task(one(a)): a for a in plan.actions}
+        results: dict[str, ActionResult] = {}
         try:
-            results = await asyncio.gather(*self._tasks)
+            # Endpoints are made (and Ready) before the pipes that use them, and deleted after
+            # the pipes that used them are gone or moved; within a phase all run at once.
+            for phase in phases(plan.actions):
+                self._tasks = {asyncio.create_task(one(a)): a for a in phase}
+                for action, result in zip(phase, await asyncio.gather(*self._tasks), strict=True):
+                    results[action.key] = result
         finally:
             await self.watcher.close()
             await self.flush()
-        return tuple(results)
+        return tuple(results[a.key] for a in plan.actions)
 
     async def _apply_action(self, action: Action) -> ActionResult:
         if action.errors:
             return ActionResult(action.key, action.operation, Outcome.FAILED, action.errors)
+        if action.kind == "Pipe":
+            filled = fill_created(action, self._created_endpoints)
+            if isinstance(filled, str):
+                unsent = tuple(skipped(r, filled) for r in action.requests)
+                return ActionResult(
+                    action.key, action.operation, Outcome.SKIPPED, (filled,), unsent
+                )
+            action = filled
         if not action.has_changes:
             await self.recorder.unchanged(action)
             return ActionResult(action.key, action.operation, Outcome.UNCHANGED, action.warnings)
@@ -347,6 +364,15 @@ class Applier:
             if creates_pipe and isinstance(last, Mapping) and last.get("id"):
                 created = str(last["id"])
                 await self.recorder.created(action, last)
+            if creates_endpoint(action, request) and isinstance(last, Mapping) and last.get("id"):
+                await self.recorder.endpoint_created(action, last)
+                waited, note = await wait_ready(self.watcher, action, last)
+                if isinstance(waited, str):
+                    return last, halt(waited, index + 1)
+                self._note(action, note)
+                last = waited
+                # Only a Ready endpoint is handed to the pipes that name it.
+                self._created_endpoints[action.key] = str(last["id"])
             if request.purpose.is_state_command or (creates_pipe and created is not None):
                 # A later request (the edit after a stop, the stop after a create) needs the
                 # state: waited for always; the last one unless --no-wait.

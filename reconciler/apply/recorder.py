@@ -2,7 +2,8 @@
 
 After an action ends, ``StateRecorder`` records it: a pipe's managed fields and secret
 fingerprints, an organization's observed values, a dashboard's id, owner and content hash
-(moving a renamed dashboard's record to its new name). State is saved as actions end: a
+(moving a renamed dashboard's record to its new name), a reverse private endpoint's id and
+whether this tool created it. State is saved as actions end: a
 dashboard's record at once and awaited (losing it could mean creating the dashboard twice),
 others at most every ``SAVE_INTERVAL`` together with whatever piled up meanwhile; ``flush``
 writes the last changes.
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 
 from reconciler.apply.verify import leaf_paths
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, JsonValue
 from reconciler.plan.actions import Action, Op, Request
@@ -66,6 +69,8 @@ class StateRecorder:
             managed = sorted(set(managed) | set(self.state.fingerprints(action.key)))
             self.state.record(action.key, managed=managed or None)
             self.record_identity(action, live)
+        elif action.kind == ENDPOINT:
+            self._record_endpoint(action, live)
         elif action.kind == "Organization" and isinstance(live, Mapping):
             kept = (*ORGANIZATION_FIELDS, "privateEndpoints")
             observed: JsonMapping = {k: live[k] for k in kept if k in live}
@@ -117,6 +122,29 @@ class StateRecorder:
             uncertain=None,
             contentHash=None,  # the pending create's fingerprint: settled now
         )
+
+    def _record_endpoint(self, action: Action, live: object) -> None:
+        """Record which live endpoint an endpoint manifest is bound to (forgotten on delete)."""
+        if action.operation == Op.DELETE:
+            self.state.forget(action.key)
+            return
+        target = dict(action.target)
+        if isinstance(live, Mapping) and live.get("id"):
+            target["reversePrivateEndpointId"] = str(live["id"])
+        previous = self.state.record_of(ENDPOINT, action.name)
+        self.state.record(
+            action.key,
+            target=target,
+            id=target.get("reversePrivateEndpointId"),
+            createdByUs=ours(action, previous, target.get("reversePrivateEndpointId")) or None,
+            displayName=live.get("description") if isinstance(live, Mapping) else None,
+            uncertain=None,
+        )
+
+    async def endpoint_created(self, action: Action, live: JsonMapping) -> None:
+        """Right after an endpoint's create answered: record it as ours before waiting."""
+        self._record_endpoint(dataclasses.replace(action, operation=Op.CREATE), live)
+        await self.persist(urgent=True)
 
     async def creating(self, action: Action, request: Request) -> None:
         """Before a pipe's create is sent: record that it may exist, with the fingerprint of
@@ -171,6 +199,14 @@ class StateRecorder:
             await self.forget_secrets(action)
         if action.kind == "Dashboard" and self.move_renamed(action):
             self.state.record(action.key, displayName=action.target.get("name"))
+            await self.persist(urgent=True)
+        elif (
+            action.kind == ENDPOINT
+            and action.bound == "adopted"
+            and (self.state.record_of(ENDPOINT, action.name) or _NONE).id
+            != action.target.get("reversePrivateEndpointId")
+        ):
+            self._record_endpoint(action, None)  # adopted by description: the id from now on
             await self.persist(urgent=True)
         elif action.kind == "Pipe" and (
             self.move_renamed(action)
@@ -289,7 +325,7 @@ def ours(action: Action, previous: Record | None, bound_id: str | None) -> bool:
 
 def _identity_changed(action: Action) -> bool:
     """Tell whether applying ``action`` changed which live pipe its manifest is bound to."""
-    return action.kind == "Pipe" and (
+    return action.kind in ("Pipe", ENDPOINT) and (
         action.operation in (Op.CREATE, Op.REPLACE, Op.DELETE)
         or action.bound == "adopted"
         or action.renamed_from is not None

@@ -22,6 +22,7 @@ from reconciler.apply.verify import value_at, without_edits_made, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.responses import RequestRecord, Undecoded
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ApiError, AuthenticationFailed, InterfaceDown, Unsupported
 from reconciler.model.fields import database_kind
 from reconciler.model.json import JsonLike, JsonObject, JsonValue
@@ -138,6 +139,8 @@ class Recovery:
                 return None
             if action.kind == "Pipe" and request.method == "POST":
                 return await self.find_created_pipe(action, request)
+            if action.kind == ENDPOINT and request.method == "POST":
+                return await self.find_created_endpoint(action, request)
             live = await self.client.get(
                 request.path, resource=f"{action.kind.lower()} {action.name}"
             )
@@ -159,6 +162,18 @@ class Recovery:
         except (ApiError, InterfaceDown):
             return None
         return result
+
+    async def find_created_endpoint(self, action: Action, request: Request) -> JsonObject | None:
+        """After an endpoint create whose answer was lost: the one endpoint with its description
+        that no other manifest's record holds, if any (never sent again blindly)."""
+        org, service = action.target["organizationId"], action.target["serviceId"]
+        listed = await reads.list_endpoints(self.client, org, service)
+        held = {r.id for n, r in self.state.records(ENDPOINT).items() if n != action.name}
+        described = (request.body or {}).get("description")
+        found = [
+            e for e in listed if e.get("description") == described and str(e.get("id")) not in held
+        ]
+        return found[0] if len(found) == 1 else None
 
     async def find_created_pipe(self, action: Action, request: Request) -> JsonObject | None:
         """After a pipe create whose answer was lost: the one new pipe of that name showing the

@@ -20,6 +20,8 @@ from reconciler.apply.verify import unconverged, value_at
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
+from reconciler.model.cdc import CDC
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import (
     ApiError,
     AuthenticationFailed,
@@ -76,6 +78,9 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
         if action.operation in (Op.CREATE, Op.REPLACE) and action.kind == "Pipe":
             await _check_pipe_create(client, action, label, state, result)
             return
+        if action.operation in (Op.CREATE, Op.REPLACE) and action.kind == ENDPOINT:
+            _check_endpoint_create(action, label, state, result)
+            return
         if action.operation in (Op.CREATE, Op.REPLACE):
             _check_create(action, label, dashboards, state, result)
             return
@@ -85,6 +90,13 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
             if action.kind == "Pipe":
                 ids = PipeIds.from_target(action.target)
                 live: Any = await reads.get_pipe(client, ids, name=action.name)
+            elif action.kind == ENDPOINT:
+                org, service = action.target["organizationId"], action.target["serviceId"]
+                ident = action.target["reversePrivateEndpointId"]
+                live = await reads.get_endpoint(client, org, service, ident)
+            elif action.kind == CDC:
+                org, service = action.target["organizationId"], action.target["serviceId"]
+                live = await reads.get_cdc_scaling(client, org, service)
             elif action.kind == "Organization":
                 org = action.target["organizationId"]
                 try:
@@ -139,6 +151,23 @@ def _shows_plan(action: Action, live: Mapping[str, Any], state: State | None) ->
         recorded = state.fingerprints(action.key) if state is not None else {}
         return all(recorded.get(k) == v for k, v in action.secrets.items())
     return bool(action.changes)
+
+
+def _check_endpoint_create(
+    action: Action, label: str, state: State | None, result: SavedPlanCheck
+) -> None:
+    """An endpoint create was applied once state records an endpoint for it (another id than
+    the one it replaces): never created twice from one saved plan."""
+    basis = action.basis if isinstance(action.basis, Mapping) else {}
+    record = state.record_of(ENDPOINT, action.name) if state is not None else None
+    if (
+        record is not None
+        and record.id
+        and record.id not in (basis.get("id"), basis.get("recorded"))
+    ):
+        result.applied[action.key] = (
+            f"{label}: already applied (state records reverse private endpoint {record.id})"
+        )
 
 
 def _check_create(

@@ -113,7 +113,7 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
                 problems.append(f"private endpoint {ident} is missing after the write")
             elif change.kind is ChangeKind.REMOVE and ident not in added and ident in endpoints:
                 problems.append(f"private endpoint {ident} is still present after the write")
-    elif action.kind == "Dashboard":
+    elif action.kind in ("Dashboard", "ReversePrivateEndpoint", "CdcScaling"):
         for change in action.changes:
             if change.kind is ChangeKind.SET and not same(
                 change.new, live.get(str(change.path[0]), MISSING)

@@ -7,7 +7,8 @@ requests per 10 s, so the waits of a whole apply share one poller: each round re
 list of every service with a pipe waited for — one request per service, however many pipes
 wait in it — or, where the server cannot list pipes, one GET per pipe. Rounds start soon
 (transitions can take well under a second) and space out to ``max_interval``. All reads go
-through the one read layer (``reads``).
+through the one read layer (``reads``). A new reverse private endpoint is waited for the same
+way until its ``status`` is Ready: one endpoint list per service per round.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from enum import StrEnum
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
+from reconciler.model.endpoints import FAILED_STATUSES
 from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
-from reconciler.model.json import JsonMapping, JsonValue
+from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.runstate import FAILED_STATES
 
 DEFAULT_WAIT_TIMEOUT = 600.0
@@ -41,6 +43,23 @@ class WaitOptions:
     timeout: float = DEFAULT_WAIT_TIMEOUT
     first_interval: float = 0.25
     max_interval: float = 5.0
+
+
+class Subject(StrEnum):
+    """What is waited for: a pipe (its ``state``) or a reverse private endpoint (``status``)."""
+
+    PIPE = "pipe"
+    ENDPOINT = "reverse private endpoint"
+
+    @property
+    def field(self) -> str:
+        """Return the field of the live object that says where it is."""
+        return "state" if self is Subject.PIPE else "status"
+
+    @property
+    def failed(self) -> frozenset[str]:
+        """Return the values it never leaves for a wanted one by itself."""
+        return FAILED_STATES if self is Subject.PIPE else FAILED_STATUSES
 
 
 class WaitStatus(StrEnum):
@@ -71,6 +90,7 @@ class Waiting:
     state: str
     wanted: tuple[str, ...]
     seconds: float
+    subject: Subject = Subject.PIPE
 
 
 @dataclass
@@ -81,6 +101,7 @@ class _Waiter:
     started: float
     deadline: float
     future: asyncio.Future[WaitResult]
+    subject: Subject = Subject.PIPE
     state: str = "?"
     live: JsonMapping | None = None
 
@@ -100,16 +121,29 @@ class PipeWatcher:
     _listable: bool | None = None
 
     async def until(
-        self, ids: PipeIds, name: str, accept: Collection[str], *, first: JsonValue = None
+        self,
+        ids: PipeIds,
+        name: str,
+        accept: Collection[str],
+        *,
+        first: JsonLike = None,
+        subject: Subject = Subject.PIPE,
     ) -> WaitResult:
-        """Wait until the pipe's state is one of ``accept`` (or failed, or the timeout)."""
+        """Wait until the pipe's state is one of ``accept`` (or failed, or the timeout); for an
+        endpoint (``subject``), ``ids`` holds its id in ``pipe_id`` and its status is watched."""
         now = self.clock()
         loop = asyncio.get_running_loop()
         waiter = _Waiter(
-            ids, name, frozenset(accept), now, now + self.options.timeout, loop.create_future()
+            ids,
+            name,
+            frozenset(accept),
+            now,
+            now + self.options.timeout,
+            loop.create_future(),
+            subject,
         )
-        if isinstance(first, Mapping) and "state" in first:
-            waiter.state, waiter.live = str(first["state"]), first
+        if isinstance(first, Mapping) and subject.field in first:
+            waiter.state, waiter.live = str(first[subject.field]), first
             if self._settle(waiter):
                 return waiter.future.result()
         self._waiters.append(waiter)
@@ -137,7 +171,7 @@ class PipeWatcher:
         seconds = self.clock() - waiter.started
         if waiter.state in waiter.accept:
             status = WaitStatus.REACHED
-        elif waiter.state in FAILED_STATES:
+        elif waiter.state in waiter.subject.failed:
             status = WaitStatus.FAILED
         elif self.clock() >= waiter.deadline:
             status = WaitStatus.TIMED_OUT
@@ -170,7 +204,9 @@ class PipeWatcher:
                 interval = min(interval * GROWTH, self.options.max_interval)
             await self._round()
             still = tuple(
-                Waiting(w.name, w.state, tuple(sorted(w.accept)), self.clock() - w.started)
+                Waiting(
+                    w.name, w.state, tuple(sorted(w.accept)), self.clock() - w.started, w.subject
+                )
                 for w in self._waiters
                 if not w.future.done()
             )
@@ -179,12 +215,19 @@ class PipeWatcher:
 
     async def _round(self) -> None:
         """Read every waited-for pipe once: one list per service, else one GET per pipe."""
-        groups: dict[tuple[str, str], list[_Waiter]] = {}
+        groups: dict[tuple[Subject, str, str], list[_Waiter]] = {}
         for waiter in self._waiters:
             if not waiter.future.done():
-                key = (waiter.ids.organization_id, waiter.ids.service_id)
+                key = (waiter.subject, waiter.ids.organization_id, waiter.ids.service_id)
                 groups.setdefault(key, []).append(waiter)
-        await asyncio.gather(*(self._read(key, members) for key, members in groups.items()))
+        await asyncio.gather(
+            *(
+                self._read(key[1:], members)
+                if key[0] is Subject.PIPE
+                else self._read_endpoints(key[1:], members)
+                for key, members in groups.items()
+            )
+        )
         for waiter in list(self._waiters):
             self._settle(waiter)
 
@@ -208,15 +251,27 @@ class PipeWatcher:
         except ApiError as exc:
             self._fail(members, exc)
 
-    def _saw(self, waiter: _Waiter, pipe: JsonMapping | None) -> None:
-        if pipe is None:
+    async def _read_endpoints(self, key: tuple[str, str], members: list[_Waiter]) -> None:
+        try:
+            listed = await reads.list_endpoints(self.client, *key)
+        except AuthenticationFailed:  # the run stops: ``_poll`` hands it to every wait
+            raise
+        except ApiError as exc:
+            self._fail(members, exc)
+            return
+        by_id = {str(e.get("id")): e for e in listed}
+        for waiter in members:
+            self._saw(waiter, by_id.get(waiter.ids.pipe_id))
+
+    def _saw(self, waiter: _Waiter, live: JsonMapping | None) -> None:
+        if live is None:
             seconds = self.clock() - waiter.started
-            message = f"pipe {waiter.ids.pipe_id} is no longer listed in its service"
+            message = f"{waiter.subject} {waiter.ids.pipe_id} is no longer listed in its service"
             waiter.future.set_result(
                 WaitResult(WaitStatus.UNREADABLE, waiter.state, None, seconds, message)
             )
             return
-        waiter.live, waiter.state = pipe, str(pipe.get("state", "?"))
+        waiter.live, waiter.state = live, str(live.get(waiter.subject.field, "?"))
 
     def _fail(self, members: list[_Waiter], exc: ApiError) -> None:
         for waiter in members:

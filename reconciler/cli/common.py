@@ -445,7 +445,9 @@ class WaitProgress:
             f"{w.name} {w.state} → {'/'.join(w.wanted)} ({w.seconds:.0f}s)" for w in pending[:3]
         )
         more = f", and {len(pending) - 3} more" if len(pending) > 3 else ""
-        text = f"waiting for {len(pending)} pipe(s): {shown}{more}"
+        pipes_only = all(getattr(w, "subject", "pipe") == "pipe" for w in pending)
+        what = "pipe(s)" if pipes_only else "resource(s)"
+        text = f"waiting for {len(pending)} {what}: {shown}{more}"
         if self._tty:
             if self._bar is None:
                 from tqdm import tqdm

@@ -32,6 +32,28 @@ class Capabilities:
     dashboards_list: bool | None = None
 
 
+@dataclass(frozen=True)
+class ServiceEndpoints:
+    """The reverse private endpoints of the service one endpoint manifest names (or why not)."""
+
+    organization_id: str = ""
+    service_id: str = ""
+    listed: tuple[JsonObject, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ServiceCdc:
+    """The CDC scaling of the service a CdcScaling manifest names: ``live``, or ``absent``
+    (the server's word that it has no database pipe yet), or ``error``."""
+
+    organization_id: str = ""
+    service_id: str = ""
+    live: JsonObject | None = None
+    absent: str | None = None
+    error: str | None = None
+
+
 @dataclass
 class LiveState:
     """Everything fetched for one plan."""
@@ -44,4 +66,9 @@ class LiveState:
     dashboards: list[JsonObject] | None = None
     dashboards_error: str | None = None
     capabilities: Capabilities = field(default_factory=Capabilities)
+    # Per endpoint manifest (``Kind/name``): its service's endpoints, one list read per service.
+    endpoints: dict[str, ServiceEndpoints] = field(default_factory=dict)
+    cdc: dict[str, ServiceCdc] = field(default_factory=dict)
+    # The services lists read so far, by organization (read once per plan, whoever needs it).
+    services: dict[str, list[JsonObject]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)

@@ -72,9 +72,19 @@ def pipe_scaling_path(org_id: str, service_id: str, pipe_id: str) -> str:
     return f"{pipe_path(org_id, service_id, pipe_id)}/scaling"
 
 
+def cdc_scaling_path(org_id: str, service_id: str) -> str:
+    """Return the path of a service's CDC scaling."""
+    return f"{service_path(org_id, service_id)}/pipesCdcScaling"
+
+
+def endpoints_path(org_id: str, service_id: str) -> str:
+    """Return the path of a service's reverse private endpoints."""
+    return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints"
+
+
 def endpoint_path(org_id: str, service_id: str, endpoint_id: str) -> str:
     """Return one reverse private endpoint's path."""
-    return f"{service_path(org_id, service_id)}/pipesReversePrivateEndpoints/{segment(endpoint_id)}"
+    return f"{endpoints_path(org_id, service_id)}/{segment(endpoint_id)}"
 
 
 def backups_path(org_id: str, service_id: str) -> str:

@@ -12,6 +12,7 @@ reads are still in flight.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.json import JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
 
+# The form of an id: anything else in reversePrivateEndpointIds stands for an endpoint the same
+# apply creates (the plan's "known after create"), which has no status to read yet.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # A pipe list this long (about 2 MB of JSON, ten times that parsed) is read one at a time.
 LARGE_LIST = 1000
 # While a large list is planned, other reads (the next list's bytes) move this often (seconds):
@@ -211,15 +215,17 @@ class PipeReader:
                 need_names.setdefault(org, []).append(resource)
 
         async def resolve(org: str, members: list[Resource]) -> None:
-            try:
-                services = await reads.list_services(self.client, org)
-            except AuthenticationFailed:  # the run stops: never one resource's error
-                raise
-            except ApiError as exc:
-                for resource in members:
-                    self._observed(resource, Observed(error=str(exc)))
-                return
-            self.progress(1)
+            services = self.live.services.get(org)  # read already for endpoint manifests
+            if services is None:
+                try:
+                    services = await reads.list_services(self.client, org)
+                except AuthenticationFailed:  # the run stops: never one resource's error
+                    raise
+                except ApiError as exc:
+                    for resource in members:
+                        self._observed(resource, Observed(error=str(exc)))
+                    return
+                self.progress(1)
             names: dict[str, list[str]] = {}
             for service in services:
                 names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
@@ -358,7 +364,12 @@ class PipeReader:
                 wanted.setdefault(
                     (ids.organization_id, ids.service_id, str(endpoint_id)), []
                 ).append(resource)
-        results: dict[tuple[str, str, str], str | None] = {}
+        # Endpoints listed for endpoint manifests of the same plan are not read again.
+        results: dict[tuple[str, str, str], str | None] = {
+            (found.organization_id, found.service_id, str(e.get("id"))): str(e.get("status"))
+            for found in self.live.endpoints.values()
+            for e in found.listed
+        }
 
         async def check(key: tuple[str, str, str]) -> None:
             org, service, endpoint_id = key
@@ -375,7 +386,7 @@ class PipeReader:
             self.progress(1)
             results[key] = str(endpoint.get("status"))
 
-        await asyncio.gather(*(check(key) for key in wanted))
+        await asyncio.gather(*(check(key) for key in wanted if key not in results))
         per_pipe: dict[str, dict[str, str | None]] = {}
         for key, members in wanted.items():
             for resource in members:
@@ -405,4 +416,7 @@ def _decode(decode: Callable[[], list[JsonObject]]) -> dict[str, JsonObject]:
 def _endpoint_ids(resource: Resource) -> list[str]:
     """Return the reverse private endpoint ids a kafka pipe names (their status is read)."""
     kafka = as_mapping(as_mapping(resource.spec.get("source")).get("kafka"))
-    return [str(i) for i in as_items(kafka.get("reversePrivateEndpointIds"))]
+    # An id an endpoint created in the same apply will have is not read (it is not one yet).
+    return [
+        str(i) for i in as_items(kafka.get("reversePrivateEndpointIds")) if _UUID.fullmatch(str(i))
+    ]

@@ -23,7 +23,9 @@ from reconciler.client.paths import (
     DASHBOARDS_PATH,
     PipeIds,
     backups_path,
+    cdc_scaling_path,
     endpoint_path,
+    endpoints_path,
     organization_path,
     pipes_path,
     schema_discovery_path,
@@ -58,6 +60,9 @@ PIPE = Shape("pipe", ("id",), many=False)
 ENDPOINT = Shape("reverse private endpoint", ("id",), many=False)
 ORGANIZATION = Shape("organization", (), many=False)
 DISCOVERY = Shape("schema discovery answer", (), many=False)
+# Endpoints are bound by description, which may be empty: each item needs its id only.
+ENDPOINTS = Shape("reverse private endpoints", ("id",))
+CDC_SCALING = Shape("CDC scaling", (), many=False)
 
 
 def _checked(value: object, record: RequestRecord, shape: Shape, resource: str) -> object:
@@ -212,6 +217,21 @@ async def get_endpoint(client: Client, org: str, service_id: str, endpoint_id: s
     """Return one reverse private endpoint (``NotFound`` when it does not exist)."""
     path = endpoint_path(org, service_id, endpoint_id)
     return await _object(client, path, ENDPOINT, f"reverse private endpoint {endpoint_id}")
+
+
+async def list_endpoints(client: Client, org: str, service_id: str) -> list[JsonObject]:
+    """Return every reverse private endpoint of a service (``Unsupported`` when the server has
+    no endpoint operations)."""
+    path = endpoints_path(org, service_id)
+    resource = f"reverse private endpoints of service {service_id}"
+    return await _list(client, MANAGEMENT, path, ENDPOINTS, resource, optional=True)
+
+
+async def get_cdc_scaling(client: Client, org: str, service_id: str) -> JsonObject:
+    """Return a service's CDC scaling (``BadRequest`` while it has no database pipe)."""
+    path = cdc_scaling_path(org, service_id)
+    resource = f"CDC scaling of service {service_id}"
+    return await _object(client, path, CDC_SCALING, resource, optional=True)
 
 
 async def get_organization(client: Client, org: str, *, name: str) -> JsonObject:

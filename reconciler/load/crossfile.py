@@ -19,6 +19,11 @@ IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
     "Pipe": (("pipe", ("spec", "pipeId")), ("pipe named", ("spec", "name"))),
     "Organization": (("organization", ("spec", "organizationId")),),
     "Dashboard": (("dashboard named", ("spec", "name")),),
+    "ReversePrivateEndpoint": (("reverse private endpoint described", ("spec", "description")),),
+    "CdcScaling": (
+        ("CDC scaling of service", ("spec", "serviceId")),
+        ("CDC scaling of service named", ("spec", "service")),
+    ),
 }
 
 
@@ -98,6 +103,10 @@ class Loader:
             # A pipe id is unique within its organization (however its service is named); a
             # pipe bound by name (no pipeId) is one per name within its service.
             scope = str(spec.get("organizationId")) if kind == "Pipe" else ""
+            if kind == "CdcScaling":  # one per service
+                scope = str(spec.get("organizationId"))
+            if kind == "ReversePrivateEndpoint":  # a description is unique within its service
+                scope = f"{spec.get('organizationId')}/{spec.get('serviceId', spec.get('service'))}"
             if label == "pipe named":
                 if "pipeId" in spec:
                     continue

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
+from reconciler.model.cdc import CDC
+from reconciler.model.endpoints import ENDPOINT, WRITABLE
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
     PIPE_IDENTITY,
@@ -252,6 +254,22 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
                 "needs --replace (delete and create again)"
             )
         return "read-only: an expectation; the plan reports a mismatch but cannot change it"
+    if kind == ENDPOINT:
+        if spec[0] in ("organizationId", "serviceId", "service"):
+            return "identity: says which service the endpoint belongs to; never changed"
+        if spec[0] == WRITABLE:
+            return "writable: changed by the endpoint update (PATCH), the whole list"
+        return (
+            "create-time: sent when the endpoint is created; a difference needs --replace "
+            "(delete and create again, never while a pipe uses it)"
+        )
+    if kind == CDC:
+        if spec[0] in ("organizationId", "serviceId", "service"):
+            return "identity: says which service's CDC scaling; never changed"
+        return (
+            "writable: changed by one PATCH of the stated fields (…/pipesCdcScaling) once the "
+            "service has a database pipe"
+        )
     if kind == "Organization" and spec[0] == "organizationId":
         return "identity: says which organization; never changed"
     if "(expectation)" in wording or "Read-only" in wording:

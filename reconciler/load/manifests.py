@@ -34,6 +34,8 @@ from reconciler.load.yamlsource import (
     parse_marked,
 )
 from reconciler.model import collector
+from reconciler.model.cdc import CDC, ratio_error
+from reconciler.model.endpoints import ENDPOINT, endpoint_type_errors
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.fields import database_kind, field_mapping_problems, table_mapping_fields
 from reconciler.model.resources import (
@@ -283,7 +285,7 @@ class _Reader:
     def check_spec(
         self, locator: DocumentLocator | MergedLocator, kind: str, spec: dict[str, Any]
     ) -> None:
-        if kind in ("Pipe", "Organization") and "organizationId" not in spec:
+        if kind in ("Pipe", "Organization", ENDPOINT, CDC) and "organizationId" not in spec:
             if self.default_organization:
                 spec["organizationId"] = self.default_organization
             else:
@@ -316,6 +318,11 @@ class _Reader:
             self.check_field_mappings(locator, spec)
         if kind == "Dashboard":
             self.check_grid(locator, spec)
+        if kind == ENDPOINT:
+            for path, message in endpoint_type_errors(spec):
+                self.error(locator, ("spec", *path), message)
+        if kind == CDC and (ratio := ratio_error(spec)) is not None:
+            self.error(locator, ("spec", "replicaMemoryGb"), ratio)
         if kind == "Organization":
             ids: dict[str, int] = {}
             for i, endpoint in enumerate(spec.get("privateEndpoints", [])):

@@ -34,6 +34,8 @@ KIND_FILES: dict[str, str] = {
     "Pipe": "pipe.schema.json",
     "Organization": "organization.schema.json",
     "Dashboard": "dashboard.schema.json",
+    "ReversePrivateEndpoint": "reverse-private-endpoint.schema.json",
+    "CdcScaling": "cdc-scaling.schema.json",
 }
 COMMON_FILE = "common.schema.json"
 SECRET_TITLE = "Secret reference"
@@ -313,6 +315,7 @@ _MESSAGES: dict[str, Callable[[Any, Any, str], str]] = {
     "minimum": lambda value, instance, shown: f"{shown} is less than the minimum of {value}",
     "exclusiveMaximum": lambda value, instance, shown: f"{shown} must be less than {value}",
     "exclusiveMinimum": lambda value, instance, shown: f"{shown} must be greater than {value}",
+    "multipleOf": lambda value, instance, shown: f"{shown} is not a multiple of {value}",
     "minLength": _min_length,
     "maxLength": lambda value, instance, shown: (
         f"is too long: {len(instance)} characters, at most {value}"

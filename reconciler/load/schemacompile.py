@@ -216,6 +216,7 @@ _HANDLED = frozenset(
         "maximum",
         "exclusiveMinimum",
         "exclusiveMaximum",
+        "multipleOf",
         "minLength",
         "maxLength",
         "pattern",
@@ -265,13 +266,14 @@ def _bound_check(keyword: str, bound: Any) -> Check:
         "maximum": lambda x: x <= bound,
         "exclusiveMinimum": lambda x: x > bound,
         "exclusiveMaximum": lambda x: x < bound,
+        "multipleOf": lambda x: x % bound == 0,
     }
     ok = ops[keyword]
     return lambda x: (type(x) is not int and type(x) is not float) or ok(x)
 
 
 def _number_checks(schema: dict[str, Any]) -> Iterator[Check]:
-    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+    for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
         if keyword in schema:
             yield _bound_check(keyword, schema[keyword])
 

@@ -126,23 +126,28 @@ def bind(
 
 
 class Listed:
-    """The live objects of one scope, by id and (built on first use) by name."""
+    """The live objects of one scope, by id and (built on first use) by name.
 
-    def __init__(self, by_id: Mapping[str, JsonMapping]) -> None:
+    ``name_key`` is the field that names an object within its scope (a reverse private
+    endpoint is named by its ``description``).
+    """
+
+    def __init__(self, by_id: Mapping[str, JsonMapping], name_key: str = "name") -> None:
         self.by_id = by_id
+        self.name_key = name_key
         self._by_name: dict[str, list[JsonMapping]] | None = None
 
     @classmethod
-    def of(cls, items: Iterable[JsonMapping]) -> Listed:
+    def of(cls, items: Iterable[JsonMapping], name_key: str = "name") -> Listed:
         """Index a list of live objects."""
-        return cls({str(i.get("id")): i for i in items})
+        return cls({str(i.get("id")): i for i in items}, name_key)
 
     def named(self, name: str) -> list[JsonMapping]:
-        """Return the live objects whose ``name`` is ``name``."""
+        """Return the live objects whose ``name_key`` is ``name``."""
         if self._by_name is None:
             self._by_name = {}
             for item in self.by_id.values():
-                self._by_name.setdefault(str(item.get("name")), []).append(item)
+                self._by_name.setdefault(str(item.get(self.name_key)), []).append(item)
         return self._by_name.get(name, [])
 
 

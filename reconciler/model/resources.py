@@ -17,7 +17,13 @@ from typing import Protocol, runtime_checkable
 from reconciler.model.errors import ConfigError, Location
 from reconciler.model.json import JsonMapping
 
-KINDS: tuple[str, ...] = ("Pipe", "Organization", "Dashboard")
+KINDS: tuple[str, ...] = (
+    "Pipe",
+    "Organization",
+    "Dashboard",
+    "ReversePrivateEndpoint",
+    "CdcScaling",
+)
 API_VERSION = "reconcile/v1"
 
 PathPart = str | int

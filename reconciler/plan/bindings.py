@@ -16,6 +16,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.live import LiveState
 from reconciler.client.paths import PipeIds
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ApiError, AuthenticationFailed, Location, NotFound, PlanError
 from reconciler.model.identity import Binding, Identities, Listed, Record, bind, rename_source
 from reconciler.model.resources import Resource
@@ -23,6 +24,7 @@ from reconciler.plan import lifecycle
 from reconciler.plan.actions import Action, error_action
 from reconciler.plan.dashboards import plan_prune
 from reconciler.plan.diff import content_hash, dashboard_content
+from reconciler.plan.endpoints import plan_endpoint_prune
 from reconciler.plan.targets import matches_target
 from reconciler.state.document import State
 
@@ -282,4 +284,36 @@ def prune_dashboards(
                 location=Location(state.location),
             )
         )
+    return out
+
+
+async def prune_endpoints(
+    client: Client, resources: Sequence[Resource], state: State, targets: Sequence[str]
+) -> list[Action]:
+    """Plan deleting each reverse private endpoint this tool created whose manifest is gone
+    (never an adopted one); one already gone is skipped. Apply deletes them after the pipes."""
+    current = {r.name for r in resources if r.kind == ENDPOINT}
+    out: list[Action] = []
+    for name, record in sorted(state.records(ENDPOINT).items()):
+        scope = record.scope or {}
+        org, service = scope.get("organizationId"), scope.get("serviceId")
+        if (
+            name in current
+            or not record.created_by_us
+            or not record.id
+            or not org
+            or not service
+            or not matches_target(f"{ENDPOINT}/{name}", targets)
+        ):
+            continue
+        try:
+            live = await reads.get_endpoint(client, org, service, record.id)
+        except NotFound:
+            continue  # already gone
+        except AuthenticationFailed:
+            raise
+        except ApiError as exc:
+            out.append(error_action(ENDPOINT, name, Location(state.location), str(exc)))
+            continue
+        out.append(plan_endpoint_prune(name, record, live, Location(state.location)))
     return out

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from reconciler.client.api import Client
 from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.model.cdc import CDC
+from reconciler.model.endpoints import ENDPOINT
 from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.identity import Binding, Bound, Record
 from reconciler.model.json import JsonMapping
@@ -29,13 +31,17 @@ from reconciler.plan.bindings import (
     held_warnings,
     pipe_identities,
     prune_dashboards,
+    prune_endpoints,
     prune_partial,
     prune_pipes,
     retired_note,
     run_files,
 )
+from reconciler.plan.cdc import creates_database_pipe, plan_cdc
 from reconciler.plan.dashboards import plan_dashboard
 from reconciler.plan.diff import SecretCheck
+from reconciler.plan.endpointrefs import endpoint_users, named_endpoints, refer
+from reconciler.plan.endpoints import plan_endpoint_manifest
 from reconciler.plan.lifecycle import made_by_lost_create, plan_create
 from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
@@ -116,7 +122,33 @@ async def plan_resources(
         on_pipe=plan_now,
         identities=identities,
     )
-    live = await fetcher.fetch(selected, need_dashboards=need_dashboards)
+    # Endpoints first: the pipes that name them are planned with their ids.
+    users = endpoint_users(resources)
+    named = {n for r in selected for n in named_endpoints(r)}
+    endpoint_manifests = [
+        r for r in resources if r.kind == ENDPOINT and (r in selected or r.name in named)
+    ]
+    await fetcher.fetch_endpoints(endpoint_manifests)
+    records = state.records(ENDPOINT)
+    endpoint_actions = {
+        r.name: plan_endpoint_manifest(
+            r, fetcher.live.endpoints.get(r.key), records, users, replace=options.replace
+        )
+        for r in endpoint_manifests
+    }
+    planned.update({a.key: a for a in endpoint_actions.values()})
+    selected, unresolved_pipes = refer(selected, endpoint_actions)
+    planned.update(unresolved_pipes)
+    live = await fetcher.fetch(
+        [r for r in selected if r.key not in unresolved_pipes], need_dashboards=need_dashboards
+    )
+    # CDC scaling after the pipes: one the plan cannot set yet may follow a pipe it creates.
+    cdc_manifests = [r for r in selected if r.kind == CDC]
+    await fetcher.fetch_cdc(cdc_manifests)
+    for resource in cdc_manifests:
+        found = live.cdc[resource.key]
+        creating = [a.key for a in planned.values() if creates_database_pipe(a, found.service_id)]
+        planned[resource.key] = plan_cdc(resource, found, creating)
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards(
         [r for r in selected if r.kind == "Dashboard"],
@@ -151,6 +183,10 @@ async def plan_resources(
             )
         elif any(r.created_by_us for r in state.records("Pipe").values()):
             notes.append(prune_partial("Pipe"))
+        if options.covers(ENDPOINT):
+            actions.extend(await prune_endpoints(client, resources, state, options.targets))
+        elif any(r.created_by_us for r in state.records(ENDPOINT).values()):
+            notes.append(prune_partial(ENDPOINT))
     else:
         notes.extend(
             retired_note(
@@ -233,6 +269,14 @@ def plan_resource(
     """Plan one resource from what was fetched."""
     if resource.kind == "Pipe":
         return _plan_pipe(resource, live, state, options)
+    if resource.kind == ENDPOINT:
+        return plan_endpoint_manifest(
+            resource,
+            live.endpoints.get(resource.key),
+            state.records(ENDPOINT),
+            {},
+            replace=options.replace,
+        )
     where = resource.locate("metadata", "name")
     if resource.kind == "Organization":
         observed = live.organizations.get(resource.key) or Observed(
