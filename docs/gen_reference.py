@@ -20,12 +20,14 @@ import mkdocs_gen_files
 from ruamel.yaml import YAML
 
 from reconciler.load.explain import explain
+from reconciler.load.schema import KIND_FILES
 from reconciler.settings.table import SETTINGS, default_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in ROOT.glob("schemas/*.json")}
-KINDS = {"Pipe": "pipe", "Organization": "organization", "Dashboard": "dashboard"}
-EXAMPLE_DIRS = ("manifests", "examples/environments/base")
+# Every manifest kind the loader knows, each on a page named after its schema file.
+KINDS = {kind: name.removesuffix(".schema.json") for kind, name in KIND_FILES.items()}
+EXAMPLE_DIRS = ("manifests", "examples/environments/base", "examples/sources")
 _BOUNDS = (
     ("minimum", "≥ {}"),
     ("exclusiveMinimum", "> {}"),

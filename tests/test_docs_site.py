@@ -18,6 +18,7 @@ import click
 import pytest
 
 from reconciler.cli import cli
+from reconciler.load.schema import KIND_FILES
 from tests.docs_helpers import REPO, Browser, build_site
 
 pytestmark = pytest.mark.slow
@@ -90,7 +91,9 @@ def test_the_command_reference_names_every_command_and_flag(site: Path) -> None:
     assert "Sentinel" not in text  # click's unset default, never shown to a reader
 
 
-@pytest.mark.parametrize("kind", ["pipe", "organization", "dashboard"])
+@pytest.mark.parametrize(
+    "kind", [name.removesuffix(".schema.json") for name in KIND_FILES.values()]
+)
 def test_the_manifest_reference_has_a_row_for_every_field_of_the_schema(
     site: Path, kind: str
 ) -> None:
