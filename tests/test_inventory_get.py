@@ -128,6 +128,26 @@ def test_endpoint_shows_status_and_dns_names(emulator: Emulator) -> None:
     assert json.loads(as_json.output)["id"] == ENDPOINT_READY
 
 
+def test_endpoints_lists_every_reverse_private_endpoint_of_a_service(emulator: Emulator) -> None:
+    out = invoke(emulator, "get", "endpoints", "--service", "analytics")
+    assert out.code == 0, out.output
+    header, *rows = out.output.splitlines()
+    assert header.split()[:2] == ["DESCRIPTION", "ID"]
+    assert any(ENDPOINT_READY in row and "Ready" in row for row in rows), out.output
+    as_json = invoke(emulator, "get", "endpoints", "--service", ANALYTICS, "-o", "json")
+    assert ENDPOINT_READY in [e["id"] for e in json.loads(as_json.output)]
+
+
+def test_cdc_scaling_shows_a_services_capacity_or_why_it_has_none(emulator: Emulator) -> None:
+    shown = invoke(emulator, "get", "cdc-scaling", "--service", "analytics")
+    assert shown.code == 0, shown.output
+    assert re.search(r"^CPU \(millicores\):\s+\d+$", shown.output, re.M), shown.output
+    assert re.search(r"^Memory \(GB\):\s+\d+", shown.output, re.M), shown.output
+    refused = invoke(emulator, "get", "cdc-scaling", "--service", "archive")
+    assert refused.code == 1
+    assert "no database pipe" in refused.error, refused.error
+
+
 def test_pipe_by_name_is_resolved_through_the_service_pipe_list(emulator: Emulator) -> None:
     out = invoke(emulator, "get", "pipe", "orders", "--service", "analytics")
     assert out.code == 0

@@ -1,7 +1,7 @@
 """``reconcile get``: show live objects (read-only) as aligned tables, or JSON/YAML for scripts.
 
-Services, backups, a reverse private endpoint, a pipe, a service's pipes, the organization and
-the dashboards. Every sub-command shares one ``Reading`` (connection, organization, output):
+Services, backups, a service's reverse private endpoints (or one), a pipe, a service's pipes,
+its CDC capacity, the organization and the dashboards. Every sub-command shares one ``Reading`` (connection, organization, output):
 it makes one core call (``reconciler.inventory``) and prints the result; secrets are never
 shown.
 """
@@ -89,7 +89,7 @@ def _get_options(func: Any) -> Any:
 
 @click.group("get")
 def get() -> None:
-    """Show live objects (read-only): services, backups, endpoint, pipe, pipes, organization, dashboards."""
+    """Show live objects (read-only): services, backups, endpoints, pipes, CDC capacity, organization, dashboards."""
 
 
 @get.command("services")
@@ -180,6 +180,33 @@ def pipes(reading: Reading, service: str) -> int:
     return reading.show(
         lambda client, org: reads.service_pipes(client, org, service),
         lambda found: table(views.pipe_rows(found), views.PIPE_HEADERS),
+    )
+
+
+@get.command("endpoints")
+@_service_option
+@_get_options
+def endpoints(reading: Reading, service: str) -> int:
+    """List a service's reverse private endpoints."""
+    from reconciler.inventory import reads, views
+    from reconciler.plan.render import table
+
+    return reading.show(
+        lambda client, org: reads.service_endpoints(client, org, service),
+        lambda found: table(views.endpoint_rows(found), views.ENDPOINT_HEADERS),
+    )
+
+
+@get.command("cdc-scaling")
+@_service_option
+@_get_options
+def cdc_scaling(reading: Reading, service: str) -> int:
+    """Show a service's CDC capacity (once it has a database pipe)."""
+    from reconciler.inventory import reads, views
+
+    return reading.show(
+        lambda client, org: reads.service_cdc_scaling(client, org, service),
+        lambda found: views.details_text(views.cdc_scaling_details(found)),
     )
 
 

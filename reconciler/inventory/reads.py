@@ -222,6 +222,18 @@ async def service_endpoint(client: Client, org: str, service: str, endpoint_id: 
     return await get_endpoint(client, org, str(found["id"]), endpoint_id)
 
 
+async def service_endpoints(client: Client, org: str, service: str) -> list[JsonObject]:
+    """Return every reverse private endpoint of a service."""
+    found = await resolve_service(client, org, service)
+    return await reads.list_endpoints(client, org, str(found["id"]))
+
+
+async def service_cdc_scaling(client: Client, org: str, service: str) -> JsonObject:
+    """Return the CDC capacity of a service (``BadRequest`` while it has no database pipe)."""
+    found = await resolve_service(client, org, service)
+    return await reads.get_cdc_scaling(client, org, str(found["id"]))
+
+
 async def service_pipe(client: Client, org: str, service: str, pipe: str) -> JsonObject:
     """Return one pipe of a service, given by id or by name."""
     found = await resolve_service(client, org, service)

@@ -188,7 +188,15 @@ DASHBOARD_COLUMNS: tuple[Column, ...] = (
     ("TILES", lambda d: str(len(as_items(d.get("tiles"))))),
     ("TAGS", lambda d: ",".join(str(t) for t in as_items(d.get("tags"))) or "-"),
 )
+ENDPOINT_COLUMNS: tuple[Column, ...] = (
+    ("DESCRIPTION", _field("description", "-")),
+    ("ID", _field("id")),
+    ("TYPE", _field("type", "-")),
+    ("STATUS", _field("status", "-")),
+    ("ENDPOINT ID", _field("endpointId", "-")),
+)
 SERVICE_HEADERS = tuple(header for header, _ in SERVICE_COLUMNS)
+ENDPOINT_HEADERS = tuple(header for header, _ in ENDPOINT_COLUMNS)
 BACKUP_HEADERS = tuple(header for header, _ in BACKUP_COLUMNS)
 PIPE_HEADERS = tuple(header for header, _ in PIPE_COLUMNS)
 DASHBOARD_HEADERS = tuple(header for header, _ in DASHBOARD_COLUMNS)
@@ -213,6 +221,19 @@ def backup_rows(backups: Sequence[JsonMapping]) -> list[list[str]]:
 def pipe_rows(pipes: Sequence[JsonMapping]) -> list[list[str]]:
     """Return one row per pipe."""
     return rows(pipes, PIPE_COLUMNS)
+
+
+def endpoint_rows(endpoints: Sequence[JsonMapping]) -> list[list[str]]:
+    """Return one row per reverse private endpoint."""
+    return rows(endpoints, ENDPOINT_COLUMNS)
+
+
+def cdc_scaling_details(scaling: JsonMapping) -> list[tuple[str, str]]:
+    """Return (label, value) pairs describing a service's CDC capacity."""
+    return [
+        ("CPU (millicores)", str(scaling.get("replicaCpuMillicores", "-"))),
+        ("Memory (GB)", str(scaling.get("replicaMemoryGb", "-"))),
+    ]
 
 
 def dashboard_rows(dashboards: Sequence[JsonMapping]) -> list[list[str]]:
