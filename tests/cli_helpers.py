@@ -12,6 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from reconciler.cli import main
+from reconciler.emulator.seed import scale_ids, scale_service_id
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 SECRET_ENV = {
@@ -54,6 +55,10 @@ class CliResult:
         """Parse stdout as JSON."""
         return json.loads(self.stdout)
 
+
+# No client budget: a test whose subject is not pacing passes these options so that it does not
+# wait out the real 10 requests per 10 s (tests of pacing itself give their own --rate).
+UNPACED = ("--rate", "none")
 
 # A dashboard tile as a manifest states it (six wide: one of two columns).
 TILE = {
@@ -135,3 +140,48 @@ def environments_env(project: Path, emulator: Any = None, **more: str) -> dict[s
         env["RECONCILE_BASE_URL"] = emulator.url
         env["RECONCILE_DASHBOARDS_URL"] = emulator.url
     return env
+
+
+def apply_args(paths: list[str | Path], state: Path, *extra: str) -> list[str]:
+    """Build `apply --auto-approve` arguments with an explicit state file (unpaced)."""
+    return ["apply", *map(str, paths), "--auto-approve", "--state", str(state), *UNPACED, *extra]
+
+
+def plan_code(emulator: Any, paths: list[str | Path], state: Path) -> tuple[int, str]:
+    """Run `plan --detailed-exitcode` (unpaced) and return its exit code and stdout."""
+    result = run_cli(
+        ["plan", *UNPACED, *map(str, paths), "--detailed-exitcode", "--state", str(state)],
+        emulator.env(),
+    )
+    return result.exit_code, result.stdout
+
+
+def scale_manifests(root: Path, count: int, services: int, dashboards: int = 5) -> None:
+    """Write ``count`` scale-seed pipes changed in settings (every fourth also in its table
+    mappings) over ``services`` services, and ``dashboards`` dashboards, under ``root``."""
+    for index in range(1, count + 1):
+        name, pid = scale_ids(index)
+        sid = scale_service_id((index - 1) % services + 1)
+        fields: dict[str, Any] = {
+            "settings": {"engine_max_threads": 7, "engine_max_insert_threads": 3}
+        }
+        if (index - 1) % 4 == 3:  # postgres: also replace the table mapping set (add/remove)
+            fields["source"] = {
+                "postgres": {
+                    "tableMappings": [
+                        {
+                            "sourceSchemaName": "public",
+                            "sourceTable": f"new_{index}",
+                            "targetTable": f"new_{index}",
+                        }
+                    ]
+                }
+            }
+        write_manifest(root / f"{name}.yaml", "Pipe", name, pipe_spec(pid, sid, **fields))
+    for d in range(dashboards):
+        write_manifest(
+            root / f"dash-{d}.yaml",
+            "Dashboard",
+            f"dash-{d}",
+            {"name": f"Dashboard {d}", "tiles": [TILE]},
+        )

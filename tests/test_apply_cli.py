@@ -16,13 +16,16 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.state.local import locked_state
 from tests.cli_helpers import (
     SECRET_ENV,
     TILE,
+    UNPACED,
+    apply_args,
     pipe_spec,
+    plan_code,
     run_cli,
+    scale_manifests,
     settle,
     write_manifest,
     writes,
@@ -37,19 +40,6 @@ from tests.manifest_helpers import (
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def apply_args(paths: list[str | Path], state: Path, *extra: str) -> list[str]:
-    """Build `apply --auto-approve` arguments with an explicit state file."""
-    return ["apply", *map(str, paths), "--auto-approve", "--state", str(state), *extra]
-
-
-def plan_code(emulator: Emulator, paths: list[str | Path], state: Path) -> tuple[int, str]:
-    """Run `plan --detailed-exitcode` and return its exit code and stdout."""
-    result = run_cli(
-        ["plan", *map(str, paths), "--detailed-exitcode", "--state", str(state)], emulator.env()
-    )
-    return result.exit_code, result.stdout
 
 
 @pytest.mark.parametrize("spec_only", [False, True], ids=["extensions", "spec-only"])
@@ -107,7 +97,7 @@ def test_apply_plan_should_refuse_stale_actions_and_name_the_moved_field(
     plan_file = tmp_path / "plan.json"
     assert (
         run_cli(
-            ["plan", str(tmp_path / "m"), "--out", str(plan_file), "--state", str(state)],
+            ["plan", *UNPACED, str(tmp_path / "m"), "--out", str(plan_file), "--state", str(state)],
             emulator.env(),
         ).exit_code
         == 0
@@ -120,7 +110,8 @@ def test_apply_plan_should_refuse_stale_actions_and_name_the_moved_field(
     ).raise_for_status()
     before = len(writes(emulator.requests()))
     result = run_cli(
-        ["apply", "--plan", str(plan_file), "--auto-approve", "--state", str(state)], emulator.env()
+        ["apply", *UNPACED, "--plan", str(plan_file), "--auto-approve", "--state", str(state)],
+        emulator.env(),
     )
     assert result.exit_code == 1
     assert (
@@ -129,7 +120,16 @@ def test_apply_plan_should_refuse_stale_actions_and_name_the_moved_field(
     )
     assert len(writes(emulator.requests())) == before  # nothing applied without --partial
     partial = run_cli(
-        ["apply", "--plan", str(plan_file), "--auto-approve", "--partial", "--state", str(state)],
+        [
+            "apply",
+            *UNPACED,
+            "--plan",
+            str(plan_file),
+            "--auto-approve",
+            "--partial",
+            "--state",
+            str(state),
+        ],
         emulator.env(),
     )
     assert partial.exit_code == 1
@@ -144,18 +144,20 @@ def test_apply_plan_should_resolve_secrets_again_and_refuse_a_changed_one(
     plan_file = tmp_path / "plan.json"
     assert (
         run_cli(
-            ["plan", str(EXAMPLES), "--out", str(plan_file), "--state", str(state)], emulator.env()
+            ["plan", *UNPACED, str(EXAMPLES), "--out", str(plan_file), "--state", str(state)],
+            emulator.env(),
         ).exit_code
         == 0
     )
     env = {**emulator.env(), "KAFKA_PASSWORD": "rotated-in-between"}
     result = run_cli(
-        ["apply", "--plan", str(plan_file), "--auto-approve", "--state", str(state)], env
+        ["apply", *UNPACED, "--plan", str(plan_file), "--auto-approve", "--state", str(state)], env
     )
     assert result.exit_code == 1
     assert "differs from the one the plan was made with" in result.stderr
     ok = run_cli(
-        ["apply", "--plan", str(plan_file), "--auto-approve", "--state", str(state)], emulator.env()
+        ["apply", *UNPACED, "--plan", str(plan_file), "--auto-approve", "--state", str(state)],
+        emulator.env(),
     )
     assert ok.exit_code == 0, ok.output
     sent = [
@@ -193,47 +195,18 @@ def test_apply_should_report_each_action_and_finish_on_second_run_after_failure(
     assert plan_code(emulator, [EXAMPLES], state)[0] == 0
 
 
-def _scale_manifests(root: Path, count: int, services: int, dashboards: int = 5) -> None:
-    for index in range(1, count + 1):
-        name, pid = scale_ids(index)
-        sid = scale_service_id((index - 1) % services + 1)
-        fields: dict[str, Any] = {
-            "settings": {"engine_max_threads": 7, "engine_max_insert_threads": 3}
-        }
-        if (index - 1) % 4 == 3:  # postgres: also replace the table mapping set (add/remove)
-            fields["source"] = {
-                "postgres": {
-                    "tableMappings": [
-                        {
-                            "sourceSchemaName": "public",
-                            "sourceTable": f"new_{index}",
-                            "targetTable": f"new_{index}",
-                        }
-                    ]
-                }
-            }
-        write_manifest(root / f"{name}.yaml", "Pipe", name, pipe_spec(pid, sid, **fields))
-    for d in range(dashboards):
-        write_manifest(
-            root / f"dash-{d}.yaml",
-            "Dashboard",
-            f"dash-{d}",
-            {"name": f"Dashboard {d}", "tiles": [TILE]},
-        )
-
-
 @pytest.mark.slow
 def test_apply_under_20_percent_faults_should_converge_without_duplicate_dashboards(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     emulator.reset(seedPipes=52, services=3)
-    _scale_manifests(tmp_path / "m", 52, 3)
+    scale_manifests(tmp_path / "m", 52, 3)
     emulator.configure(faultRate=0.2, faultSeed=3)
     state = tmp_path / "state.json"
     runs = 0
     for runs in range(1, 8):  # noqa: B007
         result = run_cli(
-            apply_args([tmp_path / "m"], state, "--rate", "none", "--parallelism", "8"),
+            apply_args([tmp_path / "m"], state, "--parallelism", "8"),
             emulator.env(),
         )
         if result.exit_code == 0:
@@ -258,7 +231,7 @@ def test_apply_killed_midway_should_finish_on_the_next_run(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     emulator.reset(seedPipes=40, services=2)
-    _scale_manifests(tmp_path / "m", 40, 2, dashboards=3)
+    scale_manifests(tmp_path / "m", 40, 2, dashboards=3)
     emulator.configure(latencyMs=60)
     state = tmp_path / "state.json"
     env = {**os.environ, **SECRET_ENV, **emulator.env()}
@@ -266,7 +239,7 @@ def test_apply_killed_midway_should_finish_on_the_next_run(
         sys.executable,
         "-m",
         "reconciler",
-        *apply_args([tmp_path / "m"], state, "--rate", "none", "--parallelism", "2"),
+        *apply_args([tmp_path / "m"], state, "--parallelism", "2"),
     ]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
@@ -279,7 +252,7 @@ def test_apply_killed_midway_should_finish_on_the_next_run(
     assert 0 < done_before < 45, "the kill did not land in the middle of the run"
     json.loads(state.read_text())  # never half-written
     emulator.configure(latencyMs=0)
-    result = run_cli(apply_args([tmp_path / "m"], state, "--rate", "none"), emulator.env())
+    result = run_cli(apply_args([tmp_path / "m"], state), emulator.env())
     assert result.exit_code == 0, result.output
     assert plan_code(emulator, [tmp_path / "m"], state)[0] == 0
     listed = httpx.get(
@@ -329,7 +302,7 @@ def test_corrupt_state_file_should_be_a_clean_error_and_left_untouched(
     assert "corrupt" in result.stderr and "left untouched" in result.stderr
     assert state.read_text() == "{not json"
     state.write_text(json.dumps({"formatVersion": 99, "key": "00" * 32, "resources": {}}))
-    result = run_cli(["plan", str(EXAMPLES), "--state", str(state)], emulator.env())
+    result = run_cli(["plan", *UNPACED, str(EXAMPLES), "--state", str(state)], emulator.env())
     assert result.exit_code == 1 and "newer than this reconcile understands" in result.stderr
 
 
@@ -340,18 +313,28 @@ def test_secrets_should_be_absent_from_every_output_plan_file_and_state(
     plan_file = tmp_path / "plan.json"
     outputs = [
         run_cli(
-            ["--debug", "plan", str(EXAMPLES), "--state", str(state), "--out", str(plan_file)],
+            [
+                "--debug",
+                "plan",
+                *UNPACED,
+                str(EXAMPLES),
+                "--state",
+                str(state),
+                "--out",
+                str(plan_file),
+            ],
             emulator.env(),
         ).output,
         run_cli(
-            ["plan", str(EXAMPLES), "--state", str(state), "-o", "json"], emulator.env()
+            ["plan", *UNPACED, str(EXAMPLES), "--state", str(state), "-o", "json"], emulator.env()
         ).output,
         run_cli(
-            ["plan", str(EXAMPLES), "--state", str(state), "-o", "markdown"], emulator.env()
+            ["plan", *UNPACED, str(EXAMPLES), "--state", str(state), "-o", "markdown"],
+            emulator.env(),
         ).output,
         run_cli(["--debug", *apply_args([EXAMPLES], state, "-o", "json")], emulator.env()).output,
         run_cli(
-            ["apply", "--plan", str(plan_file), "--auto-approve", "--state", str(state)],
+            ["apply", *UNPACED, "--plan", str(plan_file), "--auto-approve", "--state", str(state)],
             emulator.env(),
         ).output,
         run_cli(apply_args([EXAMPLES], state), emulator.env()).output,
@@ -372,13 +355,15 @@ def test_secret_change_should_be_sent_once_then_not_again(
     state = tmp_path / "state.json"
     assert run_cli(apply_args([EXAMPLES], state), emulator.env()).exit_code == 0
     env = {**emulator.env(), "KAFKA_PASSWORD": "rotated"}
-    result = run_cli(["plan", str(EXAMPLES), "--state", str(state), "--detailed-exitcode"], env)
+    result = run_cli(
+        ["plan", *UNPACED, str(EXAMPLES), "--state", str(state), "--detailed-exitcode"], env
+    )
     assert result.exit_code == 2
     assert "source.kafka.credentials: (sensitive value changed)" in result.stdout
     assert run_cli(apply_args([EXAMPLES], state), env).exit_code == 0
     assert (
         run_cli(
-            ["plan", str(EXAMPLES), "--state", str(state), "--detailed-exitcode"], env
+            ["plan", *UNPACED, str(EXAMPLES), "--state", str(state), "--detailed-exitcode"], env
         ).exit_code
         == 0
     )
@@ -427,7 +412,8 @@ def test_a_secret_removed_from_the_manifest_is_sent_again_when_it_comes_back(
     if how == "saved-plan":
         saved = tmp_path / "p.plan"
         planned = run_cli(
-            ["plan", str(manifest), "--out", str(saved), "--state", str(state)], emulator.env()
+            ["plan", *UNPACED, str(manifest), "--out", str(saved), "--state", str(state)],
+            emulator.env(),
         )
         assert planned.exit_code == 0, planned.output
         document = json.loads(saved.read_text())
@@ -435,7 +421,7 @@ def test_a_secret_removed_from_the_manifest_is_sent_again_when_it_comes_back(
         schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
         assert list(Draft202012Validator(schema).iter_errors(document)) == []
         removed = run_cli(
-            ["apply", "--plan", str(saved), "--auto-approve", "--state", str(state)],
+            ["apply", *UNPACED, "--plan", str(saved), "--auto-approve", "--state", str(state)],
             emulator.env(),
         )
     else:
@@ -489,7 +475,7 @@ def test_dashboard_without_list_endpoint_should_be_created_once_and_replaced_onl
     assert run_cli(apply_args([root], state), emulator.env()).exit_code == 0
     assert len(writes(emulator.requests())) == 1
     _dashboard(root, "Ops", width=12)
-    result = run_cli(["plan", str(root), "--state", str(state)], emulator.env())
+    result = run_cli(["plan", *UNPACED, str(root), "--state", str(state)], emulator.env())
     assert result.exit_code == 0
     assert "not updatable through this API" in result.stdout
     first_id = json.loads(state.read_text())["resources"]["Dashboard/ops"]["id"]
@@ -500,7 +486,8 @@ def test_dashboard_without_list_endpoint_should_be_created_once_and_replaced_onl
     assert recorded["id"] != first_id and recorded["replaced"] == [first_id]
     assert (
         run_cli(
-            ["plan", str(root), "--state", str(state), "--detailed-exitcode"], emulator.env()
+            ["plan", *UNPACED, str(root), "--state", str(state), "--detailed-exitcode"],
+            emulator.env(),
         ).exit_code
         == 0
     )
@@ -528,14 +515,15 @@ def test_dashboard_with_list_endpoint_should_adopt_update_and_report_drift(
         headers={"Authorization": f"Bearer {emulator.token}"},
     ).raise_for_status()
     drift = run_cli(
-        ["plan", str(root), "--state", str(state), "--detailed-exitcode"], emulator.env()
+        ["plan", *UNPACED, str(root), "--state", str(state), "--detailed-exitcode"], emulator.env()
     )
     assert drift.exit_code == 2
     assert "server-side drift" in drift.stdout
     assert run_cli(apply_args([root], state), emulator.env()).exit_code == 0
     assert (
         run_cli(
-            ["plan", str(root), "--state", str(state), "--detailed-exitcode"], emulator.env()
+            ["plan", *UNPACED, str(root), "--state", str(state), "--detailed-exitcode"],
+            emulator.env(),
         ).exit_code
         == 0
     )

@@ -25,9 +25,16 @@ import httpx
 import pytest
 
 from reconciler.state.local import load_state
-from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
+from tests.cli_helpers import (
+    SECRET_ENV,
+    apply_args,
+    plan_code,
+    run_cli,
+    scale_manifests,
+    settle,
+    writes,
+)
 from tests.conftest import Emulator
-from tests.test_apply_cli import _scale_manifests, apply_args, plan_code
 
 KILLS = 10
 TIME_BOUND = 40.0  # seconds of killing at most; the whole test stays well under a minute
@@ -42,12 +49,12 @@ def test_random_sigkills_under_faults_should_converge_with_exact_dashboards_and_
     seed = int(os.environ.get("RECONCILE_CHAOS_SEED", "14"))
     rng = random.Random(seed)
     emulator.reset(seedPipes=PIPES, services=3)
-    _scale_manifests(tmp_path / "m", PIPES, 3, dashboards=DASHBOARDS)
+    scale_manifests(tmp_path / "m", PIPES, 3, dashboards=DASHBOARDS)
     emulator.configure(faultRate=0.2, faultSeed=seed, latencyMs=30)
     state = tmp_path / "state.json"
     env = {**os.environ, **SECRET_ENV, **emulator.env()}
     args = [sys.executable, "-m", "reconciler"]
-    args += apply_args([tmp_path / "m"], state, "--rate", "none", "--parallelism", "4")
+    args += apply_args([tmp_path / "m"], state, "--parallelism", "4")
     kills = finished = 0
     started = time.monotonic()
     while kills < KILLS and time.monotonic() - started < TIME_BOUND:
@@ -89,7 +96,7 @@ def test_random_sigkills_under_faults_should_converge_with_exact_dashboards_and_
     )
     emulator.configure(faultRate=0.0, latencyMs=0)
 
-    result = run_cli(apply_args([tmp_path / "m"], state, "--rate", "none"), emulator.env())
+    result = run_cli(apply_args([tmp_path / "m"], state), emulator.env())
     assert result.exit_code == 0, result.output
     code, out = plan_code(emulator, [tmp_path / "m"], state)
     assert code == 0, out

@@ -120,12 +120,18 @@ def run_action(workdir: Path, env: dict[str, str], runner: Runner, **inputs: str
 
 
 def repository(tmp_path: Path) -> Path:
-    """A user's repository: the example manifests, a project file, secrets in .env."""
+    """A user's repository: the example manifests, a project file, secrets in .env.
+
+    The project file lifts the management budget (no test here is about pacing), so that the
+    action's plan and apply do not wait out the real 10 requests per 10 s.
+    """
     work = tmp_path / "repo"
     shutil.copytree(EXAMPLES, work / "manifests")
     shutil.copy(EXAMPLES / ".env.example", work / ".env")
     (work / "reconcile.yaml").write_text(
-        "manifests: [manifests]\nstate: .reconcile/state.json\nenvFile: .env\n", encoding="utf-8"
+        "manifests: [manifests]\nstate: .reconcile/state.json\nenvFile: .env\n"
+        "rates: {management: none}\n",
+        encoding="utf-8",
     )
     return work
 

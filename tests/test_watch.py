@@ -1,58 +1,36 @@
 """``reconcile watch`` as real processes against the emulator: drift made through the API is
 reported in detect mode (metrics, status page, JSON; nothing written) and corrected in correct
 mode within one interval; an invalid manifest sends nothing and is shown at its file:line; the
-status page is read back from headless chromium; /metrics parses; SIGTERM exits 0 and frees the
-lease; a second watch on a local state refuses to start, naming the holder."""
+status page is read back from headless chromium; /metrics parses; a second watch on a held local
+state refuses to start, naming the holder; an unreachable server is a failed cycle of 0 requests.
+(SIGTERM: test_watch_sigterm.)"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import signal
 import socket
 from pathlib import Path
 
-import httpx
 import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.state.backend import Holder
 from reconciler.watch.lease import LocalLease
-from tests.cli_helpers import SECRET_ENV, run_cli, writes
+from tests.cli_helpers import SECRET_ENV, writes
 from tests.conftest import Emulator
-from tests.seed_ids import KINESIS_PIPE, STAGING
 from tests.watch_helpers import (
     REPO,
+    WATCH_FAST,
     WatchProcess,
+    applied_project,
+    correcting_watch,
     drift_orders,
     orders_wait_ms,
-    pipe_path,
     project,
     rendered_table,
-    until,
 )
-
-FAST = ("--rate", "none", "--jitter", "0", "--interval", "1s")
-
-
-def _applied(emulator: Emulator, tmp_path: Path) -> tuple[Path, str]:
-    directory = project(tmp_path)
-    state = str(directory / "state.json")
-    result = run_cli(
-        [
-            "apply",
-            str(directory / "manifests"),
-            "--state",
-            state,
-            "--auto-approve",
-            "--rate",
-            "none",
-        ],
-        emulator.env(),
-    )
-    assert result.exit_code == 0, result.output
-    return directory, state
 
 
 def _metrics(watch: WatchProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -69,32 +47,13 @@ def _row(rows: list[list[str]], resource: str) -> list[str]:
     return next(r for r in rows if r and r[0] == resource)
 
 
-def _correcting(emulator: Emulator, tmp_path: Path, *extra: str) -> WatchProcess:
-    """Start a correct-mode watch on the applied example project (``extra``: more options)."""
-    directory, state = _applied(emulator, tmp_path)
-    args = ["manifests", "--state", state, *FAST, "--mode", "correct", *extra]
-    return WatchProcess(args, directory, emulator.env()).start()
-
-
-def sigterm_once_a_patch_is_in_flight(
-    watch: WatchProcess, emulator: Emulator, since: int, timeout: float
-) -> None:
-    """SIGTERM the watch once a PATCH logged after request ``since`` is in flight; it exits 0."""
-
-    def patch_in_flight() -> bool:
-        log = emulator.requests()[since:]
-        return any(r["method"] == "PATCH" and r["status"] is None for r in log)
-
-    until(patch_in_flight, timeout=timeout, what="a correcting PATCH in flight")
-    watch.process.send_signal(signal.SIGTERM)
-    assert watch.process.wait(timeout=30) == 0
-
-
 def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = _applied(emulator, tmp_path)
-    watch = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
+    directory, state = applied_project(emulator, tmp_path)
+    watch = WatchProcess(
+        ["manifests", "--state", state, *WATCH_FAST], directory, emulator.env()
+    ).start()
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         assert watch.get("/readyz").status_code == 200
@@ -126,7 +85,7 @@ def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
 def test_correct_mode_corrects_drift_within_one_interval(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    watch = _correcting(emulator, tmp_path, "--log-format", "json")
+    watch = correcting_watch(emulator, tmp_path, "--log-format", "json")
     try:
         watch.wait_for_line(r'"result": "in-sync"')
         drift_orders(emulator)
@@ -156,7 +115,7 @@ def test_correct_mode_corrects_drift_within_one_interval(
 def test_an_invalid_manifest_sends_nothing_and_is_shown_at_its_file_and_line(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = _applied(emulator, tmp_path)
+    directory, state = applied_project(emulator, tmp_path)
     manifest = directory / "manifests" / "pipes" / "orders.yaml"
     manifest.write_text(
         manifest.read_text().replace("engine_max_threads: 8", "engine_max_threads: <b>x</b>")
@@ -166,7 +125,7 @@ def test_an_invalid_manifest_sends_nothing_and_is_shown_at_its_file_and_line(
     where = f"manifests/pipes/orders.yaml:{line}"
     drift_orders(emulator)
     before = len(emulator.requests())
-    args = ["manifests", "--state", state, *FAST, "--mode", "correct"]
+    args = ["manifests", "--state", state, *WATCH_FAST, "--mode", "correct"]
     watch = WatchProcess(args, directory, emulator.env()).start()
     try:
         watch.wait_for_line(r"cycle 2: invalid")
@@ -186,63 +145,6 @@ def test_an_invalid_manifest_sends_nothing_and_is_shown_at_its_file_and_line(
     assert orders_wait_ms(emulator) == 5000
 
 
-def test_sigterm_exits_0_and_frees_the_lease_a_second_local_watch_refuses_naming_the_holder(
-    emulator: Emulator, tmp_path: Path
-) -> None:
-    directory, state = _applied(emulator, tmp_path)
-    first = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
-    try:
-        first.wait_for_line(r"cycle 1: ")
-        second = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env())
-        assert second.process.wait(timeout=30) == 1
-        refusal = second.wait_for_line(r"Error: another watch already runs").string
-        assert f"pid {first.process.pid} on " in refusal
-    finally:
-        assert first.terminate() == 0
-    first.wait_for_line(r"stopped; lease released")
-    third = WatchProcess(["manifests", "--state", state, *FAST], directory, emulator.env()).start()
-    try:
-        third.wait_for_line(r"cycle 1: in-sync")
-    finally:
-        assert third.terminate() == 0
-
-
-def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
-    emulator: Emulator, tmp_path: Path
-) -> None:
-    directory, state = _applied(emulator, tmp_path)
-    args = ["manifests", "--state", state, *FAST, "--mode", "correct"]
-    watch = WatchProcess(args, directory, emulator.env()).start()
-    try:
-        watch.wait_for_line(r"cycle 1: in-sync")
-        emulator.configure(latencyMs=1500)
-        drift_orders(emulator)
-        since = len(emulator.requests())
-        sigterm_once_a_patch_is_in_flight(watch, emulator, since, timeout=30)
-    finally:
-        if watch.process.poll() is None:
-            watch.kill()
-    emulator.configure(latencyMs=0)
-    assert orders_wait_ms(emulator) == 7500
-    patches = [r for r in writes(emulator.requests()[since:]) if r["method"] == "PATCH"]
-    assert [r["status"] for r in patches] == [200]
-    # The state was saved and the lease released: a plan finds nothing left to do.
-    result = run_cli(
-        [
-            "plan",
-            str(directory / "manifests"),
-            "--state",
-            state,
-            "--rate",
-            "none",
-            "--detailed-exitcode",
-        ],
-        emulator.env(),
-    )
-    assert result.exit_code == 0, result.output
-    assert not (directory / "state.json.watch.json").exists()
-
-
 def test_a_second_watch_on_a_held_local_state_refuses_before_printing_its_start_line(
     emulator: Emulator, tmp_path: Path
 ) -> None:
@@ -252,7 +154,7 @@ def test_a_second_watch_on_a_held_local_state_refuses_before_printing_its_start_
     assert held.try_acquire()
     try:
         second = WatchProcess(
-            ["manifests", "--state", str(state), *FAST], directory, emulator.env()
+            ["manifests", "--state", str(state), *WATCH_FAST], directory, emulator.env()
         )
         assert second.process.wait(timeout=30) == 1
         second.wait_for_line(r"Error: another watch already runs")
@@ -280,7 +182,7 @@ def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Pa
         "RECONCILE_KEY_SECRET": "secret",
         "RECONCILE_DASHBOARDS_TOKEN": "token",
     }
-    args = ["manifests", "--state", "state.json", *FAST]
+    args = ["manifests", "--state", "state.json", *WATCH_FAST]
     watch = WatchProcess(args, directory, env).start()
     try:
         line = watch.wait_for_line(r"cycle 1: failed; .*").string
@@ -292,32 +194,3 @@ def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Pa
     sent = {labels: v for (name, labels), v in found.items() if name.endswith("requests_total")}
     assert set(sent.values()) <= {0.0}
     assert found[("reconcile_requests", (("command", "watch"), ("interface", "management")))] == 0
-
-
-def test_a_correction_stopped_by_sigterm_is_an_interrupted_cycle_not_a_failed_one(
-    emulator: Emulator, tmp_path: Path
-) -> None:
-    watch = _correcting(emulator, tmp_path, "--parallelism", "1")
-    try:
-        watch.wait_for_line(r"cycle 1: in-sync")
-        emulator.configure(latencyMs=1500)
-        drift_orders(emulator)  # two drifted pipes, corrected one at a time
-        response = httpx.patch(
-            emulator.url + pipe_path(emulator, KINESIS_PIPE, STAGING),
-            json={"settings": {"streaming_max_insert_wait_ms": 4000}},
-            auth=(emulator.key_id, emulator.key_secret),
-            timeout=10,
-        )
-        response.raise_for_status()
-        since = len(emulator.requests())
-        sigterm_once_a_patch_is_in_flight(watch, emulator, since, timeout=40)
-    finally:
-        if watch.process.poll() is None:
-            watch.kill()
-    line = watch.wait_for_line(r"cycle \d+: (interrupted|failed)").string
-    assert re.search(
-        r"cycle \d+: interrupted; changes found 2, corrected 1; \d+ requests; [\d.]+s — "
-        r"stopped by SIGTERM while applying; left for the next cycle: Pipe/(orders|clickstream)$",
-        line,
-    ), line
-    assert "failed" not in line

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from tests.cli_helpers import SECRET_ENV
+from tests.cli_helpers import SECRET_ENV, run_cli
 from tests.conftest import Emulator
 from tests.manifest_helpers import EXAMPLES
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE
@@ -197,3 +197,49 @@ def rendered_table(url: str, table_id: str) -> list[list[str]]:
     parser.feed(dom)
     assert parser.rows, f"no table {table_id!r} in the page chromium rendered:\n{dom[:2000]}"
     return parser.rows
+
+
+# Watch options that make a cycle quick: no client budget (no watch test is about pacing), no
+# jitter, a one-second interval.
+WATCH_FAST = ("--rate", "none", "--jitter", "0", "--interval", "1s")
+
+
+def applied_project(emulator: Emulator, tmp_path: Path) -> tuple[Path, str]:
+    """Copy the example project under ``tmp_path`` and apply it; return it and its state path."""
+    directory = project(tmp_path)
+    state = str(directory / "state.json")
+    result = run_cli(
+        [
+            "apply",
+            str(directory / "manifests"),
+            "--state",
+            state,
+            "--auto-approve",
+            "--rate",
+            "none",
+        ],
+        emulator.env(),
+    )
+    assert result.exit_code == 0, result.output
+    return directory, state
+
+
+def correcting_watch(emulator: Emulator, tmp_path: Path, *extra: str) -> WatchProcess:
+    """Start a correct-mode watch on the applied example project (``extra``: more options)."""
+    directory, state = applied_project(emulator, tmp_path)
+    args = ["manifests", "--state", state, *WATCH_FAST, "--mode", "correct", *extra]
+    return WatchProcess(args, directory, emulator.env()).start()
+
+
+def sigterm_once_a_patch_is_in_flight(
+    watch: WatchProcess, emulator: Emulator, since: int, timeout: float
+) -> None:
+    """SIGTERM the watch once a PATCH logged after request ``since`` is in flight; it exits 0."""
+
+    def patch_in_flight() -> bool:
+        log = emulator.requests()[since:]
+        return any(r["method"] == "PATCH" and r["status"] is None for r in log)
+
+    until(patch_in_flight, timeout=timeout, what="a correcting PATCH in flight")
+    watch.process.send_signal(signal.SIGTERM)
+    assert watch.process.wait(timeout=30) == 0
