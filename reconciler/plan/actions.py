@@ -239,3 +239,20 @@ def error_action(
 ) -> Action:
     """Return an action that only reports ``message`` as an error."""
     return Action(kind, name, Op.ERROR, location, errors=(message,), target=dict(target or {}))
+
+
+def noop_action(
+    kind: str,
+    name: str,
+    location: Location,
+    target: Mapping[str, str],
+    basis: JsonLike,
+    *,
+    bound: str | None = None,
+    warnings: tuple[str, ...] = (),
+) -> Action:
+    """Return the action of a resource already as stated, planned from the live ``basis``
+    (its hash is worked out when read): the base the other operations are made from."""
+    return Action(
+        kind, name, Op.NOOP, location, target=target, basis=basis, bound=bound, warnings=warnings
+    )

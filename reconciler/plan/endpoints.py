@@ -24,7 +24,14 @@ from reconciler.model.errors import Location
 from reconciler.model.identity import Binding, Bound, Identities, Listed, Record, bind
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import Action, Op, Purpose, Request, error_action
+from reconciler.plan.actions import (
+    Action,
+    Op,
+    Purpose,
+    Request,
+    error_action,
+    noop_action,
+)
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
 
 ID_KEY = "reversePrivateEndpointId"
@@ -102,14 +109,12 @@ def plan_endpoint(
         if not same(spec.get(k), live.get(k))
     ]
     basis = {"id": ident, **{k: live.get(k) for k in (*CREATE_TIME, WRITABLE) if k in spec}}
-    base = Action(
+    base = noop_action(
         ENDPOINT,
         resource.name,
-        Op.NOOP,
         where,
-        target=target,
-        basis=basis,
-        basis_hash=content_hash(basis),
+        target,
+        basis,
         bound=binding.how,
         warnings=_status_warnings(live),
     )
