@@ -12,8 +12,8 @@ This module imports neither httpx nor click.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, overload
 
@@ -255,4 +255,29 @@ def noop_action(
     (its hash is worked out when read): the base the other operations are made from."""
     return Action(
         kind, name, Op.NOOP, location, target=target, basis=basis, bound=bound, warnings=warnings
+    )
+
+
+def replacing(
+    created: Action,
+    reasons: Sequence[FieldChange],
+    delete: Request,
+    warning: str,
+    *,
+    basis: JsonLike,
+    bound: str | None,
+    target: Mapping[str, str] | None = None,
+) -> Action:
+    """Make ``created`` (the manifest's object planned as new) replace the live one: ``delete``
+    is sent first, and ``reasons`` and ``warning`` come before what creating it says."""
+    return replace(
+        created,
+        operation=Op.REPLACE,
+        changes=(*reasons, *created.changes),
+        requests=(delete, *created.requests),
+        warnings=(warning, *created.warnings),
+        target=created.target if target is None else target,
+        basis=basis,
+        basis_hash=DERIVED,
+        bound=bound,
     )

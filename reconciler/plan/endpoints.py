@@ -31,6 +31,7 @@ from reconciler.plan.actions import (
     Request,
     error_action,
     noop_action,
+    replacing,
 )
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
 
@@ -199,16 +200,8 @@ def _replacement(
         f"replaces reverse private endpoint {ident}: it is deleted and created again with a "
         "new id (pipes naming it by id must be changed)"
     )
-    return evolve(
-        created,
-        operation=Op.REPLACE,
-        changes=(*reasons, *created.changes),
-        requests=(delete, *created.requests),
-        warnings=(warning, *created.warnings),
-        target=base.target,
-        basis=base.basis,
-        basis_hash=base.basis_hash,
-        bound=binding.how,
+    return replacing(
+        created, reasons, delete, warning, basis=base.basis, bound=binding.how, target=base.target
     )
 
 
