@@ -23,6 +23,16 @@ MSK = {
 }
 
 
+# The seeded endpoint of the analytics service, as a manifest states it.
+BROKERS = {
+    "organizationId": ORG_ID,
+    "serviceId": ANALYTICS,
+    "description": "orders brokers",
+    "type": "VPC_ENDPOINT_SERVICE",
+    "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
+}
+
+
 def _args(command: str, tmp_path: Path, *extra: str) -> list[str]:
     args = [command, str(tmp_path / "m"), "--state", str(tmp_path / "s.json"), *extra]
     return [*args, "--auto-approve"] if command == "apply" else args
@@ -61,11 +71,7 @@ def test_an_endpoint_is_adopted_by_description_and_only_its_dns_mappings_are_pat
     emulator: Emulator, tmp_path: Path
 ) -> None:
     spec = {
-        "organizationId": ORG_ID,
-        "serviceId": ANALYTICS,
-        "description": "orders brokers",
-        "type": "VPC_ENDPOINT_SERVICE",
-        "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
+        **BROKERS,
         "customPrivateDnsMappings": [{"privateDnsName": "broker-1.orders.internal"}],
     }
     write_manifest(tmp_path / "m" / "e.yaml", "ReversePrivateEndpoint", "orders-brokers", spec)
@@ -230,13 +236,7 @@ def test_an_endpoint_name_no_manifest_has_is_an_error_of_the_pipe(
 def test_names_and_ids_together_name_the_existing_endpoint_once(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    spec = {
-        "organizationId": ORG_ID,
-        "serviceId": ANALYTICS,
-        "description": "orders brokers",
-        "type": "VPC_ENDPOINT_SERVICE",
-        "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
-    }
+    spec = BROKERS
     write_manifest(tmp_path / "m" / "e.yaml", "ReversePrivateEndpoint", "orders-brokers", spec)
     pipe = kafka_pipe(["orders-brokers"], reversePrivateEndpointIds=[ENDPOINT_READY])
     write_manifest(tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", pipe)
