@@ -18,9 +18,10 @@ from enum import StrEnum
 from typing import Any, overload
 
 from reconciler.model.errors import Location
+from reconciler.model.identity import Bound
 from reconciler.model.json import JsonLike
 from reconciler.model.secrets import SecretTree
-from reconciler.plan.diff import FieldChange, content_hash
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash
 
 PLAN_FORMAT_VERSION = 1
 
@@ -280,4 +281,32 @@ def replacing(
         basis=basis,
         basis_hash=DERIVED,
         bound=bound,
+    )
+
+
+def prune_action(
+    kind: str,
+    name: str,
+    location: Location,
+    *,
+    removed: tuple[str, str],
+    delete: Request,
+    warning: str,
+    target: Mapping[str, str],
+    basis: JsonLike,
+) -> Action:
+    """Return the deletion of an object this tool created (its state record binds it) whose
+    manifest is gone; ``removed`` is the field the change names and how the object is shown."""
+    field_name, shown = removed
+    return Action(
+        kind,
+        name,
+        Op.DELETE,
+        location,
+        changes=(FieldChange((field_name,), shown, MISSING, ChangeKind.REMOVE, location),),
+        requests=(delete,),
+        warnings=(warning,),
+        target=target,
+        basis=basis,
+        bound=Bound.RECORDED,
     )

@@ -31,6 +31,7 @@ from reconciler.plan.actions import (
     Request,
     error_action,
     noop_action,
+    prune_action,
     replacing,
 )
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
@@ -217,19 +218,15 @@ def plan_endpoint_prune(
     )
     request = Request("DELETE", endpoint_path(org, service, ident), None, purpose=Purpose.DELETE)
     shown = f"{ident} ({live.get('description')})" if live else ident
-    basis = {"id": ident}
-    return Action(
+    return prune_action(
         ENDPOINT,
         name,
-        Op.DELETE,
         location,
-        changes=(FieldChange(("endpoint",), shown, MISSING, ChangeKind.REMOVE, location),),
-        requests=(request,),
-        warnings=("manifest removed: deletes the reverse private endpoint this tool created",),
+        removed=("endpoint", shown),
+        delete=request,
+        warning="manifest removed: deletes the reverse private endpoint this tool created",
         target={"organizationId": org, "serviceId": service, ID_KEY: ident},
-        basis=basis,
-        basis_hash=content_hash(basis),
-        bound=Bound.RECORDED,
+        basis={"id": ident},
     )
 
 
