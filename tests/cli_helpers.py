@@ -100,6 +100,23 @@ def pipe_spec(
     return {"organizationId": ORG_ID, "serviceId": service_id, "pipeId": pipe_id, **fields}
 
 
+def postgres_source(*table_mappings: dict[str, Any], **settings: Any) -> dict[str, Any]:
+    """Return a pipe ``source`` reading the ``crm`` database of a postgres server, its
+    credentials from ``PG_USER``/``PG_PASSWORD``, with the given settings and table mappings."""
+    postgres: dict[str, Any] = {
+        "host": "db.example.com",
+        "port": 5432,
+        "database": "crm",
+        "credentials": {
+            "username": {"fromEnv": "PG_USER"},
+            "password": {"fromEnv": "PG_PASSWORD"},
+        },
+    }
+    if settings:
+        postgres["settings"] = settings
+    return {"postgres": {**postgres, "tableMappings": list(table_mappings)}}
+
+
 def settle(emulator: Any, timeout: float = 10.0) -> None:
     """Wait until the emulator has answered every request it received (a killed client's too).
 

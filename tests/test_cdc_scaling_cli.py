@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import run_cli, write_manifest, writes
+from tests.cli_helpers import postgres_source, run_cli, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, ARCHIVE, ORG_ID
 
@@ -65,20 +65,9 @@ def database_pipe() -> dict[str, Any]:
         "organizationId": ORG_ID,
         "serviceId": ARCHIVE,
         "name": "crm-cdc",
-        "source": {
-            "postgres": {
-                "host": "db.example.com",
-                "port": 5432,
-                "database": "crm",
-                "credentials": {
-                    "username": {"fromEnv": "PG_USER"},
-                    "password": {"fromEnv": "PG_PASSWORD"},
-                },
-                "tableMappings": [
-                    {"sourceSchemaName": "public", "sourceTable": "a", "targetTable": "a"}
-                ],
-            }
-        },
+        "source": postgres_source(
+            {"sourceSchemaName": "public", "sourceTable": "a", "targetTable": "a"}
+        ),
         "destination": {"database": "crm"},
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import run_cli, write_manifest, writes
+from tests.cli_helpers import postgres_source, run_cli, write_manifest, writes
 from tests.conftest import Emulator
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, KINESIS_PIPE, ORG_ID, STAGING
 
@@ -26,26 +26,16 @@ def _spec(**fields: Any) -> dict[str, Any]:
 
 POSTGRES = _spec(
     name="crm",
-    source={
-        "postgres": {
-            "host": "db.example.com",
-            "port": 5432,
-            "database": "crm",
-            "credentials": {
-                "username": {"fromEnv": "PG_USER"},
-                "password": {"fromEnv": "PG_PASSWORD"},
-            },
-            "settings": {"replicationMode": "cdc", "deleteOnMerge": True},
-            "tableMappings": [
-                {
-                    "sourceSchemaName": "public",
-                    "sourceTable": "orders",
-                    "targetTable": "orders",
-                    "partitionByExpr": "toYYYYMM(created_at)",
-                }
-            ],
-        }
-    },
+    source=postgres_source(
+        {
+            "sourceSchemaName": "public",
+            "sourceTable": "orders",
+            "targetTable": "orders",
+            "partitionByExpr": "toYYYYMM(created_at)",
+        },
+        replicationMode="cdc",
+        deleteOnMerge=True,
+    ),
     destination={"database": "crm"},
 )
 

@@ -23,6 +23,16 @@ MSK = {
 }
 
 
+# The seeded endpoint of the analytics service, as a manifest states it.
+BROKERS = {
+    "organizationId": ORG_ID,
+    "serviceId": ANALYTICS,
+    "description": "orders brokers",
+    "type": "VPC_ENDPOINT_SERVICE",
+    "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
+}
+
+
 def _args(command: str, tmp_path: Path, *extra: str) -> list[str]:
     args = [command, str(tmp_path / "m"), "--state", str(tmp_path / "s.json"), *extra]
     return [*args, "--auto-approve"] if command == "apply" else args
@@ -61,11 +71,7 @@ def test_an_endpoint_is_adopted_by_description_and_only_its_dns_mappings_are_pat
     emulator: Emulator, tmp_path: Path
 ) -> None:
     spec = {
-        "organizationId": ORG_ID,
-        "serviceId": ANALYTICS,
-        "description": "orders brokers",
-        "type": "VPC_ENDPOINT_SERVICE",
-        "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
+        **BROKERS,
         "customPrivateDnsMappings": [{"privateDnsName": "broker-1.orders.internal"}],
     }
     write_manifest(tmp_path / "m" / "e.yaml", "ReversePrivateEndpoint", "orders-brokers", spec)
@@ -169,9 +175,8 @@ def kafka_pipe(endpoints_named: list[str], **kafka: Any) -> dict[str, Any]:
     }
 
 
-def test_one_apply_creates_the_endpoint_waits_for_ready_then_the_pipe_that_names_it(
-    emulator: Emulator, tmp_path: Path
-) -> None:
+def _write_endpoint_and_pipe(tmp_path: Path) -> None:
+    """Write the endpoint ``msk-orders`` (on the staging service) and a pipe naming it."""
     write_manifest(
         tmp_path / "m" / "msk.yaml",
         "ReversePrivateEndpoint",
@@ -181,6 +186,12 @@ def test_one_apply_creates_the_endpoint_waits_for_ready_then_the_pipe_that_names
     write_manifest(
         tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", kafka_pipe(["msk-orders"])
     )
+
+
+def test_one_apply_creates_the_endpoint_waits_for_ready_then_the_pipe_that_names_it(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    _write_endpoint_and_pipe(tmp_path)
     planned = run_cli(_args("plan", tmp_path), emulator.env())
     assert planned.exit_code == 0, planned.output
     assert "(known after create: ReversePrivateEndpoint/msk-orders)" in planned.stdout
@@ -225,13 +236,7 @@ def test_an_endpoint_name_no_manifest_has_is_an_error_of_the_pipe(
 def test_names_and_ids_together_name_the_existing_endpoint_once(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    spec = {
-        "organizationId": ORG_ID,
-        "serviceId": ANALYTICS,
-        "description": "orders brokers",
-        "type": "VPC_ENDPOINT_SERVICE",
-        "vpcEndpointServiceName": "vpce-svc-0a1b2c3d4e5f60718",
-    }
+    spec = BROKERS
     write_manifest(tmp_path / "m" / "e.yaml", "ReversePrivateEndpoint", "orders-brokers", spec)
     pipe = kafka_pipe(["orders-brokers"], reversePrivateEndpointIds=[ENDPOINT_READY])
     write_manifest(tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", pipe)
@@ -243,15 +248,7 @@ def test_names_and_ids_together_name_the_existing_endpoint_once(
 def test_an_endpoint_a_pipe_manifest_names_is_never_replaced(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    write_manifest(
-        tmp_path / "m" / "msk.yaml",
-        "ReversePrivateEndpoint",
-        "msk-orders",
-        {**MSK, "service": "staging"},
-    )
-    write_manifest(
-        tmp_path / "m" / "pipe.yaml", "Pipe", "orders-private", kafka_pipe(["msk-orders"])
-    )
+    _write_endpoint_and_pipe(tmp_path)
     assert run_cli(_args("apply", tmp_path), emulator.env()).exit_code == 0
     changed = {**MSK, "service": "staging", "mskAuthentication": "SASL_SCRAM"}
     write_manifest(tmp_path / "m" / "msk.yaml", "ReversePrivateEndpoint", "msk-orders", changed)

@@ -26,124 +26,114 @@ from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
 
-async def resolve_services(
-    client: Client,
-    live: LiveState,
-    manifests: Sequence[Resource],
-    progress: Callable[[int], None],
-) -> dict[str, tuple[str, str] | str]:
-    """Return (organization, service id) of each manifest by key, or why it has none; a
-    services list is read once per organization and kept in ``live`` for the pipes' reader."""
-    services: dict[str, tuple[str, str] | str] = {}
-    by_org: dict[str, list[Resource]] = {}
-    for resource in manifests:
-        org = str(resource.spec.get("organizationId", ""))
-        if "serviceId" in resource.spec:
-            services[resource.key] = (org, str(resource.spec["serviceId"]))
-        else:
-            by_org.setdefault(org, []).append(resource)
+class ServiceReader:
+    """Reads the live state of per-service manifests through ``client`` into ``live``."""
 
-    async def resolve(org: str, members: list[Resource]) -> None:
-        listed = live.services.get(org)
-        if listed is None:
+    def __init__(self, client: Client, live: LiveState, progress: Callable[[int], None]) -> None:
+        self.client = client
+        self.live = live
+        self.progress = progress
+
+    async def services(self, manifests: Sequence[Resource]) -> dict[str, tuple[str, str] | str]:
+        """Return (organization, service id) of each manifest by key, or why it has none; a
+        services list is read once per organization and kept in ``live`` for the pipes' reader."""
+        client, live, progress = self.client, self.live, self.progress
+        services: dict[str, tuple[str, str] | str] = {}
+        by_org: dict[str, list[Resource]] = {}
+        for resource in manifests:
+            org = str(resource.spec.get("organizationId", ""))
+            if "serviceId" in resource.spec:
+                services[resource.key] = (org, str(resource.spec["serviceId"]))
+            else:
+                by_org.setdefault(org, []).append(resource)
+
+        async def resolve(org: str, members: list[Resource]) -> None:
+            listed = live.services.get(org)
+            if listed is None:
+                try:
+                    listed = await reads.list_services(client, org)
+                except AuthenticationFailed:  # the run stops: never one resource's error
+                    raise
+                except ApiError as exc:
+                    services.update({r.key: str(exc) for r in members})
+                    return
+                progress(1)
+                live.services[org] = listed
+            names: dict[str, list[str]] = {}
+            for service in listed:
+                names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
+            for resource in members:
+                services[resource.key] = _service_of(org, str(resource.spec.get("service")), names)
+
+        await asyncio.gather(*(resolve(org, members) for org, members in by_org.items()))
+        return services
+
+    async def endpoints(self, manifests: Sequence[Resource]) -> None:
+        """Fill ``live.endpoints`` for each endpoint manifest of ``manifests``."""
+        client, live, progress = self.client, self.live, self.progress
+        services = await self.services(manifests)
+        wanted = {s for s in services.values() if isinstance(s, tuple)}
+        lists: dict[tuple[str, str], list[JsonObject] | str] = {}
+
+        async def read(key: tuple[str, str]) -> None:
             try:
-                listed = await reads.list_services(client, org)
-            except AuthenticationFailed:  # the run stops: never one resource's error
+                lists[key] = await reads.list_endpoints(client, *key)
+            except Unsupported:
+                lists[key] = (
+                    "the server has no reverse private endpoint operations (a server with only the "
+                    "published pipe operations): endpoints cannot be managed there"
+                )
+                return
+            except AuthenticationFailed:
                 raise
             except ApiError as exc:
-                services.update({r.key: str(exc) for r in members})
+                lists[key] = str(exc)
                 return
             progress(1)
-            live.services[org] = listed
-        names: dict[str, list[str]] = {}
-        for service in listed:
-            names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
-        for resource in members:
-            services[resource.key] = _service_of(org, str(resource.spec.get("service")), names)
 
-    await asyncio.gather(*(resolve(org, members) for org, members in by_org.items()))
-    return services
-
-
-async def fetch_endpoints(
-    client: Client,
-    live: LiveState,
-    manifests: Sequence[Resource],
-    progress: Callable[[int], None],
-) -> None:
-    """Fill ``live.endpoints`` for each endpoint manifest of ``manifests``."""
-    if not manifests:
-        return
-    services = await resolve_services(client, live, manifests, progress)
-    wanted = {s for s in services.values() if isinstance(s, tuple)}
-    lists: dict[tuple[str, str], list[JsonObject] | str] = {}
-
-    async def read(key: tuple[str, str]) -> None:
-        try:
-            lists[key] = await reads.list_endpoints(client, *key)
-        except Unsupported:
-            lists[key] = (
-                "the server has no reverse private endpoint operations (a server with only the "
-                "published pipe operations): endpoints cannot be managed there"
+        await asyncio.gather(*(read(key) for key in sorted(wanted)))
+        for resource in manifests:
+            where = services[resource.key]
+            if isinstance(where, str):
+                live.endpoints[resource.key] = ServiceEndpoints(error=where)
+                continue
+            found = lists[where]
+            live.endpoints[resource.key] = (
+                ServiceEndpoints(*where, error=found)
+                if isinstance(found, str)
+                else ServiceEndpoints(*where, listed=tuple(found))
             )
-            return
-        except AuthenticationFailed:
-            raise
-        except ApiError as exc:
-            lists[key] = str(exc)
-            return
-        progress(1)
 
-    await asyncio.gather(*(read(key) for key in sorted(wanted)))
-    for resource in manifests:
-        where = services[resource.key]
-        if isinstance(where, str):
-            live.endpoints[resource.key] = ServiceEndpoints(error=where)
-            continue
-        found = lists[where]
-        live.endpoints[resource.key] = (
-            ServiceEndpoints(*where, error=found)
-            if isinstance(found, str)
-            else ServiceEndpoints(*where, listed=tuple(found))
-        )
+    async def cdc(self, manifests: Sequence[Resource]) -> None:
+        """Fill ``live.cdc`` for each CDC scaling manifest: one GET per service."""
+        client, live, progress = self.client, self.live, self.progress
+        services = await self.services(manifests)
 
+        async def read(resource: Resource) -> None:
+            where = services[resource.key]
+            if isinstance(where, str):
+                live.cdc[resource.key] = ServiceCdc(error=where)
+                return
+            try:
+                found = await reads.get_cdc_scaling(client, *where)
+            except BadRequest as exc:
+                # The service has no database pipe yet: its CDC scaling does not exist.
+                live.cdc[resource.key] = ServiceCdc(*where, absent=exc.message or str(exc))
+                return
+            except Unsupported:
+                live.cdc[resource.key] = ServiceCdc(
+                    *where, error="the server has no CDC scaling operations"
+                )
+                return
+            except AuthenticationFailed:
+                raise
+            except ApiError as exc:
+                live.cdc[resource.key] = ServiceCdc(*where, error=str(exc))
+                return
+            progress(1)
+            live.cdc[resource.key] = ServiceCdc(*where, live=found)
 
-async def fetch_cdc(
-    client: Client,
-    live: LiveState,
-    manifests: Sequence[Resource],
-    progress: Callable[[int], None],
-) -> None:
-    """Fill ``live.cdc`` for each CDC scaling manifest: one GET per service."""
-    if not manifests:
-        return
-    services = await resolve_services(client, live, manifests, progress)
-
-    async def read(resource: Resource) -> None:
-        where = services[resource.key]
-        if isinstance(where, str):
-            live.cdc[resource.key] = ServiceCdc(error=where)
-            return
-        try:
-            found = await reads.get_cdc_scaling(client, *where)
-        except BadRequest as exc:
-            # The service has no database pipe yet: its CDC scaling does not exist.
-            live.cdc[resource.key] = ServiceCdc(*where, absent=exc.message or str(exc))
-            return
-        except Unsupported:
-            live.cdc[resource.key] = ServiceCdc(
-                *where, error="the server has no CDC scaling operations"
-            )
-            return
-        except AuthenticationFailed:
-            raise
-        except ApiError as exc:
-            live.cdc[resource.key] = ServiceCdc(*where, error=str(exc))
-            return
-        progress(1)
-        live.cdc[resource.key] = ServiceCdc(*where, live=found)
-
-    await asyncio.gather(*(read(r) for r in manifests))
+        await asyncio.gather(*(read(r) for r in manifests))
 
 
 def _service_of(org: str, name: str, names: dict[str, list[str]]) -> tuple[str, str] | str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from reconciler.client import reads
 from reconciler.client.api import Client
-from reconciler.client.endpointreads import fetch_cdc, fetch_endpoints
+from reconciler.client.endpointreads import ServiceReader
 from reconciler.client.livestate import Capabilities, LiveState, Observed
 from reconciler.client.paths import organization_path
 from reconciler.client.pipereads import PipeReader
@@ -76,12 +76,12 @@ class Fetcher:
     async def fetch_endpoints(self, endpoints: Sequence[Resource]) -> LiveState:
         """Fetch the endpoint lists of ``endpoints``' services (read before the pipes that name
         them: a pipe is planned with their ids)."""
-        await fetch_endpoints(self.client, self.live, endpoints, self.progress)
+        await ServiceReader(self.client, self.live, self.progress).endpoints(endpoints)
         return self.live
 
     async def fetch_cdc(self, manifests: Sequence[Resource]) -> LiveState:
         """Fetch the CDC scaling of the services ``manifests`` name."""
-        await fetch_cdc(self.client, self.live, manifests, self.progress)
+        await ServiceReader(self.client, self.live, self.progress).cdc(manifests)
         return self.live
 
     async def _fetch_organizations(self, orgs: Sequence[Resource]) -> None:

@@ -12,15 +12,16 @@ This module imports neither httpx nor click.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, overload
 
 from reconciler.model.errors import Location
+from reconciler.model.identity import Bound
 from reconciler.model.json import JsonLike
 from reconciler.model.secrets import SecretTree
-from reconciler.plan.diff import FieldChange, content_hash
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash
 
 PLAN_FORMAT_VERSION = 1
 
@@ -239,3 +240,73 @@ def error_action(
 ) -> Action:
     """Return an action that only reports ``message`` as an error."""
     return Action(kind, name, Op.ERROR, location, errors=(message,), target=dict(target or {}))
+
+
+def noop_action(
+    kind: str,
+    name: str,
+    location: Location,
+    target: Mapping[str, str],
+    basis: JsonLike,
+    *,
+    bound: str | None = None,
+    warnings: tuple[str, ...] = (),
+) -> Action:
+    """Return the action of a resource already as stated, planned from the live ``basis``
+    (its hash is worked out when read): the base the other operations are made from."""
+    return Action(
+        kind, name, Op.NOOP, location, target=target, basis=basis, bound=bound, warnings=warnings
+    )
+
+
+def replacing(
+    created: Action,
+    reasons: Sequence[FieldChange],
+    delete: Request,
+    warning: str,
+    *,
+    basis: JsonLike,
+    bound: str | None,
+    target: Mapping[str, str] | None = None,
+) -> Action:
+    """Make ``created`` (the manifest's object planned as new) replace the live one: ``delete``
+    is sent first, and ``reasons`` and ``warning`` come before what creating it says."""
+    return replace(
+        created,
+        operation=Op.REPLACE,
+        changes=(*reasons, *created.changes),
+        requests=(delete, *created.requests),
+        warnings=(warning, *created.warnings),
+        target=created.target if target is None else target,
+        basis=basis,
+        basis_hash=DERIVED,
+        bound=bound,
+    )
+
+
+def prune_action(
+    kind: str,
+    name: str,
+    location: Location,
+    *,
+    removed: tuple[str, str],
+    delete: Request,
+    warning: str,
+    target: Mapping[str, str],
+    basis: JsonLike,
+) -> Action:
+    """Return the deletion of an object this tool created (its state record binds it) whose
+    manifest is gone; ``removed`` is the field the change names and how the object is shown."""
+    field_name, shown = removed
+    return Action(
+        kind,
+        name,
+        Op.DELETE,
+        location,
+        changes=(FieldChange((field_name,), shown, MISSING, ChangeKind.REMOVE, location),),
+        requests=(delete,),
+        warnings=(warning,),
+        target=target,
+        basis=basis,
+        bound=Bound.RECORDED,
+    )

@@ -10,14 +10,15 @@ This module imports neither httpx nor click.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace as evolve
 
 from reconciler.client.livestate import ServiceCdc
 from reconciler.client.paths import cdc_scaling_path
 from reconciler.model.cdc import CDC, DATABASE_SOURCES, FIELDS
 from reconciler.model.json import as_mapping
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import Action, Op, Purpose, Request, error_action
-from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
+from reconciler.plan.actions import Action, Op, Purpose, Request, error_action, noop_action
+from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, same
 
 
 def plan_cdc(resource: Resource, found: ServiceCdc, creating: Iterable[str] = ()) -> Action:
@@ -36,16 +37,9 @@ def plan_cdc(resource: Resource, found: ServiceCdc, creating: Iterable[str] = ()
     )
     path = cdc_scaling_path(found.organization_id, found.service_id)
     basis = {k: live.get(k) for k in stated}
-    base = Action(
-        CDC,
-        resource.name,
-        Op.NOOP,
-        where,
-        target=target,
-        basis=basis,
-        basis_hash=content_hash(basis),
-    )
     patch = Request("PATCH", path, stated, purpose=Purpose.UPDATE)
+    base = noop_action(CDC, resource.name, where, target, basis)
+    update = evolve(base, operation=Op.UPDATE, changes=changes, requests=(patch,))
     if found.live is None:
         first = sorted(creating)
         if not first:
@@ -53,44 +47,13 @@ def plan_cdc(resource: Resource, found: ServiceCdc, creating: Iterable[str] = ()
                 f"service {found.service_id} has no database pipe yet, so its CDC scaling does "
                 f"not exist ({found.absent}); it can be set once the service has one"
             )
-            return Action(
-                CDC,
-                resource.name,
-                Op.ERROR,
-                where,
-                changes=changes,
-                errors=(message,),
-                target=target,
-            )
+            return evolve(error_action(CDC, resource.name, where, message, target), changes=changes)
         warning = (
             f"the service has no database pipe yet: set after {', '.join(first)} is created "
             "(apply creates pipes first)"
         )
-        return Action(
-            CDC,
-            resource.name,
-            Op.UPDATE,
-            where,
-            changes=changes,
-            requests=(patch,),
-            warnings=(warning,),
-            target=target,
-            basis=basis,
-            basis_hash=content_hash(basis),
-        )
-    if not changes:
-        return base
-    return Action(
-        CDC,
-        resource.name,
-        Op.UPDATE,
-        where,
-        changes=changes,
-        requests=(patch,),
-        target=target,
-        basis=basis,
-        basis_hash=content_hash(basis),
-    )
+        return evolve(update, warnings=(warning,))
+    return update if changes else base
 
 
 def creates_database_pipe(action: Action, service_id: str) -> bool:

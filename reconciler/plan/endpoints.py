@@ -24,7 +24,16 @@ from reconciler.model.errors import Location
 from reconciler.model.identity import Binding, Bound, Identities, Listed, Record, bind
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import Action, Op, Purpose, Request, error_action
+from reconciler.plan.actions import (
+    Action,
+    Op,
+    Purpose,
+    Request,
+    error_action,
+    noop_action,
+    prune_action,
+    replacing,
+)
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
 
 ID_KEY = "reversePrivateEndpointId"
@@ -102,14 +111,12 @@ def plan_endpoint(
         if not same(spec.get(k), live.get(k))
     ]
     basis = {"id": ident, **{k: live.get(k) for k in (*CREATE_TIME, WRITABLE) if k in spec}}
-    base = Action(
+    base = noop_action(
         ENDPOINT,
         resource.name,
-        Op.NOOP,
         where,
-        target=target,
-        basis=basis,
-        basis_hash=content_hash(basis),
+        target,
+        basis,
         bound=binding.how,
         warnings=_status_warnings(live),
     )
@@ -194,16 +201,8 @@ def _replacement(
         f"replaces reverse private endpoint {ident}: it is deleted and created again with a "
         "new id (pipes naming it by id must be changed)"
     )
-    return evolve(
-        created,
-        operation=Op.REPLACE,
-        changes=(*reasons, *created.changes),
-        requests=(delete, *created.requests),
-        warnings=(warning, *created.warnings),
-        target=base.target,
-        basis=base.basis,
-        basis_hash=base.basis_hash,
-        bound=binding.how,
+    return replacing(
+        created, reasons, delete, warning, basis=base.basis, bound=binding.how, target=base.target
     )
 
 
@@ -219,19 +218,15 @@ def plan_endpoint_prune(
     )
     request = Request("DELETE", endpoint_path(org, service, ident), None, purpose=Purpose.DELETE)
     shown = f"{ident} ({live.get('description')})" if live else ident
-    basis = {"id": ident}
-    return Action(
+    return prune_action(
         ENDPOINT,
         name,
-        Op.DELETE,
         location,
-        changes=(FieldChange(("endpoint",), shown, MISSING, ChangeKind.REMOVE, location),),
-        requests=(request,),
-        warnings=("manifest removed: deletes the reverse private endpoint this tool created",),
+        removed=("endpoint", shown),
+        delete=request,
+        warning="manifest removed: deletes the reverse private endpoint this tool created",
         target={"organizationId": org, "serviceId": service, ID_KEY: ident},
-        basis=basis,
-        basis_hash=content_hash(basis),
-        bound=Bound.RECORDED,
+        basis={"id": ident},
     )
 
 

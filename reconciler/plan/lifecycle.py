@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace as evolve
 from typing import Any
 
 from reconciler.client.paths import pipe_path, pipes_path
@@ -33,7 +32,7 @@ from reconciler.model.identity import Bound, Record
 from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, redact
-from reconciler.plan.actions import Action, Op, Purpose, Request
+from reconciler.plan.actions import Action, Op, Purpose, Request, prune_action, replacing
 from reconciler.plan.diff import (
     MISSING,
     ChangeKind,
@@ -236,16 +235,7 @@ def plan_replace(
         "table and its rows are kept."
     )
     basis = {"id": old, "name": live.get("name"), "serviceId": target["serviceId"]}
-    return evolve(
-        created,
-        operation=Op.REPLACE,
-        changes=(*reasons, *created.changes),
-        requests=(delete, *created.requests),
-        warnings=(warning, *created.warnings),
-        basis=basis,
-        basis_hash=content_hash(basis),
-        bound=bound,
-    )
+    return replacing(created, reasons, delete, warning, basis=basis, bound=bound)
 
 
 def replacement_errors(
@@ -292,18 +282,15 @@ def plan_prune(name: str, record: Record, live: JsonMapping | None, location: Lo
     )
     shown = f"{ident} ({live.get('name')})" if live else ident
     basis = {"id": ident, "name": live.get("name") if live else record.display_name}
-    return Action(
+    return prune_action(
         "Pipe",
         name,
-        Op.DELETE,
         location,
-        changes=(FieldChange(("pipe",), shown, MISSING, ChangeKind.REMOVE, location),),
-        requests=(request,),
-        warnings=("manifest removed: deletes the pipe this tool created (ingestion stops)",),
+        removed=("pipe", shown),
+        delete=request,
+        warning="manifest removed: deletes the pipe this tool created (ingestion stops)",
         target=target,
         basis=basis,
-        basis_hash=content_hash(basis),
-        bound=Bound.RECORDED,
     )
 
 
