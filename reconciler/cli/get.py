@@ -169,32 +169,43 @@ for _name, _spec in _ONE_OF_A_SERVICE.items():
     _one_of_a_service(_name, *_spec)
 
 
-@get.command("pipes")
-@_service_option
-@_get_options
-def pipes(reading: Reading, service: str) -> int:
-    """List every pipe of a service (needs the server's pipe list)."""
-    from reconciler.inventory import reads, views
-    from reconciler.plan.render import table
+# ``get pipes --service S`` and ``get endpoints --service S``: every object of a kind of a
+# service as a table: (the read in ``inventory.reads``, the rows and headers in
+# ``inventory.views``, help).
+_ALL_OF_A_SERVICE = {
+    "pipes": (
+        "service_pipes",
+        "pipe_rows",
+        "PIPE_HEADERS",
+        "List every pipe of a service (needs the server's pipe list).",
+    ),
+    "endpoints": (
+        "service_endpoints",
+        "endpoint_rows",
+        "ENDPOINT_HEADERS",
+        "List a service's reverse private endpoints.",
+    ),
+}
 
-    return reading.show(
-        lambda client, org: reads.service_pipes(client, org, service),
-        lambda found: table(views.pipe_rows(found), views.PIPE_HEADERS),
-    )
+
+def _all_of_a_service(name: str, read: str, rows: str, headers: str, help: str) -> None:
+    """Add ``get NAME --service S`` listing every object of a kind of a service."""
+
+    @get.command(name, help=help)
+    @_service_option
+    @_get_options
+    def command(reading: Reading, service: str) -> int:
+        from reconciler.inventory import reads, views
+        from reconciler.plan.render import table
+
+        return reading.show(
+            lambda client, org: getattr(reads, read)(client, org, service),
+            lambda found: table(getattr(views, rows)(found), getattr(views, headers)),
+        )
 
 
-@get.command("endpoints")
-@_service_option
-@_get_options
-def endpoints(reading: Reading, service: str) -> int:
-    """List a service's reverse private endpoints."""
-    from reconciler.inventory import reads, views
-    from reconciler.plan.render import table
-
-    return reading.show(
-        lambda client, org: reads.service_endpoints(client, org, service),
-        lambda found: table(views.endpoint_rows(found), views.ENDPOINT_HEADERS),
-    )
+for _name, _list in _ALL_OF_A_SERVICE.items():
+    _all_of_a_service(_name, *_list)
 
 
 @get.command("cdc-scaling")
