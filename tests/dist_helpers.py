@@ -54,6 +54,25 @@ def shared_root(basetemp: Path) -> Path:
     return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
 
 
+def as_a_user(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, *, hide: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``cwd`` as a user would: none of the suite's ``RECONCILE_*`` variables
+    (nor those named in ``hide``), ``env`` on top; its exit status is the caller's to check."""
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("RECONCILE_") and k not in hide
+    }
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env={**environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     """Run a command; fail with its whole output when it fails."""
     done = subprocess.run(

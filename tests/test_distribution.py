@@ -9,7 +9,6 @@ The version is declared once (pyproject.toml) and follows SemVer.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 from tests.conftest import start_emulator, stop_emulator
-from tests.dist_helpers import DISTRIBUTION, REPO, Dist, project_version
+from tests.dist_helpers import DISTRIBUTION, REPO, Dist, as_a_user, project_version
 from tests.manifest_helpers import EXAMPLES
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$")
@@ -29,20 +28,8 @@ def installed(
     bin_dir: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed ``reconcile ARGS`` in ``cwd`` (nothing of the checkout in reach)."""
-    environ = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("RECONCILE_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")
-    }
-    done = subprocess.run(
-        [str(bin_dir / "reconcile"), *args],
-        cwd=cwd,
-        env={**environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    command = [str(bin_dir / "reconcile"), *args]
+    done = as_a_user(command, cwd, env, hide=("PYTHONPATH", "VIRTUAL_ENV"))
     print(f"$ reconcile {' '.join(args)}  -> exit {done.returncode}\n{done.stdout}{done.stderr}")
     return done
 

@@ -7,7 +7,6 @@ the Action, both pinned to this release; a file that exists is never overwritten
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from tests.conftest import start_emulator, stop_emulator
-from tests.dist_helpers import DISTRIBUTION, REPO, project_version
+from tests.dist_helpers import DISTRIBUTION, REPO, as_a_user, project_version
 
 FILES = [
     "reconcile.yaml",
@@ -36,16 +35,7 @@ def reconcile(
     cwd: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run this checkout's ``reconcile ARGS`` in ``cwd``, as a user would (no project file set)."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("RECONCILE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", *args],
-        cwd=cwd,
-        env={**environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    return as_a_user([sys.executable, "-m", "reconciler", *args], cwd, env)
 
 
 def load(path: Path) -> Any:
