@@ -8,6 +8,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from tests.conftest import Emulator
+from tests.seed_ids import ANALYTICS
 from tests.test_inventory_get import invoke
 
 
@@ -47,3 +48,26 @@ def test_a_service_without_cdc_capacity_exports_no_cdc_manifest(
     )
     assert out.code == 0, out.error
     assert not (tmp_path / "cdc").exists()
+
+
+def test_by_name_endpoints_name_their_service_and_still_plan_to_no_changes(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    out = invoke(
+        emulator, "export", "--service", ANALYTICS, "--endpoints", "--cdc-scaling", "--by-name",
+        "--dir", str(tmp_path),
+    )  # fmt: skip
+    assert out.code == 0, out.error
+    brokers = YAML(typ="safe").load((tmp_path / "endpoints" / "orders-brokers.yaml").read_text())
+    assert brokers["spec"]["service"] == "analytics"
+    assert not {"organizationId", "serviceId"} & set(brokers["spec"])
+    cdc = YAML(typ="safe").load((tmp_path / "cdc" / "analytics-cdc.yaml").read_text())
+    assert cdc["spec"]["service"] == "analytics" and "organizationId" not in cdc["spec"]
+    plan = invoke(emulator, "plan", str(tmp_path), "--detailed-exitcode")
+    assert plan.code == 0, plan.output + plan.error
+
+
+def test_endpoints_and_cdc_scaling_need_a_service(emulator: Emulator, tmp_path: Path) -> None:
+    out = invoke(emulator, "export", "--dashboards", "--endpoints", "--dir", str(tmp_path))
+    assert out.code == 1 and "--endpoints needs --service" in out.error
+    assert not list(tmp_path.iterdir())

@@ -28,6 +28,8 @@ from reconciler.inventory.reads import (
     get_organization,
     get_pipe,
     list_pipes,
+    list_services,
+    pick_service,
     resolve_service,
     source_kind,
 )
@@ -328,6 +330,9 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
     if options.service:
         service = await resolve_service(client, org, options.service)
         service_id = str(service["id"])
+        if options.by_name and service.get("name") == service_id:
+            # Chosen by id: a manifest bound by name needs the service's real name.
+            service = pick_service(await list_services(client, org), service_id, org)
         if options.pipe_ids:
             pipes = [await get_pipe(client, org, service_id, p) for p in options.pipe_ids]
         else:
