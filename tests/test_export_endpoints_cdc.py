@@ -71,3 +71,21 @@ def test_endpoints_and_cdc_scaling_need_a_service(emulator: Emulator, tmp_path: 
     out = invoke(emulator, "export", "--dashboards", "--endpoints", "--dir", str(tmp_path))
     assert out.code == 1 and "--endpoints needs --service" in out.error
     assert not list(tmp_path.iterdir())
+
+
+def test_endpoint_fields_come_in_the_order_a_person_writes_them(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    out = invoke(
+        emulator, "export", "--service", "analytics", "--endpoints", "--dir", str(tmp_path)
+    )
+    assert out.code == 0, out.error
+    spec = YAML(typ="safe").load((tmp_path / "endpoints" / "orders-brokers.yaml").read_text())
+    assert list(spec["spec"]) == [
+        "organizationId",
+        "service",
+        "description",
+        "type",
+        "vpcEndpointServiceName",
+        "customPrivateDnsMappings",
+    ]

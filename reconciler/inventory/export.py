@@ -275,7 +275,7 @@ def _service_binding(org: str, service_id: str, name: str | None, *, by_name: bo
 def endpoint_document(endpoint: JsonMapping, binding: JsonObject, name: str) -> Document:
     """Build the ReversePrivateEndpoint manifest: description, type and its fields, DNS mappings."""
     schema = load_schemas()[KIND_FILES["ReversePrivateEndpoint"]]["properties"]["spec"]
-    body = {k: v for k, v in endpoint.items() if k in _ENDPOINT_FIELDS and v is not None}
+    body = {k: endpoint[k] for k in _ENDPOINT_FIELDS if endpoint.get(k) is not None}
     fitted = _fit(body, schema, KIND_FILES["ReversePrivateEndpoint"], (), lambda p: True)
     spec: JsonObject = dict(binding)
     spec.update(fitted if isinstance(fitted, dict) else {})
