@@ -83,6 +83,18 @@ def read_live(
 )
 @click.option("--dashboards", "with_dashboards", is_flag=True, help="Export the dashboards.")
 @click.option(
+    "--endpoints",
+    "with_endpoints",
+    is_flag=True,
+    help="Also export the reverse private endpoints of the --service (one manifest each).",
+)
+@click.option(
+    "--cdc-scaling",
+    "with_cdc_scaling",
+    is_flag=True,
+    help="Also export the CDC capacity of the --service (when it has one).",
+)
+@click.option(
     "--with-expectations",
     is_flag=True,
     help="Also write read-only fields (state, scaling, brokers, …) as expectations.",
@@ -118,6 +130,8 @@ def export(
     pipe_ids: tuple[str, ...],
     with_organization: bool,
     with_dashboards: bool,
+    with_endpoints: bool,
+    with_cdc_scaling: bool,
     with_expectations: bool,
     by_name: bool,
     force: bool,
@@ -140,6 +154,8 @@ def export(
         pipe_ids=pipe_ids,
         organization=with_organization,
         dashboards=with_dashboards,
+        endpoints=with_endpoints,
+        cdc_scaling=with_cdc_scaling,
         with_expectations=with_expectations,
         by_name=by_name,
     )
@@ -149,6 +165,9 @@ def export(
         )
     if options.pipe_ids and not options.service:
         raise ConfigError("--pipe needs --service")
+    if (options.endpoints or options.cdc_scaling) and not options.service:
+        flag = "--endpoints" if options.endpoints else "--cdc-scaling"
+        raise ConfigError(f"{flag} needs --service")
     documents = read_live(
         connection,
         organization,

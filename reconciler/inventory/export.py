@@ -21,18 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reconciler.client import reads as client_reads
 from reconciler.client.api import Client
 from reconciler.inventory.reads import (
     get_dashboards,
     get_organization,
     get_pipe,
     list_pipes,
+    list_services,
+    pick_service,
     resolve_service,
     source_kind,
 )
 from reconciler.inventory.secrethints import has_secrets, secret_hints
 from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
-from reconciler.model.errors import ConfigError
+from reconciler.model.errors import BadRequest, ConfigError, Unsupported
 from reconciler.model.fields import (
     PIPE_IDENTITY,
     is_create_time_path,
@@ -44,7 +47,27 @@ from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
 
 _MISSING = object()
-_FOLDER = {"Pipe": "pipes", "Organization": "", "Dashboard": "dashboards"}
+_FOLDER = {
+    "Pipe": "pipes",
+    "Organization": "",
+    "Dashboard": "dashboards",
+    "ReversePrivateEndpoint": "endpoints",
+    "CdcScaling": "cdc",
+}
+# The fields of a reverse private endpoint a manifest states: its description, its type, the
+# connection fields of that type, and the DNS mappings (status, DNS names and the cloud's
+# endpoint id are read-only).
+_ENDPOINT_FIELDS = (
+    "description",
+    "type",
+    "vpcEndpointServiceName",
+    "vpcResourceConfigurationId",
+    "vpcResourceShareArn",
+    "mskClusterArn",
+    "mskAuthentication",
+    "gcpServiceAttachment",
+    "customPrivateDnsMappings",
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,8 @@ class ExportOptions:
     pipe_ids: tuple[str, ...] = ()
     organization: bool = False
     dashboards: bool = False
+    endpoints: bool = False
+    cdc_scaling: bool = False
     with_expectations: bool = False
     # Pipes bound by name, not id: no pipeId nor organizationId, the service by name, and the
     # create-time fields, so the manifests can create the pipes in another organization.
@@ -240,12 +265,74 @@ def dashboard_document(dashboard: JsonMapping, name: str) -> Document:
     return Document("Dashboard", name, fitted if isinstance(fitted, dict) else {})
 
 
+def _service_binding(org: str, service_id: str, name: str | None, *, by_name: bool) -> JsonObject:
+    """Return how a manifest names its service: by name alone, or organization plus service."""
+    if by_name and name:
+        return {"service": name}
+    return {"organizationId": org, **({"service": name} if name else {"serviceId": service_id})}
+
+
+def endpoint_document(endpoint: JsonMapping, binding: JsonObject, name: str) -> Document:
+    """Build the ReversePrivateEndpoint manifest: description, type and its fields, DNS mappings."""
+    schema = load_schemas()[KIND_FILES["ReversePrivateEndpoint"]]["properties"]["spec"]
+    body = {k: endpoint[k] for k in _ENDPOINT_FIELDS if endpoint.get(k) is not None}
+    fitted = _fit(body, schema, KIND_FILES["ReversePrivateEndpoint"], (), lambda p: True)
+    spec: JsonObject = dict(binding)
+    spec.update(fitted if isinstance(fitted, dict) else {})
+    if "customPrivateDnsMappings" in body and "customPrivateDnsMappings" not in spec:
+        spec["customPrivateDnsMappings"] = []
+    return Document("ReversePrivateEndpoint", name, spec)
+
+
+def cdc_scaling_document(scaling: JsonObject, binding: JsonObject, name: str) -> Document:
+    """Build the CdcScaling manifest: the service and its replicas' CPU and memory."""
+    spec: JsonObject = dict(binding)
+    for key in ("replicaCpuMillicores", "replicaMemoryGb"):
+        if scaling.get(key) is not None:
+            spec[key] = scaling[key]
+    return Document("CdcScaling", name, spec)
+
+
+async def _service_extras(
+    client: Client, org: str, service: JsonMapping, chosen: str | None, options: ExportOptions
+) -> list[Document]:
+    """Return the endpoint and CDC capacity manifests of one service, as ``options`` asks."""
+    service_id = str(service["id"])
+    by_name = options.by_name
+    binding = _service_binding(
+        org, service_id, str(service.get("name")) if by_name else chosen, by_name=by_name
+    )
+    documents: list[Document] = []
+    if options.endpoints:
+        try:
+            live = await client_reads.list_endpoints(client, org, service_id)
+        except Unsupported as e:
+            raise ConfigError(
+                "the server cannot list reverse private endpoints of a service: "
+                "export without --endpoints"
+            ) from e
+        names = unique_names([str(e.get("description") or e.get("id")) for e in live], "endpoint")
+        documents += [endpoint_document(e, binding, n) for e, n in zip(live, names, strict=True)]
+    if options.cdc_scaling:
+        try:
+            scaling = await client_reads.get_cdc_scaling(client, org, service_id)
+        except (BadRequest, Unsupported):
+            scaling = None  # no database pipe yet (or no CDC operations): nothing to state
+        if scaling:
+            slug = slugify(str(service.get("name") or service_id), "service")
+            documents.append(cdc_scaling_document(scaling, binding, f"{slug}-cdc"))
+    return documents
+
+
 async def collect(client: Client, org: str, options: ExportOptions) -> list[Document]:
     """Read what ``options`` selects and return the manifests to write."""
     documents: list[Document] = []
     if options.service:
         service = await resolve_service(client, org, options.service)
         service_id = str(service["id"])
+        if options.by_name and service.get("name") == service_id:
+            # Chosen by id: a manifest bound by name needs the service's real name.
+            service = pick_service(await list_services(client, org), service_id, org)
         if options.pipe_ids:
             pipes = [await get_pipe(client, org, service_id, p) for p in options.pipe_ids]
         else:
@@ -272,6 +359,7 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
             )
             for p, n in zip(pipes, names, strict=True)
         ]
+        documents += await _service_extras(client, org, service, chosen_name, options)
     if options.organization:
         live = await get_organization(client, org)
         documents.append(
