@@ -4,6 +4,7 @@ elided (``reconciler.plan.render``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import click
@@ -289,3 +290,29 @@ def test_render_markdown_escapes_pipes_in_cells() -> None:
 
 def test_table_aligns_columns() -> None:
     assert table([["a", 1], ["bbb", 22]], ["NAME", "N"]) == "NAME  N\na     1\nbbb   22\n"
+
+
+ADOPTED_HEADS = [
+    pytest.param("Pipe", {"pipeId": "p-1"}, "pipe orders (adopted by name: pipe p-1)", id="pipe"),
+    pytest.param(
+        "Dashboard",
+        {"id": "d-1"},
+        "dashboard orders (adopted by name: dashboard d-1)",
+        id="dashboard",
+    ),
+    pytest.param(
+        "ReversePrivateEndpoint",
+        {"reversePrivateEndpointId": "e-1"},
+        "reverse private endpoint orders (adopted by description: reverse private endpoint e-1)",
+        id="endpoint",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "target", "head"), ADOPTED_HEADS)
+def test_an_adopted_resource_is_shown_with_its_kind_in_words_and_its_live_id(
+    kind: str, target: dict[str, str], head: str
+) -> None:
+    action = Action(kind, "orders", Op.NOOP, Location("m.yaml", 4, 3), target=target)
+    action = dataclasses.replace(action, bound="adopted", warnings=("shown",))
+    assert f"= {head}" in render_text(Plan(actions=(action,)))

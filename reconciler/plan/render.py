@@ -93,8 +93,23 @@ def requests_line(plan: Plan) -> str:
     return f"Requests made: {total}" + (f" ({parts})" if parts else "") + "."
 
 
+# How a kind is named in a plan's text (default: its name in lower case), the target keys that
+# hold a live id, and what a kind is adopted by when it is not its name.
+_NOUNS = {"ReversePrivateEndpoint": "reverse private endpoint", "CdcScaling": "CDC scaling"}
+_ID_KEYS = ("pipeId", "reversePrivateEndpointId", "id")
+_ADOPTED_BY = {"ReversePrivateEndpoint": "description"}
+
+
+def _noun(action: Action) -> str:
+    return _NOUNS.get(action.kind, action.kind.lower())
+
+
+def _live_id(action: Action) -> str:
+    return next((action.target[k] for k in _ID_KEYS if action.target.get(k)), "")
+
+
 def _label(action: Action) -> str:
-    return f"{action.kind.lower()} {action.name}"
+    return f"{_noun(action)} {action.name}"
 
 
 def render_text(
@@ -125,11 +140,13 @@ def render_text(
         colour = COLOUR.get(action.operation, "white")
         head = f"{sign} {_label(action)}"
         if action.renamed_from:
-            ident = action.target.get("id") or action.target.get("pipeId", "")
-            head += f" (renamed from {action.kind}/{action.renamed_from}; same live {action.kind.lower()} {ident})"
+            head += (
+                f" (renamed from {action.kind}/{action.renamed_from}; "
+                f"same live {_noun(action)} {_live_id(action)})"
+            )
         elif action.bound == "adopted":
-            adopted = action.target.get("pipeId") or action.target.get("id", "")
-            head += f" (adopted by name: {action.kind.lower()} {adopted})"
+            by = _ADOPTED_BY.get(action.kind, "name")
+            head += f" (adopted by {by}: {_noun(action)} {_live_id(action)})"
         if action.operation is Op.CREATE and not action.errors:
             head += " (create)"
         elif action.operation is Op.REPLACE:
