@@ -30,6 +30,7 @@ from tests.watch_helpers import (
     orders_wait_ms,
     project,
     rendered_table,
+    watching_applied_project,
 )
 
 
@@ -50,10 +51,7 @@ def _row(rows: list[list[str]], resource: str) -> list[str]:
 def test_detect_mode_reports_drift_made_through_the_api_and_writes_nothing(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = applied_project(emulator, tmp_path)
-    watch = WatchProcess(
-        ["manifests", "--state", state, *WATCH_FAST], directory, emulator.env()
-    ).start()
+    watch, _, _ = watching_applied_project(emulator, tmp_path)
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         assert watch.get("/readyz").status_code == 200

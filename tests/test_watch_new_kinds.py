@@ -5,16 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import Emulator
-from tests.watch_helpers import WATCH_FAST, WatchProcess, applied_project
+from tests.watch_helpers import watching_applied_project
 
 
 def test_status_lists_the_endpoint_and_cdc_scaling_of_the_example_project(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = applied_project(emulator, tmp_path)
-    watch = WatchProcess(
-        ["manifests", "--state", state, *WATCH_FAST], directory, emulator.env()
-    ).start()
+    watch, _, _ = watching_applied_project(emulator, tmp_path)
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         rows = {r["resource"]: r for r in watch.status()["resources"]}

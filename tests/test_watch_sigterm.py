@@ -22,16 +22,14 @@ from tests.watch_helpers import (
     orders_wait_ms,
     pipe_path,
     sigterm_once_a_patch_is_in_flight,
+    watching_applied_project,
 )
 
 
 def test_sigterm_exits_0_and_frees_the_lease_a_second_local_watch_refuses_naming_the_holder(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = applied_project(emulator, tmp_path)
-    first = WatchProcess(
-        ["manifests", "--state", state, *WATCH_FAST], directory, emulator.env()
-    ).start()
+    first, directory, state = watching_applied_project(emulator, tmp_path)
     try:
         first.wait_for_line(r"cycle 1: ")
         second = WatchProcess(

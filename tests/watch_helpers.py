@@ -224,6 +224,16 @@ def applied_project(emulator: Emulator, tmp_path: Path) -> tuple[Path, str]:
     return directory, state
 
 
+def watching_applied_project(
+    emulator: Emulator, tmp_path: Path, *more: str
+) -> tuple[WatchProcess, Path, str]:
+    """Apply the example project, then start a fast detect-mode watch of it (``more`` flags
+    added); return the started watch, the project and its state path."""
+    directory, state = applied_project(emulator, tmp_path)
+    args = ["manifests", "--state", state, *WATCH_FAST, *more]
+    return WatchProcess(args, directory, emulator.env()).start(), directory, state
+
+
 def correcting_watch(emulator: Emulator, tmp_path: Path, *extra: str) -> WatchProcess:
     """Start a correct-mode watch on the applied example project (``extra``: more options)."""
     directory, state = applied_project(emulator, tmp_path)
