@@ -16,7 +16,6 @@ from tests.seed_ids import KINESIS_PIPE, STAGING
 from tests.watch_helpers import (
     WATCH_FAST,
     WatchProcess,
-    applied_project,
     correcting_watch,
     drift_orders,
     orders_wait_ms,
@@ -53,9 +52,7 @@ def test_sigterm_exits_0_and_frees_the_lease_a_second_local_watch_refuses_naming
 def test_sigterm_during_a_correction_lets_the_request_finish_and_exits_0(
     emulator: Emulator, tmp_path: Path
 ) -> None:
-    directory, state = applied_project(emulator, tmp_path)
-    args = ["manifests", "--state", state, *WATCH_FAST, "--mode", "correct"]
-    watch = WatchProcess(args, directory, emulator.env()).start()
+    watch, directory, state = watching_applied_project(emulator, tmp_path, "--mode", "correct")
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         emulator.configure(latencyMs=1500)
