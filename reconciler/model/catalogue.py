@@ -17,7 +17,8 @@ writes the documentation — so adding a field is one schema edit. The facts:
 * ``createOmitsNull``: the create body takes no ``null`` here (a stated null is left out);
   ``resetSendsDefault``: an update sends the default itself for a ``null`` (an enumeration
   that lists no null); ``readBack: false``: a request-only flag the service never returns;
-  ``identity``: says which pipe, never sent as a change.
+  ``identity``: says which pipe, never sent as a change; ``sentAs``: a manifest-only field
+  resolved into another before anything is sent (endpoint names into their ids).
 
 Nothing here imports from a higher stage: the schema files are read as plain JSON.
 """
@@ -62,6 +63,8 @@ class Facts:
     reset_sends_default: bool = False
     read_back: bool = True
     identity: bool = False
+    # The field a manifest-only field is sent as, once resolved (endpoint names → their ids).
+    sent_as: str | None = None
     # Whether the schema lists the field (else its facts are inferred from its parent's).
     listed: bool = True
 
@@ -116,6 +119,7 @@ def _own(node: Mapping[str, Any]) -> Facts:
         reset_sends_default=bool(note.get("resetSendsDefault")),
         read_back=note.get("readBack", True) is not False,
         identity=bool(note.get("identity")),
+        sent_as=note.get("sentAs"),
     )
 
 
