@@ -23,11 +23,18 @@ from reconciler.client.live import Observed
 from reconciler.emulator.patch_bodies import PIPE_UPDATE, validate_pipe_update
 from reconciler.emulator.pipe_bodies import PIPE_CREATE
 from reconciler.emulator.protocol import ApiError
+from reconciler.emulator.validation import ORGANIZATION_UPDATE
 from reconciler.inventory.views import source_summary
 from reconciler.load.explain import explain
 from reconciler.load.schema import load_schemas
 from reconciler.model import fields
-from reconciler.model.catalogue import ANNOTATION, PIPE_FILE, facts, field_paths
+from reconciler.model.catalogue import (
+    ANNOTATION,
+    ORGANIZATION_FILE,
+    PIPE_FILE,
+    facts,
+    field_paths,
+)
 from reconciler.model.resources import JsonPath, Resource, format_path
 from reconciler.model.secrets import resolve_pipe_secrets
 from reconciler.plan import planfile
@@ -163,6 +170,16 @@ def test_what_a_create_needs_covers_what_the_emulator_create_requires() -> None:
         assert theirs <= set(fields.REQUIRED_TO_CREATE[kind]), kind
 
 
+def test_the_organization_update_of_the_emulator_takes_exactly_the_writable_fields() -> None:
+    theirs = {p[0] for p, _ in _body_fields(ORGANIZATION_UPDATE.schema) if len(p) == 1}
+    ours = {
+        p[0]
+        for p in field_paths(ORGANIZATION_FILE)
+        if len(p) == 1 and facts(p, ORGANIZATION_FILE).writable
+    }
+    assert theirs == ours
+
+
 # -- the annotations among themselves and the rest of the schema ------------------------------
 
 
@@ -177,9 +194,12 @@ def _annotated(node: Any, where: str = "") -> Iterator[tuple[str, Mapping[str, A
             yield from _annotated(sub, f"{where}/{i}")
 
 
-def test_annotations_state_known_facts_and_never_both_writable_and_create_time() -> None:
-    found = list(_annotated(load_schemas()[PIPE_FILE]))
-    assert len(found) > 100
+@pytest.mark.parametrize("schema", [PIPE_FILE, ORGANIZATION_FILE])
+def test_annotations_state_known_facts_and_never_both_writable_and_create_time(
+    schema: str,
+) -> None:
+    found = list(_annotated(load_schemas()[schema]))
+    assert found
     for where, node in found:
         note = node[ANNOTATION]
         assert set(note) <= _KNOWN_FACTS, where

@@ -5,9 +5,10 @@ A target is ``KIND`` or ``KIND.path.to.field`` (``Pipe.spec.settings.engine_max_
 alternatives of a ``oneOf`` (a pipe's source kinds, a secret reference's two forms), and the
 field is described by its type, bounds, allowed values, description and sub-fields. Whether
 it is writable, create-time, required to create, an identity or a write-only secret comes from
-the field catalogue for pipes (the schema's ``x-reconcile`` annotations, through
-``model.fields`` — the same facts the planner uses), and from the schema's own "(expectation)"
-/ "Read-only" wording for the other kinds.
+the field catalogue for pipes and the organization (the schemas' ``x-reconcile``
+annotations, through ``model.catalogue`` and ``model.fields`` — the same facts the planner
+uses), from the kinds' own modules for endpoints and CDC scaling, and from the schema's own
+"(expectation)" / "Read-only" wording for dashboards.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
-from reconciler.model.catalogue import ALL, facts
+from reconciler.model.catalogue import ALL, ORGANIZATION_FILE, facts
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, WRITABLE
 from reconciler.model.errors import ConfigError
@@ -242,8 +243,12 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
             "writable: changed by one PATCH of the stated fields (…/pipesCdcScaling) once the "
             "service has a database pipe"
         )
-    if kind == "Organization" and spec[0] == "organizationId":
-        return "identity: says which organization; never changed"
+    if kind == "Organization":
+        found = facts(spec, ORGANIZATION_FILE)
+        if found.identity:
+            return "identity: says which organization; never changed"
+        if found.writable:
+            return "writable: changed by the organization update (PATCH)"
     if "(expectation)" in wording or "Read-only" in wording:
         return "read-only: an expectation; the plan reports a mismatch but cannot change it"
     return "writable"

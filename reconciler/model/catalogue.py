@@ -1,8 +1,9 @@
-"""The field catalogue: what each field of a pipe manifest is, read from the JSON Schema.
+"""The field catalogue: what each field of a manifest is, read from the JSON Schemas.
 
 Every per-field fact reconcile acts on is an ``x-reconcile`` annotation beside the field in
-``schemas/pipe.schema.json`` — the file that also validates manifests, drives editors and
-writes the documentation — so adding a field is one schema edit. The facts:
+the kind's schema (``schemas/pipe.schema.json``, ``organization.schema.json``) — the file that
+also validates manifests, drives editors and writes the documentation — so adding a field is
+one schema edit. The facts:
 
 * ``writable``: the pipe update (PATCH) changes it; ``createTime``: sent when the pipe is
   created, and on an existing pipe a difference needs a replacement. Both hold for the whole
@@ -37,6 +38,7 @@ from reconciler.model.resources import JsonPath
 __all__ = [
     "ALL",
     "COMMON_FILE",
+    "ORGANIZATION_FILE",
     "PIPE_FILE",
     "Facts",
     "facts",
@@ -45,6 +47,7 @@ __all__ = [
 ]
 
 PIPE_FILE = "pipe.schema.json"
+ORGANIZATION_FILE = "organization.schema.json"
 COMMON_FILE = "common.schema.json"
 ANNOTATION = "x-reconcile"
 
@@ -153,10 +156,10 @@ def _walk(
 
 
 @cache
-def _catalogue() -> tuple[dict[JsonPath, Facts], frozenset[JsonPath]]:
-    """Every listed field of a pipe spec with its facts, and the objects whose access their
+def _catalogue(schema: str) -> tuple[dict[JsonPath, Facts], frozenset[JsonPath]]:
+    """Every listed field of a kind's spec with its facts, and the objects whose access their
     members make (they state neither ``writable`` nor ``createTime``)."""
-    spec, doc = _resolve(_document(PIPE_FILE)["$defs"]["spec"], PIPE_FILE)
+    spec, doc = _resolve(_document(schema)["properties"]["spec"], schema)
     table = dict(_walk(spec, doc, (), Facts()))
     derived: set[JsonPath] = set()
     for path, found in list(table.items()):
@@ -171,38 +174,38 @@ def _catalogue() -> tuple[dict[JsonPath, Facts], frozenset[JsonPath]]:
     return table, frozenset(derived)
 
 
-def _table() -> dict[JsonPath, Facts]:
-    return _catalogue()[0]
+def _table(schema: str) -> dict[JsonPath, Facts]:
+    return _catalogue(schema)[0]
 
 
-def field_paths() -> tuple[JsonPath, ...]:
-    """Return the spec path of every field the pipe schema lists, in schema order."""
-    return tuple(_table())
+def field_paths(schema: str = PIPE_FILE) -> tuple[JsonPath, ...]:
+    """Return the spec path of every field a kind's schema lists, in schema order."""
+    return tuple(_table(schema))
 
 
-def facts(path: JsonPath) -> Facts:
-    """Return what the catalogue says of a spec path of a pipe.
+def facts(path: JsonPath, schema: str = PIPE_FILE) -> Facts:
+    """Return what the catalogue says of a spec path of a kind (a pipe unless ``schema`` says).
 
     A path the schema does not list takes the facts of the nearest listed field holding it when
     that field is a leaf, a list or a secret (a list's items, a secret's inside). A member an
     object does not list (which the schema refuses) is what the object states itself, or, in an
     object whose access its members make, create-time when a field below it is.
     """
-    table = _table()
+    table = _table(schema)
     for end in range(len(path), 0, -1):
         found = table.get(path[:end])
         if found is None:
             continue
         if end == len(path):
             return found
-        if found.sensitive or path[:end] not in _objects():
+        if found.sensitive or path[:end] not in _objects(schema):
             return replace(found, listed=False)
-        return _unlisted(path[:end])
+        return _unlisted(path[:end], schema)
     return Facts(listed=False)
 
 
-def _unlisted(parent: JsonPath) -> Facts:
-    table, derived = _catalogue()
+def _unlisted(parent: JsonPath, schema: str) -> Facts:
+    table, derived = _catalogue(schema)
     if parent not in derived:
         found = table[parent]
         return Facts(writable=found.writable, create_time=found.create_time, listed=False)
@@ -211,6 +214,6 @@ def _unlisted(parent: JsonPath) -> Facts:
 
 
 @cache
-def _objects() -> frozenset[JsonPath]:
+def _objects(schema: str) -> frozenset[JsonPath]:
     """The listed fields that are objects with listed members."""
-    return frozenset(path[:-1] for path in _table())
+    return frozenset(path[:-1] for path in _table(schema))
