@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,8 @@ def field_paths(schema: str = PIPE_FILE) -> tuple[JsonPath, ...]:
     return tuple(_table(schema))
 
 
+# Cached: the planner asks about the same few hundred paths for every pipe it plans.
+@lru_cache(maxsize=8192)
 def facts(path: JsonPath, schema: str = PIPE_FILE) -> Facts:
     """Return what the catalogue says of a spec path of a kind (a pipe unless ``schema`` says).
 
