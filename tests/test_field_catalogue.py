@@ -105,10 +105,12 @@ def test_every_field_the_emulator_update_takes_is_writable_in_the_catalogue(path
 
 
 @pytest.mark.parametrize("path", WRITABLE, ids=_dotted)
-def test_every_writable_field_of_the_catalogue_is_taken_by_the_emulator_update(
+def test_every_writable_field_of_the_catalogue_is_taken_by_the_emulator_update_and_create(
     path: Path,
 ) -> None:
     assert path in EMULATOR_UPDATE, f"{_dotted(path)}: writable here, the emulator refuses it"
+    # A create sends every stated field: a writable one too.
+    assert path in EMULATOR_CREATE, f"{_dotted(path)}: writable here, not in the create body"
 
 
 # Values of the members the emulator's update of a source requires (sent with every update).
