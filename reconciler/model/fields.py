@@ -111,7 +111,8 @@ KAFKA_DEFAULT_AUTHENTICATION = "PLAIN"
 # except where the field is an enumeration that lists no null: there it sends the default
 # itself. A create sends the null too, except where the create body takes no null for the
 # field (scaling, kafka authentication, the postgres TLS fields): there the field is left out,
-# which gives the same default. Both lists are checked against the service's contract.
+# which gives the same default. The schema marks such fields ``resetSendsDefault`` and
+# ``createOmitsNull``; both lists are checked against the service's contract.
 RESET_SENDS_DEFAULT: frozenset[JsonPath] = frozenset(
     p for p in _PATHS if facts(p).reset_sends_default
 )
