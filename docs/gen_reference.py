@@ -2,8 +2,9 @@
 
 Nothing here is prose to keep in step by hand: the manifest and project-file fields come from
 the JSON Schemas in ``schemas/`` (type, bounds, values, default, description) with the access
-``reconcile explain`` gives each manifest field and an example value taken from the example
-manifests; the environment variables from the settings table; the plan's JSON format from
+``reconcile explain`` gives each manifest field — writable, create-time, sensitive, required to
+create: the field catalogue's ``x-reconcile`` annotations in the same schemas — and an example
+value taken from the example manifests; the environment variables from the settings table; the plan's JSON format from
 ``schemas/plan.schema.json``; the exit codes from the root command's help. The changelog page
 is ``CHANGELOG.md`` when the repository has one.
 """

@@ -1,7 +1,8 @@
 """Turn live objects into manifests: ``reconcile export``.
 
 An exported manifest states exactly what the API would let the tool change (every writable
-field the live object has, filtered through the manifest schema so it always validates), so
+field the live object has, filtered through the manifest schema so it always validates; which
+fields are writable, create-time or secret is the schema's field catalogue), so
 planning it against the same live state gives **no changes**. Write-only fields (credentials,
 access keys, connection strings) are never returned by the API: they are left out, with a
 YAML comment showing where and how to add them as secret references. Read-only fields are
@@ -40,6 +41,7 @@ from reconciler.model.fields import (
     PIPE_IDENTITY,
     is_create_time_path,
     is_secret_path,
+    is_validate_only,
     is_writable_pipe_path,
 )
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, as_mapping
@@ -201,7 +203,7 @@ def pipe_document(
     schema = load_schemas()[KIND_FILES["Pipe"]]["$defs"]["spec"]
 
     def keep(path: JsonPath) -> bool:
-        if path[:2] == ("source", "validateSamples"):
+        if is_validate_only(path):
             return False
         if by_name is not None and is_create_time_path(path):
             return True

@@ -4,9 +4,11 @@ A target is ``KIND`` or ``KIND.path.to.field`` (``Pipe.spec.settings.engine_max_
 ``spec.`` may be left out). The schema is walked through ``$ref``s, list items and the
 alternatives of a ``oneOf`` (a pipe's source kinds, a secret reference's two forms), and the
 field is described by its type, bounds, allowed values, description and sub-fields. Whether
-it is writable, a read-only expectation, an identity or a write-only secret comes from the
-field catalogue (``model.fields``) for pipes — the same table the planner uses — and from the
-schema's own "(expectation)" / "Read-only" wording for the other kinds.
+it is writable, create-time, required to create, an identity or a write-only secret comes from
+the field catalogue for pipes and the organization (the schemas' ``x-reconcile``
+annotations, through ``model.catalogue`` and ``model.fields`` — the same facts the planner
+uses), from the kinds' own modules for endpoints and CDC scaling, and from the schema's own
+"(expectation)" / "Read-only" wording for dashboards.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
+from reconciler.model.catalogue import ALL, ORGANIZATION_FILE, facts
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, WRITABLE
 from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
     PIPE_IDENTITY,
+    SOURCE_KINDS,
     is_create_time_path,
     is_create_time_secret,
     is_secret_path,
@@ -222,38 +226,7 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
         return "the desired state"
     wording = f"{node.get('title', '')} {node.get('description', '')}"
     if kind == "Pipe":
-        if spec[0] in PIPE_IDENTITY:
-            return "identity: says which pipe; never changed"
-        if is_create_time_secret(spec):
-            return (
-                "sensitive, create-time: secret sent only when the pipe is created, never read "
-                "back; a value other than the one this tool created the pipe with needs "
-                "--replace; write {fromEnv: NAME} or {fromFile: PATH}, never the value"
-            )
-        if is_secret_path(spec):
-            return (
-                "sensitive, writable: write-only secret, sent when changed and never read back; "
-                "write {fromEnv: NAME} or {fromFile: PATH}, never the value"
-            )
-        if is_writable_pipe_path(spec):
-            return "writable: changed by the pipe update (PATCH)"
-        # The run-state and scaling endpoints exist on servers that list pipes (not spec-only).
-        if spec[0] == "state":
-            return (
-                "desired state: Running and Stopped are reached with the state command where "
-                "the server has it; any other value, or a server without it: an expectation"
-            )
-        if spec[0] == "scaling":
-            return (
-                "writable: changed by the scaling request (PATCH …/scaling) where the server "
-                "has it; else an expectation"
-            )
-        if is_create_time_path(spec):
-            return (
-                "create-time: sent when the pipe is created; on an existing pipe a difference "
-                "needs --replace (delete and create again)"
-            )
-        return "read-only: an expectation; the plan reports a mismatch but cannot change it"
+        return _pipe_access(spec) + _required_note(spec)
     if kind == ENDPOINT:
         if spec[0] in ("organizationId", "serviceId", "service"):
             return "identity: says which service the endpoint belongs to; never changed"
@@ -270,11 +243,62 @@ def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
             "writable: changed by one PATCH of the stated fields (…/pipesCdcScaling) once the "
             "service has a database pipe"
         )
-    if kind == "Organization" and spec[0] == "organizationId":
-        return "identity: says which organization; never changed"
+    if kind == "Organization":
+        found = facts(spec, ORGANIZATION_FILE)
+        if found.identity:
+            return "identity: says which organization; never changed"
+        if found.writable:
+            return "writable: changed by the organization update (PATCH)"
     if "(expectation)" in wording or "Read-only" in wording:
         return "read-only: an expectation; the plan reports a mismatch but cannot change it"
     return "writable"
+
+
+def _pipe_access(spec: JsonPath) -> str:
+    """Say how reconcile treats a field of a pipe's spec, as the field catalogue files it."""
+    if spec[0] in PIPE_IDENTITY:
+        return "identity: says which pipe; never changed"
+    if is_create_time_secret(spec):
+        return (
+            "sensitive, create-time: secret sent only when the pipe is created, never read "
+            "back; a value other than the one this tool created the pipe with needs "
+            "--replace; write {fromEnv: NAME} or {fromFile: PATH}, never the value"
+        )
+    if is_secret_path(spec):
+        return (
+            "sensitive, writable: write-only secret, sent when changed and never read back; "
+            "write {fromEnv: NAME} or {fromFile: PATH}, never the value"
+        )
+    if is_writable_pipe_path(spec):
+        return "writable: changed by the pipe update (PATCH)"
+    # The run-state and scaling endpoints exist on servers that list pipes (not spec-only).
+    if spec[0] == "state":
+        return (
+            "desired state: Running and Stopped are reached with the state command where "
+            "the server has it; any other value, or a server without it: an expectation"
+        )
+    if spec[0] == "scaling":
+        return (
+            "writable: changed by the scaling request (PATCH …/scaling) where the server "
+            "has it; else an expectation"
+        )
+    if is_create_time_path(spec):
+        return (
+            "create-time: sent when the pipe is created; on an existing pipe a difference "
+            "needs --replace (delete and create again)"
+        )
+    return "read-only: an expectation; the plan reports a mismatch but cannot change it"
+
+
+def _required_note(spec: JsonPath) -> str:
+    """Say that a create needs the field, when the catalogue marks it ``requiredToCreate``."""
+    found = facts(spec)
+    if not found.listed or not found.required_to_create:
+        return ""
+    if ALL in found.required_to_create:
+        return "; required to create the pipe"
+    kinds = [k for k in SOURCE_KINDS if found.required_for(k)]
+    return f"; required to create a pipe reading from {', '.join(kinds)}"
 
 
 def render(item: Explanation) -> str:

@@ -18,10 +18,11 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.load.schemacompile import Check, Compiler, Fix, Unsupported
+from reconciler.model.catalogue import COMMON_FILE as COMMON_FILE  # one home: the schema files
+from reconciler.model.catalogue import schema_dir as schema_dir
 from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.fields import SECRET_FIELD_NAMES
 from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
@@ -37,7 +38,6 @@ KIND_FILES: dict[str, str] = {
     "ReversePrivateEndpoint": "reverse-private-endpoint.schema.json",
     "CdcScaling": "cdc-scaling.schema.json",
 }
-COMMON_FILE = "common.schema.json"
 SECRET_TITLE = "Secret reference"
 SECRET_MESSAGE = "is a secret: write {fromEnv: NAME} or {fromFile: PATH}, never the value"
 
@@ -62,15 +62,6 @@ _PATTERN_NAMES = {
 }
 _ENV_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 _TIMESTAMP_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"
-
-
-def schema_dir() -> Path:
-    """Return the directory holding the schema files (packaged copy first, then the repo)."""
-    package = Path(__file__).resolve().parents[1]
-    packaged = package / "_schemas"
-    if (packaged / COMMON_FILE).is_file():
-        return packaged
-    return package.parent / "schemas"
 
 
 @cache

@@ -33,6 +33,8 @@ _ANNOTATIONS = frozenset(
         "deprecated",
         # A value the service refuses, with the hint said instead of the bare enum list.
         "x-refused",
+        # The field catalogue's facts (``model.catalogue``): no bearing on validity.
+        "x-reconcile",
     }
 )
 

@@ -1,142 +1,85 @@
-"""What the API lets us change: the field catalogue of each resource kind.
+"""What the API lets us change: the field catalogue of each resource kind, as the plan reads it.
 
 A manifest may state any field of the update body (writable) and some read-only fields as
 *expectations*. The plan needs to know which is which, which lists are replaced whole and
-which are set-like, and which subtrees are write-only secrets. This catalogue is the one
-place that knows; it mirrors the API's pipe update body and the service's list of
-read-only fields.
+which are set-like, and which subtrees are write-only secrets. Every such fact of a pipe field
+is an ``x-reconcile`` annotation in the pipe schema (``model.catalogue`` reads them); this
+module derives the tables and tests the rest of the tool uses from it, and keeps what is not a
+fact of one field (credential shapes, table-mapping keys, the field-mapping rule).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from reconciler.model.catalogue import facts, field_paths
 from reconciler.model.resources import JsonPath
 
+_PATHS = field_paths()
 # Keys of a Pipe spec that identify the pipe rather than describe it.
-PIPE_IDENTITY: frozenset[str] = frozenset({"organizationId", "serviceId", "service", "pipeId"})
-
-SOURCE_KINDS: tuple[str, ...] = (
-    "kafka",
-    "objectStorage",
-    "kinesis",
-    "pubsub",
-    "postgres",
-    "mysql",
-    "mongodb",
-    "bigquery",
+PIPE_IDENTITY: frozenset[str] = frozenset(
+    str(p[0]) for p in _PATHS if len(p) == 1 and facts(p).identity
+)
+# The source kinds (the objects under ``source``), in schema order.
+SOURCE_KINDS: tuple[str, ...] = tuple(
+    str(p[1])
+    for p in _PATHS
+    if len(p) == 2 and p[0] == "source" and any(q[:2] == p and len(q) > 2 for q in _PATHS)
 )
 # The source kinds that copy database tables: they carry ``settings`` and ``tableMappings``
 # instead of a destination table, and a stopped one reports ``Paused``.
-DATABASE_KINDS: tuple[str, ...] = ("postgres", "mysql", "mongodb", "bigquery")
+DATABASE_KINDS: tuple[str, ...] = tuple(
+    k for k in SOURCE_KINDS if ("source", k, "tableMappings") in _PATHS
+)
 
-# Writable fields under source.<kind> (from the update body).
-_SOURCE_WRITABLE: dict[str, frozenset[str]] = {
-    "kafka": frozenset(
-        {"authentication", "iamRole", "caCertificate", "reversePrivateEndpointIds", "credentials"}
-    ),
-    "objectStorage": frozenset(
-        {
-            "authentication",
-            "skipInitialLoad",
-            "startAfter",
-            "iamRole",
-            "connectionString",
-            "path",
-            "azureContainerName",
-            "accessKey",
-            "serviceAccountKey",
-        }
-    ),
-    "kinesis": frozenset({"authentication", "iamRole", "accessKey"}),
-    "pubsub": frozenset({"authentication", "ackDeadline", "serviceAccountKey"}),
-    "mysql": frozenset(
-        {
-            "host",
-            "port",
-            "credentials",
-            "authentication",
-            "iamRole",
-            "tlsHost",
-            "caCertificate",
-            "disableTls",
-            "skipCertVerification",
-            "serverId",
-            "settings",
-            "tableMappings",
-        }
-    ),
-    "mongodb": frozenset(
-        {
-            "uri",
-            "readPreference",
-            "credentials",
-            "tlsHost",
-            "caCertificate",
-            "disableTls",
-            "skipCertVerification",
-            "settings",
-            "tableMappings",
-        }
-    ),
-    # The service offers no update of a bigquery source: all of it is create-time.
-    "bigquery": frozenset(),
-    "postgres": frozenset(
-        {
-            "host",
-            "port",
-            "database",
-            "credentials",
-            "tlsHost",
-            "caCertificate",
-            "disableTls",
-            "skipCertVerification",
-            "settings",
-            "tableMappings",
-        }
-    ),
-}
-# Writable members of a database source's ``settings`` (the others are create-time).
-_SETTINGS_WRITABLE: dict[str, frozenset[str]] = {
-    "postgres": frozenset({"syncIntervalSeconds", "pullBatchSize"}),
-    "mysql": frozenset({"syncIntervalSeconds", "pullBatchSize", "useCompression"}),
-    "mongodb": frozenset({"syncIntervalSeconds", "pullBatchSize"}),
-}
+
+def _under(kind: str) -> list[tuple[JsonPath, JsonPath]]:
+    """Each listed field under ``source.<kind>``: (its full path, its path inside the kind)."""
+    return [(p, p[2:]) for p in _PATHS if len(p) > 2 and p[:2] == ("source", kind)]
+
+
 # Fields the service requires in every update of a source of that kind (its patch shape marks
 # them required): an update of the source sends them even when unchanged.
 PATCH_REQUIRES: dict[str, tuple[str, ...]] = {
-    "mysql": ("host", "port"),
-    "mongodb": ("uri", "readPreference"),
-    "pubsub": ("authentication", "serviceAccountKey"),
+    kind: names
+    for kind in SOURCE_KINDS
+    for names in [tuple(str(sub[0]) for p, sub in _under(kind) if facts(p).sent_with_every_update)]
+    if names
 }
-_TOP_WRITABLE: frozenset[str] = frozenset(
-    {"name", "fieldMappings", "settings", "source", "destination"}
-)
-
 # The one list of write-only secret subtrees of a pipe's source, per source kind, as paths
-# under ``source.<kind>``: the API accepts them and never returns them. ``connectionString`` is
-# returned masked by the service, so it is treated alike. Every other view of "what is secret"
-# is derived from this table. Kafka ``credentials`` come in four shapes ({username, password},
-# {accessKeyId, secretKey}, {connectionString}, {certificate, privateKey}): the whole subtree is
-# the secret, whatever its shape, so switching shapes is one fingerprinted change. The schema
-# registry's ``credentials`` sit inside a create-time field: a create-time secret (see
-# ``is_create_time_secret``).
+# under ``source.<kind>``: the fields the schema marks ``sensitive`` (the API accepts them and
+# never returns them; ``connectionString`` is returned masked, so it is treated alike). Every
+# other view of "what is secret" is derived from this table. Kafka ``credentials`` come in four
+# shapes ({username, password}, {accessKeyId, secretKey}, {connectionString}, {certificate,
+# privateKey}): the whole subtree is the secret, whatever its shape, so switching shapes is one
+# fingerprinted change. The schema registry's ``credentials`` sit inside a create-time field: a
+# create-time secret (see ``is_create_time_secret``).
 SECRET_FIELDS: dict[str, tuple[JsonPath, ...]] = {
-    "kafka": (("credentials",), ("schemaRegistry", "credentials")),
-    "objectStorage": (("accessKey",), ("connectionString",), ("serviceAccountKey",)),
-    "kinesis": (("accessKey",),),
-    "pubsub": (("serviceAccountKey",),),
-    "postgres": (("credentials",),),
-    "mysql": (("credentials",),),
-    "mongodb": (("credentials",),),
-    # Create-time: a bigquery source cannot be updated.
-    "bigquery": (("credentials",),),
+    kind: subs
+    for kind in SOURCE_KINDS
+    for subs in [tuple(sub for p, sub in _under(kind) if facts(p).sensitive)]
+    if subs
 }
 # Every secret subtree's key, whatever the source kind (a value under one of these keys is
 # never echoed in a message).
 SECRET_FIELD_NAMES: frozenset[str] = frozenset(
     str(sub[-1]) for subs in SECRET_FIELDS.values() for sub in subs
 )
+# What a create must state, per source kind: paths under ``source.<kind>`` (dotted), then the
+# destination fields, as the schema marks them ``requiredToCreate``. The service marks none
+# required: these are inferred from what a pipe needs to run.
+REQUIRED_TO_CREATE: dict[str, tuple[str, ...]] = {
+    kind: tuple(".".join(map(str, sub)) for p, sub in _under(kind) if facts(p).required_for(kind))
+    for kind in SOURCE_KINDS
+}
+DESTINATION_REQUIRED: dict[str, tuple[str, ...]] = {
+    kind: tuple(
+        str(p[1])
+        for p in _PATHS
+        if len(p) == 2 and p[0] == "destination" and facts(p).required_for(kind)
+    )
+    for kind in SOURCE_KINDS
+}
 # The shapes a secret object takes (the members of ``credentials`` or ``accessKey``).
 USER_PASSWORD = frozenset({"username", "password"})
 ACCESS_KEY = frozenset({"accessKeyId", "secretKey"})
@@ -168,18 +111,12 @@ KAFKA_DEFAULT_AUTHENTICATION = "PLAIN"
 # except where the field is an enumeration that lists no null: there it sends the default
 # itself. A create sends the null too, except where the create body takes no null for the
 # field (scaling, kafka authentication, the postgres TLS fields): there the field is left out,
-# which gives the same default. Both lists are checked against the service's contract.
-RESET_SENDS_DEFAULT: frozenset[JsonPath] = frozenset({("source", "kafka", "authentication")})
-CREATE_OMITS_NULL: frozenset[JsonPath] = frozenset(
-    {
-        ("scaling",),
-        ("source", "kafka", "authentication"),
-        ("source", "postgres", "tlsHost"),
-        ("source", "postgres", "caCertificate"),
-        ("source", "postgres", "disableTls"),
-        ("source", "postgres", "skipCertVerification"),
-    }
+# which gives the same default. The schema marks such fields ``resetSendsDefault`` and
+# ``createOmitsNull``; both lists are checked against the service's contract.
+RESET_SENDS_DEFAULT: frozenset[JsonPath] = frozenset(
+    p for p in _PATHS if facts(p).reset_sends_default
 )
+CREATE_OMITS_NULL: frozenset[JsonPath] = frozenset(p for p in _PATHS if facts(p).create_omits_null)
 
 
 def create_omits_null(path: JsonPath) -> bool:
@@ -199,7 +136,10 @@ TABLE_MAPPING_KEYS: dict[str, tuple[str, str, str]] = {
     "mongodb": ("sourceDatabaseName", "sourceCollection", "targetTable"),
     "bigquery": ("sourceDatasetName", "sourceTable", "targetTable"),
 }
-EDITABLE_MAPPINGS: frozenset[str] = frozenset({"postgres", "mysql", "mongodb"})
+# The database kinds whose table mappings an update edits (the others' are create-time).
+EDITABLE_MAPPINGS: frozenset[str] = frozenset(
+    k for k in DATABASE_KINDS if facts(("source", k, "tableMappings")).writable
+)
 
 
 def table_mapping_fields(item: Mapping[str, object]) -> tuple[str, str, str]:
@@ -232,30 +172,7 @@ def database_kind(source: object) -> str | None:
 
 def is_writable_pipe_path(path: JsonPath) -> bool:
     """Tell whether a spec path of a Pipe (identity removed) is writable through PATCH."""
-    if not path:
-        return False
-    head = path[0]
-    if head not in _TOP_WRITABLE:
-        return False
-    if head == "source":
-        if len(path) < 2:
-            return True
-        kind = path[1]
-        if kind == "validateSamples":
-            return True
-        if not _SOURCE_WRITABLE.get(str(kind)):
-            return False  # not a source kind, or one no update changes (bigquery)
-        if len(path) < 3:
-            return True
-        field = path[2]
-        if field not in _SOURCE_WRITABLE[str(kind)]:
-            return False
-        if field == "settings" and len(path) >= 4:
-            return path[3] in _SETTINGS_WRITABLE.get(str(kind), frozenset())
-        return True
-    if head == "destination":
-        return len(path) < 2 or path[1] == "columns"
-    return True
+    return facts(path).writable
 
 
 def is_create_time_path(path: JsonPath) -> bool:
@@ -266,18 +183,13 @@ def is_create_time_path(path: JsonPath) -> bool:
     postgres type and replication settings, destination database/table/tableDefinition/…).
     ``state`` and ``scaling`` are not: they have endpoints of their own.
     """
-    if len(path) < 2 or is_writable_pipe_path(path):
-        return False
-    if path[0] == "source":
-        return path[1] in _SOURCE_WRITABLE
-    return path[0] == "destination"
+    found = facts(path)
+    return found.create_time and not found.writable
 
 
 def is_secret_path(path: JsonPath) -> bool:
     """Tell whether a spec path is (inside) a write-only secret subtree."""
-    if len(path) < 3 or path[0] != "source":
-        return False
-    return any(path[2 : 2 + len(sub)] == sub for sub in SECRET_FIELDS.get(str(path[1]), ()))
+    return facts(path).sensitive
 
 
 def is_create_time_secret(path: JsonPath) -> bool:
@@ -320,4 +232,4 @@ def field_mapping_problems(
 
 def is_validate_only(path: JsonPath) -> bool:
     """Tell whether a path is a request-only flag that is never read back (validateSamples)."""
-    return path[:2] == ("source", "validateSamples")
+    return bool(path) and not facts(path[:2]).read_back

@@ -5,9 +5,10 @@ whole pipe (its create-time fields included, and every stated ``null`` the creat
 shown field by field with secrets as ``(sensitive value)``. A create-time field that differs on
 a live pipe can only change through a replacement: with ``--replace`` (never for a pinned
 ``pipeId``) a DELETE of the old pipe then the same POST. Prune deletes a pipe this tool created
-whose manifest is gone. Which fields a pipe cannot be created without is decided here
-(``create_errors``; the service marks none required, so these rules are inferred from what a
-pipe needs to run).
+whose manifest is gone. Which fields a pipe cannot be created without is checked here
+(``create_errors``): the fields the pipe schema marks ``requiredToCreate``, and the rules
+between fields (the credential an authentication takes, a timestamp a start position needs);
+the service marks none required, so these are inferred from what a pipe needs to run.
 
 Requests that ``run`` state or scaling adds to a create go after the POST with ``CREATED_ID``
 in their path. This module imports neither httpx nor click.
@@ -24,6 +25,8 @@ from reconciler.load.schema import reset_defaults
 from reconciler.model.errors import Location
 from reconciler.model.fields import (
     DATABASE_KINDS,
+    DESTINATION_REQUIRED,
+    REQUIRED_TO_CREATE,
     create_omits_null,
     database_kind,
     is_secret_path,
@@ -304,23 +307,6 @@ def _plain(value: Any) -> str:
 
 # -- what a pipe cannot be created without ------------------------------------------------------
 
-# Per source kind: fields a create must state (inferred: the service marks none required).
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "kafka": ("format", "brokers", "topics"),
-    "objectStorage": ("type", "format"),
-    "kinesis": ("format", "streamName", "region", "iteratorType"),
-    "pubsub": ("format", "projectId", "topic", "seekType", "serviceAccountKey"),
-    "postgres": ("host", "port", "database", "credentials", "tableMappings"),
-    "mysql": ("host", "port", "credentials", "settings.replicationMode", "tableMappings"),
-    "mongodb": (
-        "uri",
-        "readPreference",
-        "credentials",
-        "settings.replicationMode",
-        "tableMappings",
-    ),
-    "bigquery": ("snapshotStagingPath", "credentials", "tableMappings"),
-}
 # Per source kind and authentication: the field that carries the credential.
 _AUTH_NEEDS: dict[str, dict[str, str]] = {
     "kafka": {
@@ -346,12 +332,12 @@ _DEFAULT_AUTH = {"kafka": "PLAIN", "kinesis": "IAM_ROLE"}
 def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[str]:
     """List what a pipe lacks to be created, each naming the manifest place (inferred rules)."""
     source: Mapping[str, Any] = _mapping(spec.get("source"))
-    kinds = [k for k in source if k in _REQUIRED]
+    kinds = [k for k in source if k in REQUIRED_TO_CREATE]
     if not kinds:
         return [f"{resource.locate_spec()}: spec.source is required to create the pipe"]
     kind = kinds[0]
     sub = _mapping(source[kind])
-    missing = [f for f in _REQUIRED[kind] if _at(sub, f) in (None, "", [])]
+    missing = [f for f in REQUIRED_TO_CREATE[kind] if _at(sub, f) in (None, "", [])]
     if kind == "objectStorage" and sub.get("type") != "azureblobstorage" and not sub.get("url"):
         missing.append("url")
     if kind == "objectStorage" and sub.get("type") == "azureblobstorage":
@@ -377,18 +363,17 @@ def create_errors(resource: Resource, spec: Mapping[str, SecretTree]) -> list[st
         for f in missing
     ]
     destination = _mapping(spec.get("destination"))
-    if kind in DATABASE_KINDS and not destination.get("database"):
-        errors.append(
-            f"{resource.locate_spec()}: spec.destination.database is required to create the pipe "
-            "(the database its tables are replicated into)"
-        )
-    if kind not in DATABASE_KINDS:
-        for f in ("database", "table", "columns"):
-            if not destination.get(f):
-                errors.append(
-                    f"{resource.locate_spec('destination') if destination else resource.locate_spec()}: "
-                    f"spec.destination.{f} is required to create the pipe"
-                )
+    where = resource.locate_spec("destination") if destination else resource.locate_spec()
+    if kind in DATABASE_KINDS:
+        # Said at the spec, with why: a database pipe's tables come from its mappings.
+        where, why = resource.locate_spec(), " (the database its tables are replicated into)"
+    else:
+        why = ""
+    errors += [
+        f"{where}: spec.destination.{f} is required to create the pipe{why}"
+        for f in DESTINATION_REQUIRED[kind]
+        if not destination.get(f)
+    ]
     return errors
 
 
