@@ -24,7 +24,7 @@ from reconciler.client.api import Client
 from reconciler.client.paths import DASHBOARDS_PATH, PipeIds, organization_path
 from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
-from reconciler.model.errors import ConfigError, Unsupported, suggest
+from reconciler.model.errors import ConfigError, Unsupported
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
@@ -134,17 +134,11 @@ async def resolve_service(client: Client, org: str, ref: str) -> JsonObject:
 
 
 def pick_service(services: Sequence[JsonObject], ref: str, org: str) -> JsonObject:
-    """Find one service by id or name in a services list, or explain why not."""
-    found = [dict(s) for s in services if ref in (s.get("id"), s.get("name"))]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        known = ", ".join(sorted(str(s.get("name")) for s in services)) or "none"
-        hint = suggest(ref, (s.get("name") for s in services))
-        raise ConfigError(
-            f"service {ref!r} not found in organization {org}{hint} (services: {known})"
-        )
-    raise ConfigError(f"service name {ref!r} is ambiguous ({len(found)} services); use its id")
+    """Find one service by id or name in a services list, else raise ``ConfigError`` saying why."""
+    found = reads.find_service(services, ref, org, instead="use its id")
+    if isinstance(found, str):
+        raise ConfigError(found)
+    return dict(found)
 
 
 async def list_backups(client: Client, org: str, service_id: str) -> list[JsonObject]:
