@@ -254,16 +254,6 @@ class Applier:
         """Send the requests in order, appending to ``done``; return the last answer, or the
         action's result when a request failed, apply was interrupted or the interface was
         given up (the rest not sent)."""
-        at = [0]
-        try:
-            return await self._send_requests(action, done, at)
-        except InterfaceDown as exc:
-            return None, cut_off(action, done, at[0], exc)
-
-    async def _send_requests(
-        self, action: Action, done: list[RequestResult], at: list[int]
-    ) -> tuple[Any, ActionResult | None]:
-        """``_send``'s loop; ``at[0]`` follows the index of the request being sent."""
         last: Any = None
         label = f"{action.kind.lower()} {action.name}"
 
@@ -293,105 +283,121 @@ class Applier:
                 target["organizationId"], target["serviceId"], created or target["pipeId"]
             )
 
-        for index, request in enumerate(action.requests):
-            at[0] = index
-            if created is not None and CREATED_ID in request.path:
-                request = dataclasses.replace(
-                    request, path=request.path.replace(CREATED_ID, created)
-                )
-            creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
-            if creates_pipe:
-                await self.recorder.creating(action, request)
-            if request.purpose.body_from_answer:
-                answer = last if isinstance(last, Mapping) else {}
-                for patch_body in deferred_endpoint_bodies(action, answer):
-                    try:
-                        last, record = await self.recovery.send(
-                            request, patch_body, label, idempotent=False, method="PATCH"
-                        )
-                    except AuthenticationFailed:  # the run stops: never one resource's error
-                        raise
-                    except ApiError as exc:
-                        done.append(failed(request, exc, Outcome.FAILED))
-                        return last, ActionResult(
-                            action.key, action.operation, Outcome.FAILED, (str(exc),), tuple(done)
-                        )
-                    done.append(ok(request, record))
-                continue
-            if request.purpose.is_state_command and _planned_in_transition(action):
-                # The plan saw the pipe on its way to another state: let it settle first.
-                try:
-                    waited = await self._wait(action, request, None, ids(), settled_only=True)
-                except Interrupted as exc:
-                    return last, self._cut_short(action, done, index, exc.reason)
-                if isinstance(waited, str):
-                    return last, halt(waited, index)
-            try:
-                last, record = await self.recovery.send(
-                    request, self.recovery.with_secrets(action, request), label, request.idempotent
-                )
-                done.append(ok(request, record))
-            except Interrupted as exc:  # this request was not started
-                return last, self._cut_short(action, done, index, exc.reason)
-            except OutcomeUnknown as exc:
-                resolved = await self.recovery.resolve_unknown(action, request, exc)
-                if resolved is None:
-                    result = stop(Outcome.UNCERTAIN, exc, index)
-                    await self._persist(urgent=True)
-                    return last, result
-                last = resolved
-                done.append(confirmed(request))
-            except AuthenticationFailed:  # the run stops: never one resource's error
-                raise
-            except (BadRequest, Conflict, NotFound) as exc:
-                if isinstance(exc, NotFound) and request.method == "DELETE":
-                    done.append(already_made(request, exc))  # already gone: what was wanted
+        index = 0  # the request being sent when the interface is given up
+        try:
+            for index, request in enumerate(action.requests):
+                if created is not None and CREATED_ID in request.path:
+                    request = dataclasses.replace(
+                        request, path=request.path.replace(CREATED_ID, created)
+                    )
+                creates_pipe = action.kind == "Pipe" and request.purpose is Purpose.CREATE
+                if creates_pipe:
+                    await self.recorder.creating(action, request)
+                if request.purpose.body_from_answer:
+                    answer = last if isinstance(last, Mapping) else {}
+                    for patch_body in deferred_endpoint_bodies(action, answer):
+                        try:
+                            last, record = await self.recovery.send(
+                                request, patch_body, label, idempotent=False, method="PATCH"
+                            )
+                        except AuthenticationFailed:  # the run stops: never one resource's error
+                            raise
+                        except ApiError as exc:
+                            done.append(failed(request, exc, Outcome.FAILED))
+                            return last, ActionResult(
+                                action.key,
+                                action.operation,
+                                Outcome.FAILED,
+                                (str(exc),),
+                                tuple(done),
+                            )
+                        done.append(ok(request, record))
                     continue
-                reread = await self.recovery.after_refusal(action, request, exc, label)
-                if isinstance(reread, ApiError):
-                    lost = isinstance(reread, OutcomeUnknown)
-                    return last, stop(Outcome.UNCERTAIN if lost else Outcome.FAILED, reread, index)
-                last = reread[0]
-                done.append(reread[1])
-            except ApiError as exc:
-                if creates_pipe and exc.status is not None and exc.status >= 500:
-                    # The server failed while making it: it may exist. The mark ``creating``
-                    # left stays, so the next run adopts it as this tool's own if it shows
-                    # the body sent (never created twice, and ``--prune`` may retire it).
-                    await self._persist(urgent=True)
-                    return last, stop(Outcome.UNCERTAIN, may_have_made(exc), index)
-                return last, stop(Outcome.FAILED, exc, index)
-            if creates_pipe and isinstance(last, Mapping) and last.get("id"):
-                created = str(last["id"])
-                await self.recorder.created(action, last)
-            if creates_endpoint(action, request) and isinstance(last, Mapping) and last.get("id"):
-                await self.recorder.endpoint_created(action, last)
-                waited, note = await wait_ready(self.watcher, action, last)
-                if isinstance(waited, str):
-                    return last, halt(waited, index + 1)
-                self._note(action, note)
-                last = waited
-                # Only a Ready endpoint is handed to the pipes that name it.
-                self._created_endpoints[action.key] = str(last["id"])
-            if request.purpose.is_state_command or (creates_pipe and created is not None):
-                # A later request (the edit after a stop, the stop after a create) needs the
-                # state: waited for always; the last one unless --no-wait.
-                if index + 1 < len(action.requests) or self.wait.wait:
+                if request.purpose.is_state_command and _planned_in_transition(action):
+                    # The plan saw the pipe on its way to another state: let it settle first.
                     try:
-                        waited = await self._wait(action, request, last, ids())
-                    except Interrupted as exc:  # the request was answered: say so
-                        return last, self._cut_short(action, done, index + 1, exc.reason)
+                        waited = await self._wait(action, request, None, ids(), settled_only=True)
+                    except Interrupted as exc:
+                        return last, self._cut_short(action, done, index, exc.reason)
+                    if isinstance(waited, str):
+                        return last, halt(waited, index)
+                try:
+                    last, record = await self.recovery.send(
+                        request,
+                        self.recovery.with_secrets(action, request),
+                        label,
+                        request.idempotent,
+                    )
+                    done.append(ok(request, record))
+                except Interrupted as exc:  # this request was not started
+                    return last, self._cut_short(action, done, index, exc.reason)
+                except OutcomeUnknown as exc:
+                    resolved = await self.recovery.resolve_unknown(action, request, exc)
+                    if resolved is None:
+                        result = stop(Outcome.UNCERTAIN, exc, index)
+                        await self._persist(urgent=True)
+                        return last, result
+                    last = resolved
+                    done.append(confirmed(request))
+                except AuthenticationFailed:  # the run stops: never one resource's error
+                    raise
+                except (BadRequest, Conflict, NotFound) as exc:
+                    if isinstance(exc, NotFound) and request.method == "DELETE":
+                        done.append(already_made(request, exc))  # already gone: what was wanted
+                        continue
+                    reread = await self.recovery.after_refusal(action, request, exc, label)
+                    if isinstance(reread, ApiError):
+                        lost = isinstance(reread, OutcomeUnknown)
+                        return last, stop(
+                            Outcome.UNCERTAIN if lost else Outcome.FAILED, reread, index
+                        )
+                    last = reread[0]
+                    done.append(reread[1])
+                except ApiError as exc:
+                    if creates_pipe and exc.status is not None and exc.status >= 500:
+                        # The server failed while making it: it may exist. The mark ``creating``
+                        # left stays, so the next run adopts it as this tool's own if it shows
+                        # the body sent (never created twice, and ``--prune`` may retire it).
+                        await self._persist(urgent=True)
+                        return last, stop(Outcome.UNCERTAIN, may_have_made(exc), index)
+                    return last, stop(Outcome.FAILED, exc, index)
+                if creates_pipe and isinstance(last, Mapping) and last.get("id"):
+                    created = str(last["id"])
+                    await self.recorder.created(action, last)
+                if (
+                    creates_endpoint(action, request)
+                    and isinstance(last, Mapping)
+                    and last.get("id")
+                ):
+                    await self.recorder.endpoint_created(action, last)
+                    waited, note = await wait_ready(self.watcher, action, last)
                     if isinstance(waited, str):
                         return last, halt(waited, index + 1)
+                    self._note(action, note)
                     last = waited
-                else:
-                    self._not_waited.add(action.key)
-                    state = last.get("state") if isinstance(last, Mapping) else None
-                    self._note(
-                        action,
-                        f"{_what(request)}: sent, not waited for (--no-wait)"
-                        + (f"; the pipe is {state}" if state else ""),
-                    )
+                    # Only a Ready endpoint is handed to the pipes that name it.
+                    self._created_endpoints[action.key] = str(last["id"])
+                if request.purpose.is_state_command or (creates_pipe and created is not None):
+                    # A later request (the edit after a stop, the stop after a create) needs the
+                    # state: waited for always; the last one unless --no-wait.
+                    if index + 1 < len(action.requests) or self.wait.wait:
+                        try:
+                            waited = await self._wait(action, request, last, ids())
+                        except Interrupted as exc:  # the request was answered: say so
+                            return last, self._cut_short(action, done, index + 1, exc.reason)
+                        if isinstance(waited, str):
+                            return last, halt(waited, index + 1)
+                        last = waited
+                    else:
+                        self._not_waited.add(action.key)
+                        state = last.get("state") if isinstance(last, Mapping) else None
+                        self._note(
+                            action,
+                            f"{_what(request)}: sent, not waited for (--no-wait)"
+                            + (f"; the pipe is {state}" if state else ""),
+                        )
+        except InterfaceDown as exc:
+            return None, cut_off(action, done, index, exc)
         return last, None
 
     def _note(self, action: Action, message: str) -> None:
