@@ -30,6 +30,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.model.json import JsonObject
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
@@ -308,7 +309,7 @@ class PostgresLease:
             self._drop()
             raise
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the record the current leader wrote (None when no session holds the lock)."""
         try:
             if advisory_holder_pid(self._db._run, self._key) is None:

@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from reconciler.model.errors import ConfigError, StateConflictError, StateError, StateLockedError
+from reconciler.model.json import JsonObject
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age, workspace_name
 
@@ -262,7 +263,7 @@ class S3Lease:
     def _ours(self, record: dict[str, Any] | None) -> bool:
         return record is not None and record.get("lockId") == self._holder.lockId
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Return the lease object's record while it has not expired."""
         try:
             record, _ = self._store._record(self.key)
