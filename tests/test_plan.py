@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from reconciler.apply.verify import unconverged
+from reconciler.client.config import DASHBOARDS
 from reconciler.client.live import Observed
 from reconciler.model.errors import Location
 from reconciler.model.resources import PathPart, Resource
 from reconciler.model.secrets import Secret, fingerprint, reveal
-from reconciler.plan.actions import DASHBOARDS, Action, Op, Plan, Purpose, error_action
+from reconciler.plan.actions import Action, Op, Plan, Purpose, error_action
 from reconciler.plan.dashboards import plan_dashboard, plan_prune
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, SecretCheck, content_hash
 from reconciler.plan.planners import plan_organization, plan_pipe

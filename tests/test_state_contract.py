@@ -1,17 +1,21 @@
 """Contract suite: every state backend (local file, PostgreSQL, S3-compatible) behaves the same —
 round trip byte for byte, compare-and-set conflicts, the lock (held, timeout, holder message),
 dead holders (local and PostgreSQL free at once; S3 reported, cleared by unlock), corrupt or
-newer-format documents refused and left untouched, independent workspaces."""
+newer-format documents refused and left untouched, independent workspaces; and the watch
+lease (taken, renewed, refused to a second holder, released, expired with a dead holder, its
+holder described), apart from the state lock."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +23,14 @@ from pathlib import Path
 import pytest
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
-from reconciler.state.backend import Backend, Holder, locked_state, read_state
+from reconciler.state.backend import (
+    Backend,
+    Holder,
+    Lease,
+    describe_holder,
+    locked_state,
+    read_state,
+)
 from reconciler.state.stores import open_backend
 from tests.state_servers import Postgres, S3Server
 
@@ -36,6 +47,7 @@ class Store:
         self.env = env
         self.workspace = f"w{uuid.uuid4().hex[:10]}"
         self._open: list[Backend] = []
+        self._leases: list[Lease] = []
 
     def open(self, workspace: str | None = None) -> Backend:
         """Open a fresh backend handle (closed at the end of the test)."""
@@ -43,7 +55,15 @@ class Store:
         self._open.append(backend)
         return backend
 
+    def lease(self, holder: Holder, seconds: float, workspace: str | None = None) -> Lease:
+        """Return a watch lease on a fresh backend handle (released at the end of the test)."""
+        lease = self.open(workspace).lease(holder, seconds)
+        self._leases.append(lease)
+        return lease
+
     def close(self) -> None:
+        for lease in self._leases:
+            lease.release()
         for backend in self._open:
             backend.release()
             backend.close()
@@ -310,3 +330,165 @@ def test_a_waiting_run_names_a_local_holder_whose_record_is_written_just_after_i
         first.release()
         first.close()
         second.close()
+
+
+# -- the watch lease: one leader per state and workspace, on every backend ------------------
+
+
+def _lease_record_parts(record: dict[str, object] | None, holder: Holder) -> None:
+    assert record is not None
+    assert (record["lockId"], record["pid"], record["host"], record["user"]) == (
+        holder.lockId,
+        holder.pid,
+        holder.host,
+        holder.user,
+    )
+    assert "command" not in record  # an option value on a command line could be a secret
+    assert describe_holder(record) == f"pid {holder.pid} on {holder.host} (user {holder.user})"
+
+
+def test_a_lease_is_taken_renewed_and_names_its_holder(store: Store) -> None:
+    holder = Holder.current("reconcile watch")
+    lease = store.lease(holder, 30)
+    try:
+        assert lease.try_acquire()
+        assert lease.try_acquire()  # renewed by its holder
+        _lease_record_parts(store.lease(Holder.current(), 30).holder(), holder)
+        # A second watch on a file on this machine must refuse; on a shared store it stands by.
+        assert lease.exclusive is (store.kind == "local")
+        assert store.workspace in lease.description or store.kind == "local"
+    finally:
+        lease.release()
+
+
+def test_a_second_holder_is_refused_and_sees_the_first(store: Store) -> None:
+    first_holder = Holder.current("reconcile watch")
+    first = store.lease(first_holder, 30)
+    second = store.lease(Holder.current("reconcile watch"), 30)
+    try:
+        assert first.try_acquire()
+        assert not second.try_acquire()
+        assert not second.try_acquire()
+        _lease_record_parts(second.holder(), first_holder)
+    finally:
+        first.release()
+        second.release()
+
+
+def test_a_released_lease_is_free_and_taken_at_once_by_another_holder(store: Store) -> None:
+    first = store.lease(Holder.current(), 30)
+    second_holder = Holder.current()
+    second = store.lease(second_holder, 30)
+    try:
+        assert first.try_acquire()
+        first.release()
+        assert second.holder() is None
+        assert second.try_acquire()
+        _lease_record_parts(first.holder(), second_holder)
+        assert not first.try_acquire()
+    finally:
+        first.release()
+        second.release()
+
+
+def test_a_renewed_lease_outlives_its_period(store: Store) -> None:
+    holder = Holder.current()
+    lease = store.lease(holder, 1.0)
+    other = store.lease(Holder.current(), 1.0)
+    try:
+        assert lease.try_acquire()
+        for _ in range(8):  # two periods, renewed every quarter of one
+            time.sleep(0.25)
+            assert lease.try_acquire()
+            assert not other.try_acquire()
+        _lease_record_parts(other.holder(), holder)
+    finally:
+        lease.release()
+        other.release()
+
+
+def test_the_lease_is_apart_from_the_state_lock_and_from_other_workspaces(store: Store) -> None:
+    locked = store.open()
+    locked.acquire(Holder.current("reconcile apply"), 0)  # an apply holds the state lock
+    lease = store.lease(Holder.current(), 30)
+    elsewhere = store.lease(Holder.current(), 30, "other" + store.workspace)
+    try:
+        assert lease.try_acquire()
+        assert elsewhere.try_acquire()
+        locked.release()
+        store.open().acquire(Holder.current("reconcile apply"), 0)  # and the lease never blocks it
+    finally:
+        lease.release()
+        elsewhere.release()
+
+
+def test_a_lease_outlives_closing_the_backend_it_came_from(store: Store) -> None:
+    backend = store.open()
+    lease = backend.lease(Holder.current(), 30)
+    backend.close()  # as the command does once it has the lease and the state's description
+    try:
+        assert lease.try_acquire()
+        assert not store.lease(Holder.current(), 30).try_acquire()
+    finally:
+        lease.release()
+
+
+LEASE_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from reconciler.state.backend import Holder
+    from reconciler.state.stores import open_backend
+    holder = Holder.current("reconcile watch")
+    lease = open_backend(sys.argv[1], sys.argv[2]).lease(holder, float(sys.argv[3]))
+    assert lease.try_acquire()
+    print(holder.lockId, flush=True)
+    for _ in range(480):  # renewed as a leading watch renews it, until killed
+        time.sleep(float(sys.argv[3]) / 4)
+        assert lease.try_acquire()
+    """
+)
+
+
+def test_the_lease_of_a_killed_holder_expires_within_its_period(store: Store) -> None:
+    seconds = 1.0
+    process = subprocess.Popen(
+        [sys.executable, "-c", LEASE_HOLDER, store.address, store.workspace, str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **store.env},
+    )
+    assert process.stdout is not None
+    lease = store.lease(Holder.current(), 30)
+    try:
+        lock_id = process.stdout.readline().strip()
+        assert lock_id
+        assert not lease.try_acquire()  # held while its holder lives
+        holder = lease.holder()
+        assert holder is not None and holder["lockId"] == lock_id
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        # Freed with the process (file lock, database session) or once its period ran out (S3).
+        deadline = time.monotonic() + seconds + 20
+        while not lease.try_acquire():
+            assert time.monotonic() < deadline, "the dead holder's lease never expired"
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        lease.release()
+
+
+def test_a_lease_on_an_unreachable_database_is_a_state_error_without_the_password() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://reconcile:hunter2-SECRET@127.0.0.1:{port}/reconcile"
+    lease = open_backend(url, "default").lease(Holder.current(), 30)
+    with pytest.raises(StateError) as caught:
+        lease.try_acquire()
+    assert "SECRET" not in str(caught.value) and f"127.0.0.1:{port}" in str(caught.value)
+    assert lease.holder() is None
+    lease.release()

@@ -17,7 +17,7 @@ import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.state.backend import Holder
-from reconciler.watch.lease import LocalLease
+from reconciler.state.local import LocalLease
 from tests.cli_helpers import SECRET_ENV, writes
 from tests.conftest import Emulator
 from tests.watch_helpers import (

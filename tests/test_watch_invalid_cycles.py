@@ -13,8 +13,8 @@ import jsonschema
 
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.state.backend import Holder
+from reconciler.state.local import LocalLease
 from reconciler.watch import Watcher, WatchOptions, WatchStatus
-from reconciler.watch.lease import LocalLease
 from reconciler.watch.loop import Target
 from reconciler.watch.server import render_page
 from reconciler.watch.status import ResourceRow, ResourceState, iso

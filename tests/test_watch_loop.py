@@ -20,8 +20,8 @@ from reconciler.metrics import RunRecord
 from reconciler.model.errors import ConfigError, Location, ManifestError, ManifestErrors
 from reconciler.plan.scope import Scope
 from reconciler.state.backend import Holder
+from reconciler.state.local import LocalLease
 from reconciler.watch import CycleResult, Watcher, WatchOptions, WatchStatus
-from reconciler.watch.lease import LocalLease
 from reconciler.watch.loop import Target
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle

@@ -1,9 +1,9 @@
 """``reconcile get``: show live objects (read-only) as aligned tables, or JSON/YAML for scripts.
 
 Services, backups, a service's reverse private endpoints (or one), a pipe, a service's pipes,
-its CDC capacity, the organization and the dashboards. Every sub-command shares one ``Reading`` (connection, organization, output):
-it makes one core call (``reconciler.inventory``) and prints the result; secrets are never
-shown.
+its CDC capacity, the organization and the dashboards. Every sub-command shares one
+``LiveView`` (connection, organization, output): it makes one core call
+(``reconciler.inventory``) and prints the result; secrets are never shown.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
 
 
 @dataclass(frozen=True)
-class Reading:
+class LiveView:
     """The flags every ``get`` command shares: connection, organization, output format."""
 
     connection: Connection
@@ -80,7 +80,7 @@ class Reading:
 
 
 def _get_options(func: Any) -> Any:
-    func = collect("reading", Reading, ("connection", "organization", "output"))(func)
+    func = collect("view", LiveView, ("connection", "organization", "output"))(func)
     return _output_option(org_option(api_options(func)))
 
 
@@ -101,12 +101,12 @@ def get() -> None:
     help="Keep services with this tag (repeatable; all must match).",
 )
 @_get_options
-def services(reading: Reading, filters: tuple[str, ...]) -> int:
+def services(view: LiveView, filters: tuple[str, ...]) -> int:
     """List the organization's services."""
     from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
-    return reading.show(
+    return view.show(
         lambda client, org: reads.list_services(client, org, filters),
         lambda found: table(views.service_rows(found), views.SERVICE_HEADERS),
     )
@@ -116,7 +116,7 @@ def services(reading: Reading, filters: tuple[str, ...]) -> int:
 @_service_option
 @click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
 @_get_options
-def backups(reading: Reading, service: str, since: str | None) -> int:
+def backups(view: LiveView, service: str, since: str | None) -> int:
     """List a service's backups, newest first."""
     from datetime import UTC, datetime
 
@@ -125,7 +125,7 @@ def backups(reading: Reading, service: str, since: str | None) -> int:
     from reconciler.plan.render import table
 
     window = parse_duration(since) if since else None
-    return reading.show(
+    return view.show(
         lambda client, org: reads.service_backups(
             client, org, service, since=window, now=datetime.now(UTC)
         ),
@@ -159,10 +159,10 @@ def _one_of_a_service(name: str, metavar: str, read: str, details: str, help: st
     @click.argument("ref", metavar=metavar)
     @_service_option
     @_get_options
-    def command(reading: Reading, service: str, ref: str) -> int:
+    def command(view: LiveView, service: str, ref: str) -> int:
         from reconciler.inventory import reads, views
 
-        return reading.show_one(getattr(reads, read), service, ref, getattr(views, details))
+        return view.show_one(getattr(reads, read), service, ref, getattr(views, details))
 
 
 for _name, _spec in _ONE_OF_A_SERVICE.items():
@@ -194,11 +194,11 @@ def _all_of_a_service(name: str, read: str, rows: str, headers: str, help: str) 
     @get.command(name, help=help)
     @_service_option
     @_get_options
-    def command(reading: Reading, service: str) -> int:
+    def command(view: LiveView, service: str) -> int:
         from reconciler.inventory import reads, views
         from reconciler.plan.render import table
 
-        return reading.show(
+        return view.show(
             lambda client, org: getattr(reads, read)(client, org, service),
             lambda found: table(getattr(views, rows)(found), getattr(views, headers)),
         )
@@ -211,11 +211,11 @@ for _name, _list in _ALL_OF_A_SERVICE.items():
 @get.command("cdc-scaling")
 @_service_option
 @_get_options
-def cdc_scaling(reading: Reading, service: str) -> int:
+def cdc_scaling(view: LiveView, service: str) -> int:
     """Show a service's CDC capacity (once it has a database pipe)."""
     from reconciler.inventory import reads, views
 
-    return reading.show(
+    return view.show(
         lambda client, org: reads.service_cdc_scaling(client, org, service),
         lambda found: views.details_text(views.cdc_scaling_details(found)),
     )
@@ -223,11 +223,11 @@ def cdc_scaling(reading: Reading, service: str) -> int:
 
 @get.command("organization")
 @_get_options
-def organization(reading: Reading) -> int:
+def organization(view: LiveView) -> int:
     """Show the organization (needs the server's organization GET)."""
     from reconciler.inventory import reads, views
 
-    return reading.show(
+    return view.show(
         reads.get_organization,
         lambda found: views.details_text(views.organization_details(found)),
     )
@@ -235,13 +235,13 @@ def organization(reading: Reading) -> int:
 
 @get.command("dashboards")
 @_get_options
-def dashboards(reading: Reading) -> int:
+def dashboards(view: LiveView) -> int:
     """List the dashboards (needs the server's dashboard list)."""
     from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
     # Dashboards belong to the token's organization: no organization id is needed.
-    return reading.show(
+    return view.show(
         lambda client, org: reads.get_dashboards(client),
         lambda found: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS),
         need_org=False,

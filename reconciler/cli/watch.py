@@ -148,7 +148,7 @@ def watch(
     from reconciler.cli.common import run
     from reconciler.cli.environments import announce_environment
     from reconciler.state.backend import Holder
-    from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, open_lease, run_watch
+    from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, run_watch
     from reconciler.watch.run import parse_listen
 
     parse_listen(listen)  # a malformed address fails before anything else
@@ -164,10 +164,10 @@ def watch(
         lock_timeout=lock_timeout,
     )
     holder = Holder.current("reconcile watch")
-    lease = open_lease(scope.state, scope.workspace, holder, lease_seconds)
     backend = scope.backend()
     try:
         description = backend.description
+        lease = backend.lease(holder, lease_seconds)  # it keeps a connection of its own
     finally:
         backend.close()
     status = WatchStatus(

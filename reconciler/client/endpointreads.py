@@ -20,7 +20,6 @@ from reconciler.model.errors import (
     AuthenticationFailed,
     BadRequest,
     Unsupported,
-    suggest,
 )
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
@@ -59,11 +58,12 @@ class ServiceReader:
                     return
                 progress(1)
                 live.services[org] = listed
-            names: dict[str, list[str]] = {}
-            for service in listed:
-                names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
             for resource in members:
-                services[resource.key] = _service_of(org, str(resource.spec.get("service")), names)
+                name = str(resource.spec.get("service"))
+                found = reads.find_service(listed, name, org, instead="use serviceId")
+                services[resource.key] = (
+                    found if isinstance(found, str) else (org, str(found["id"]))
+                )
 
         await asyncio.gather(*(resolve(org, members) for org, members in by_org.items()))
         return services
@@ -134,14 +134,3 @@ class ServiceReader:
             live.cdc[resource.key] = ServiceCdc(*where, live=found)
 
         await asyncio.gather(*(read(r) for r in manifests))
-
-
-def _service_of(org: str, name: str, names: dict[str, list[str]]) -> tuple[str, str] | str:
-    """Return (organization, service id) for a service name, or why it cannot be told."""
-    found = names.get(name, [])
-    if len(found) == 1:
-        return org, found[0]
-    if found:
-        return f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
-    known = ", ".join(sorted(names)) or "none"
-    return f"service {name!r} not found in organization {org}{suggest(name, names)} (services: {known})"

@@ -28,7 +28,6 @@ from reconciler.model.errors import (
     AuthenticationFailed,
     NotFound,
     Unsupported,
-    suggest,
 )
 from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.json import JsonObject, as_items, as_mapping
@@ -226,30 +225,17 @@ class PipeReader:
                         self._observed(resource, Observed(error=str(exc)))
                     return
                 self.progress(1)
-            names: dict[str, list[str]] = {}
-            for service in services:
-                names.setdefault(str(service.get("name")), []).append(str(service.get("id")))
+            by_name: dict[str, JsonObject | str] = {}  # thousands of pipes, a few services
             for resource in members:
                 name = str(resource.spec.get("service"))
-                found = names.get(name, [])
-                if len(found) == 1:
-                    self.live.pipe_ids[resource.key] = self.binder.ids(resource, org, found[0])
-                elif not found:
-                    known = ", ".join(sorted(names)) or "none"
-                    self._observed(
-                        resource,
-                        Observed(
-                            error=f"service {name!r} not found in organization {org}"
-                            f"{suggest(name, names)} (services: {known})"
-                        ),
-                    )
+                if name not in by_name:
+                    by_name[name] = reads.find_service(services, name, org, instead="use serviceId")
+                found = by_name[name]
+                if isinstance(found, str):
+                    self._observed(resource, Observed(error=found))
                 else:
-                    self._observed(
-                        resource,
-                        Observed(
-                            error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
-                        ),
-                    )
+                    ids = self.binder.ids(resource, org, str(found["id"]))
+                    self.live.pipe_ids[resource.key] = ids
 
         await asyncio.gather(*(resolve(org, members) for org, members in need_names.items()))
 

@@ -25,12 +25,12 @@ from typing import Any
 from reconciler.client import reads as client_reads
 from reconciler.client.api import Client
 from reconciler.inventory.reads import (
+    find_pipe,
     get_dashboards,
     get_organization,
-    get_pipe,
-    list_pipes,
     list_services,
     pick_service,
+    pipe_list,
     resolve_service,
     source_kind,
 )
@@ -336,15 +336,10 @@ async def collect(client: Client, org: str, options: ExportOptions) -> list[Docu
             # Chosen by id: a manifest bound by name needs the service's real name.
             service = pick_service(await list_services(client, org), service_id, org)
         if options.pipe_ids:
-            pipes = [await get_pipe(client, org, service_id, p) for p in options.pipe_ids]
+            pipes = [await find_pipe(client, org, service_id, p) for p in options.pipe_ids]
         else:
-            listed = await list_pipes(client, org, service_id)
-            if listed is None:
-                raise ConfigError(
-                    "the server does not list the pipes of a service (GET …/pipes answered 404): "
-                    "name the pipes to export with --pipe ID"
-                )
-            pipes = listed
+            instead = "name the pipes to export with --pipe ID"
+            pipes = await pipe_list(client, org, service_id, instead=instead)
         names = unique_names([str(p.get("name") or p.get("id")) for p in pipes], "pipe")
         by_name = str(service.get("name")) if options.by_name else None
         # Chosen by name (a unique one: resolve_service refuses an ambiguous name): keep the name.

@@ -24,7 +24,7 @@ from reconciler.client.api import Client
 from reconciler.client.paths import DASHBOARDS_PATH, PipeIds, organization_path
 from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
-from reconciler.model.errors import ConfigError, Unsupported, suggest
+from reconciler.model.errors import ConfigError, Unsupported
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
@@ -134,49 +134,17 @@ async def resolve_service(client: Client, org: str, ref: str) -> JsonObject:
 
 
 def pick_service(services: Sequence[JsonObject], ref: str, org: str) -> JsonObject:
-    """Find one service by id or name in a services list, or explain why not."""
-    found = [dict(s) for s in services if ref in (s.get("id"), s.get("name"))]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        known = ", ".join(sorted(str(s.get("name")) for s in services)) or "none"
-        hint = suggest(ref, (s.get("name") for s in services))
-        raise ConfigError(
-            f"service {ref!r} not found in organization {org}{hint} (services: {known})"
-        )
-    raise ConfigError(f"service name {ref!r} is ambiguous ({len(found)} services); use its id")
+    """Find one service by id or name in a services list, else raise ``ConfigError`` saying why."""
+    found = reads.find_service(services, ref, org, instead="use its id")
+    if isinstance(found, str):
+        raise ConfigError(found)
+    return dict(found)
 
 
 async def list_backups(client: Client, org: str, service_id: str) -> list[JsonObject]:
     """Return a service's backups, newest first."""
     items = await reads.list_backups(client, org, service_id)
     return sorted(items, key=lambda b: utc_iso(b.get("startedAt")), reverse=True)
-
-
-async def list_pipes(client: Client, org: str, service_id: str) -> list[JsonObject] | None:
-    """Return every pipe of a service, or None when the server has no pipe list."""
-    try:
-        return await reads.list_pipes(client, org, service_id)
-    except Unsupported:
-        return None
-
-
-async def get_pipe(client: Client, org: str, service_id: str, ref: str) -> JsonObject:
-    """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
-    if is_uuid(ref):
-        return await reads.get_pipe(client, PipeIds(org, service_id, ref), name=ref)
-    pipes = await list_pipes(client, org, service_id)
-    if pipes is None:
-        raise ConfigError(
-            f"cannot resolve pipe name {ref!r}: the server does not list the pipes of a service "
-            "(GET …/pipes answered 404); give the pipe by id"
-        )
-    found = [p for p in pipes if p.get("name") == ref]
-    if len(found) != 1:
-        known = ", ".join(sorted(str(p.get("name")) for p in pipes)) or "none"
-        what = "not found" if not found else f"ambiguous ({len(found)} pipes); use its id"
-        raise ConfigError(f"pipe {ref!r} {what} in service {service_id} (pipes: {known})")
-    return found[0]
 
 
 async def get_organization(client: Client, org: str) -> JsonObject:
@@ -237,19 +205,44 @@ async def service_cdc_scaling(client: Client, org: str, service: str) -> JsonObj
 async def service_pipe(client: Client, org: str, service: str, pipe: str) -> JsonObject:
     """Return one pipe of a service, given by id or by name."""
     found = await resolve_service(client, org, service)
-    return await get_pipe(client, org, str(found["id"]), pipe)
+    return await find_pipe(client, org, str(found["id"]), pipe)
 
 
 async def service_pipes(client: Client, org: str, service: str) -> list[JsonObject]:
     """Return every pipe of a service; a server without the pipe list is a ``ConfigError``."""
     found = await resolve_service(client, org, service)
-    listed = await list_pipes(client, org, str(found["id"]))
-    if listed is None:
+    instead = "show one pipe by id with `reconcile get pipe ID --service …`"
+    return await pipe_list(client, org, str(found["id"]), instead=instead)
+
+
+async def pipe_list(client: Client, org: str, service_id: str, *, instead: str) -> list[JsonObject]:
+    """Return every pipe of a service; a server without the list is a ``ConfigError`` ending
+    with what to do ``instead``."""
+    try:
+        return await reads.list_pipes(client, org, service_id)
+    except Unsupported:
         raise ConfigError(
-            "the server does not list the pipes of a service (GET …/pipes answered 404): "
-            "show one pipe by id with `reconcile get pipe ID --service …`"
-        )
-    return listed
+            f"the server does not list the pipes of a service (GET …/pipes answered 404): {instead}"
+        ) from None
+
+
+async def find_pipe(client: Client, org: str, service_id: str, ref: str) -> JsonObject:
+    """Return one pipe given by id (one GET) or by name (through the service's pipe list)."""
+    if is_uuid(ref):
+        return await reads.get_pipe(client, PipeIds(org, service_id, ref), name=ref)
+    try:
+        pipes = await reads.list_pipes(client, org, service_id)
+    except Unsupported:
+        raise ConfigError(
+            f"cannot resolve pipe name {ref!r}: the server does not list the pipes of a service "
+            "(GET …/pipes answered 404); give the pipe by id"
+        ) from None
+    found = [p for p in pipes if p.get("name") == ref]
+    if len(found) != 1:
+        known = ", ".join(sorted(str(p.get("name")) for p in pipes)) or "none"
+        what = "not found" if not found else f"ambiguous ({len(found)} pipes); use its id"
+        raise ConfigError(f"pipe {ref!r} {what} in service {service_id} (pipes: {known})")
+    return found[0]
 
 
 async def backup_freshness(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, overload
 
+from reconciler.client.config import MANAGEMENT
 from reconciler.model.errors import Location
 from reconciler.model.identity import Bound
 from reconciler.model.json import JsonLike
@@ -24,9 +25,6 @@ from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash
 
 PLAN_FORMAT_VERSION = 1
-
-MANAGEMENT = "management"
-DASHBOARDS = "dashboards"
 
 
 class Op(StrEnum):

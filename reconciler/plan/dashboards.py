@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from dataclasses import replace as evolve
 from typing import Any
 
+from reconciler.client.config import DASHBOARDS
 from reconciler.client.paths import DASHBOARDS_PATH, dashboard_path
 from reconciler.model.errors import Location
 from reconciler.model.json import JsonMapping
 from reconciler.model.resources import Resource
-from reconciler.plan.actions import DASHBOARDS, Action, Op, Purpose, Request
+from reconciler.plan.actions import Action, Op, Purpose, Request
 from reconciler.plan.diff import (
     MISSING,
     ChangeKind,

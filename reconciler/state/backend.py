@@ -5,7 +5,8 @@ store: ``read`` (the document's bytes and an opaque version token, or ``None`` w
 is new), ``write`` (compare-and-set: it succeeds only if the stored version is still the one
 read, so a writer that lost its lock can never overwrite a newer state), ``acquire``/``release``
 (a lock for the whole run holding a ``Holder`` record, waited for up to ``--lock-timeout``)
-and ``unlock`` (force-removal of a lock left by a dead run, named by its lock ID).
+and ``unlock`` (force-removal of a lock left by a dead run, named by its lock ID). Each also offers the
+``watch`` lease (``lease``: one leader per workspace), built on the same store's own locking.
 
 ``reconciler.state.stores.open_backend`` picks the implementation from the ``--state`` address
 (the backends import this module, never the other way round). ``locked_state`` is the one way
@@ -31,7 +32,7 @@ from typing import Protocol, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from reconciler.model.errors import StateConflictError
-from reconciler.model.json import JsonObject
+from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import check_form
 from reconciler.state.document import State, decode, new_state
 
@@ -129,8 +130,60 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None:
-        """Release connections."""
+        """Release connections (a lease taken with ``lease`` keeps its own)."""
         ...
+
+    def lease(self, holder: Holder, seconds: float) -> Lease:
+        """Return the watch lease of this workspace, claimed for ``holder`` (see ``Lease``)."""
+        ...
+
+
+class Lease(Protocol):
+    """A renewable claim to lead one state and workspace: only its holder runs ``watch`` cycles.
+
+    Apart from the state lock (which every apply, the leader's included, still takes for each
+    write), so a CI ``apply`` and the leader coordinate exactly as two applies do. A lease is
+    freed by ``release``, and when its holder dies: at once where the store ties it to the
+    holder's process or session (a file lock, a database session), else once ``seconds`` pass
+    without a renewal. It keeps a connection of its own: closing the backend that made it does
+    not end it. Every call blocks (the drivers are synchronous): callers run them in a thread.
+    """
+
+    description: str  # printable: never holds a password
+    # True: a second replica must refuse to start (a state on this machine's disk);
+    # False: it stands by until the lease is free (a shared store).
+    exclusive: bool
+
+    def try_acquire(self) -> bool:
+        """Take or renew the lease; return whether this holder holds it now."""
+        ...
+
+    def holder(self) -> JsonObject | None:
+        """Return the current holder's record (None when the lease is free or unreadable)."""
+        ...
+
+    def release(self) -> None:
+        """Give the lease back if this holder has it (another may take it at once)."""
+        ...
+
+
+def lease_record(holder: Holder, **extra: JsonValue) -> JsonObject:
+    """Return what a lease shows of its holder: who and where, never the command line."""
+    # An option value on the command line could be a secret: the lease never shows it.
+    return {
+        "lockId": holder.lockId,
+        "user": holder.user,
+        "host": holder.host,
+        "pid": holder.pid,
+        **extra,
+    }
+
+
+def describe_holder(record: Mapping[str, object] | None) -> str:
+    """Return a lease holder's record for people: ``pid 123 on host (user name)``."""
+    if not record:
+        return "an unknown process"
+    return f"pid {record.get('pid')} on {record.get('host')} (user {record.get('user')})"
 
 
 def check_workspace(name: str) -> str:
@@ -206,10 +259,13 @@ __all__ = [
     "DEFAULT_WORKSPACE",
     "Backend",
     "Holder",
+    "Lease",
     "StateConflictError",
     "check_workspace",
+    "describe_holder",
     "holder_age",
     "is_remote",
+    "lease_record",
     "locked_state",
     "read_state",
     "redact_address",

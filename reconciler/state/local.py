@@ -10,7 +10,7 @@ an OS lock (flock: released by the kernel when a holder dies, so a dead holder's
 over at once) plus a holder record file naming the holder for the message another run prints.
 The compare-and-set version is the file's identity (inode, size, mtime): a rename always
 brings a new inode, so a file replaced behind this run's back is noticed before it is
-overwritten.
+overwritten. The watch lease (``LocalLease``) is a second file lock beside the state.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ __all__ = [
     "STATE_FORMAT_VERSION",
     "DashboardRecord",
     "LocalBackend",
+    "LocalLease",
     "State",
     "default_state_path",
     "find_project_root",
@@ -211,6 +212,54 @@ class LocalBackend:
 
     def close(self) -> None:
         """Nothing to close for a file."""
+
+    def lease(self, holder: Holder, seconds: float) -> LocalLease:
+        """Return the watch lease of this file (freed by the OS when its holder dies)."""
+        return LocalLease(self.path, holder)
+
+
+class LocalLease:
+    """The watch lease of a state file: a file lock beside it and its holder's record.
+
+    The OS releases the lock when the holder dies, so ``seconds`` plays no part; it is
+    ``exclusive``: a second watch of the same file on this machine refuses to start.
+    """
+
+    exclusive = True
+
+    def __init__(self, state: Path, holder: Holder) -> None:
+        self.path = state.with_name(state.name + ".watch.lock")
+        self.record_path = state.with_name(state.name + ".watch.json")
+        self.description = str(self.path)
+        self._holder = holder
+        self._lock: FileLock | None = None
+
+    def try_acquire(self) -> bool:
+        """Take the file lock without waiting (a no-op while held)."""
+        if self._lock is not None:
+            return True
+        from filelock import FileLock, Timeout
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.path))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        self._lock = lock
+        write_record(self.record_path, _backend.lease_record(self._holder))
+        return True
+
+    def holder(self) -> JsonObject | None:
+        """Return the record the holder wrote."""
+        return read_record(self.record_path)
+
+    def release(self) -> None:
+        """Remove the record and unlock."""
+        if self._lock is not None:
+            self.record_path.unlink(missing_ok=True)
+            self._lock.release()
+            self._lock = None
 
 
 def find_project_root(start: Path | None = None) -> Path:

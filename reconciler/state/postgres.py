@@ -10,11 +10,13 @@ do not race): ``reconcile_state`` (workspace, document, version, updated_at) and
 session advisory lock on its workspace for its whole life: the server releases it the moment
 the connection ends, so a killed runner never blocks the next one. Every write is
 ``UPDATE … WHERE version = <read>`` (or an insert that fails if a row appeared), so a writer
-that lost its lock can never overwrite a newer state.
+that lost its lock can never overwrite a newer state. The watch lease (``PostgresLease``) is a
+session advisory lock of its own key, with its holder's record in ``reconcile_watch_leases``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -28,11 +30,13 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
+from reconciler.model.json import JsonObject
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
 STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
+LEASE_TABLE = "reconcile_watch_leases"
 # Serialises the first run's CREATE TABLE among concurrent first runs.
 _SCHEMA_LOCK = 0x7265636F6E63696C  # "reconcil"
 # How long a run that gives up waits for the live holder's record to appear (see _holder_record).
@@ -56,6 +60,11 @@ CREATE TABLE IF NOT EXISTS {LOCK_TABLE} (
     holder jsonb NOT NULL,
     server_pid integer NOT NULL,
     acquired_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS {LEASE_TABLE} (
+    workspace text PRIMARY KEY,
+    holder jsonb NOT NULL,
+    renewed_at timestamptz NOT NULL DEFAULT now()
 );
 """
 
@@ -101,6 +110,7 @@ class PostgresBackend:
 
     def __init__(self, url: str, workspace: str, origin: str | None = None) -> None:
         self._url = url
+        self._origin = origin
         self.workspace = workspace
         self.description = f"{redact_address(url)} (workspace {workspace})"
         # Said when the database cannot be reached: where the URL came from (flag, variable,
@@ -257,3 +267,70 @@ class PostgresBackend:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def lease(self, holder: Holder, seconds: float) -> PostgresLease:
+        """Return the watch lease of this workspace, on a connection of its own."""
+        return PostgresLease(PostgresBackend(self._url, self.workspace, self._origin), holder)
+
+
+class PostgresLease:
+    """The watch lease: a session advisory lock of its own key, held by a connection of its own.
+
+    The server frees it the moment that connection ends (the holder died, was SIGKILLed or
+    lost the network), so a standby that polls takes over at once: ``seconds`` plays no part.
+    The holder's record is kept in ``reconcile_watch_leases`` for standbys to show.
+    """
+
+    exclusive = False
+
+    def __init__(self, db: PostgresBackend, holder: Holder) -> None:
+        self._db = db  # the lease's own session: its connection holds the advisory lock
+        self._holder = holder
+        self._key = advisory_key("watch", db.workspace)
+        self._session: psycopg.Connection[Any] | None = None  # the connection holding it
+        self.description = db.description
+
+    def try_acquire(self) -> bool:
+        """Take the advisory lock, or (holding it) prove the session that holds it is alive."""
+        try:
+            conn = self._db._connection()
+            if self._session is not conn:  # never held, or the session was lost since
+                got = self._db._run("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
+                self._session = conn if got and got[0] else None
+            if self._session is None:
+                return False
+            self._db._run(
+                f"INSERT INTO {LEASE_TABLE} (workspace, holder) VALUES (%s, %s) ON CONFLICT "
+                "(workspace) DO UPDATE SET holder = EXCLUDED.holder, renewed_at = now()",
+                (self._db.workspace, Jsonb(_backend.lease_record(self._holder))),
+            )
+            return True
+        except StateError:
+            self._drop()
+            raise
+
+    def holder(self) -> JsonObject | None:
+        """Return the record the current leader wrote (None when no session holds the lock)."""
+        try:
+            if advisory_holder_pid(self._db._run, self._key) is None:
+                return None
+            row = self._db._run(
+                f"SELECT holder FROM {LEASE_TABLE} WHERE workspace = %s", (self._db.workspace,)
+            ).fetchone()
+        except StateError:  # a standby's view only: an unreadable lease shows as unknown
+            self._drop()
+            return None
+        if row is None:
+            return None
+        return row[0] if isinstance(row[0], dict) else dict(json.loads(row[0]))
+
+    def release(self) -> None:
+        """Unlock and close the session (closing alone would release the lock too)."""
+        if self._session is not None and not self._session.closed:
+            with contextlib.suppress(StateError):
+                self._db._run("SELECT pg_advisory_unlock(%s)", (self._key,))
+        self._drop()
+
+    def _drop(self) -> None:
+        self._session = None
+        self._db.close()

@@ -9,7 +9,7 @@ random jitter apart and never overlap; after a failed cycle the next one comes s
 doubling from a second up to the interval. A manifest error ends the cycle before any request:
 nothing is ever applied from a partial set.
 
-Only the lease holder runs cycles (``reconciler.watch.lease``); a task renews the lease every
+Only the lease holder runs cycles (the state backend's ``Lease``); a task renews the lease every
 third of ``--lease`` while the loop runs. ``Watcher.stop`` ends the loop: a cycle that is only
 reading is cancelled, an apply in flight is allowed to finish (up to ``grace`` seconds) so that
 its state is saved, and the lease is released.
@@ -31,13 +31,13 @@ from reconciler.apply.results import Outcome
 from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, ApplyStatus, apply_plan
 from reconciler.client.api import ApiConfig, observe_clients
 from reconciler.metrics import RunRecord
-from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError
+from reconciler.model.errors import ManifestError, ManifestErrors, ReconcileError, StateError
 from reconciler.model.secretfiles import SecretFiles, secret_files
 from reconciler.model.secrets import variables
 from reconciler.plan.compute import PlanOptions
 from reconciler.plan.run import compute_plan, no_progress
 from reconciler.plan.scope import Scope
-from reconciler.watch.lease import Lease, describe_holder
+from reconciler.state.backend import Lease, describe_holder
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle, CycleResult, WatchStatus
 
@@ -365,9 +365,7 @@ def _variables(target: Target) -> Iterator[None]:
 
 
 async def refuse_if_held(lease: Lease) -> None:
-    """Raise ``StateLockedError``-like ``StateError`` when an exclusive lease is held elsewhere."""
-    from reconciler.model.errors import StateError
-
+    """Raise ``StateError`` naming the holder when an exclusive lease is held elsewhere."""
     if lease.exclusive and not await asyncio.to_thread(lease.try_acquire):
         holder = await asyncio.to_thread(lease.holder)
         raise StateError(
