@@ -1,4 +1,4 @@
-"""The fetcher, the planning engine and the applier as units, against the emulator app in the
+"""The refresh, the planning engine and the applier as units, against the emulator app in the
 same event loop through ``httpx.ASGITransport`` (no sockets, no CLI): what each reads and how
 often, its fallbacks on a server without the optional endpoints, and what the applier sends,
 records and reports."""
@@ -6,7 +6,9 @@ records and reports."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -14,11 +16,14 @@ import pytest
 
 from reconciler.apply.applier import Applier
 from reconciler.apply.results import Outcome
-from reconciler.client.live import Fetcher, LiveState
+from reconciler.client.live import LiveSnapshot, Observed, refresh
 from reconciler.emulator import EmulatorApp
+from reconciler.model.identity import Identities
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
-from reconciler.plan.compute import PlanOptions, plan_resources
+from reconciler.plan.compute import PlanOptions, plan_resources, wanted
+from reconciler.plan.kinds import organization_observed
+from reconciler.plan.pipebinding import observe_pipes
 from reconciler.state.document import State, new_state
 from tests.asgi_helpers import BASE, emulator_app, in_process
 from tests.seed_ids import (
@@ -45,34 +50,54 @@ def _gets(app: EmulatorApp) -> list[str]:
     return [e["path"].split("/v1/organizations/")[-1] for e in app.runtime.log]
 
 
-def _fetch(app: EmulatorApp, resources: list[Resource], **kw: Any) -> LiveState:
-    async def go() -> LiveState:
+@dataclass(frozen=True)
+class _Seen:
+    """What a refresh read, and what the planner makes of each pipe and organization."""
+
+    snapshot: LiveSnapshot
+    pipes: dict[str, Observed]
+    organizations: dict[str, Observed]
+
+
+def _fetch(app: EmulatorApp, resources: list[Resource], state: State | None = None) -> _Seen:
+    state = state or new_state("memory")
+    needs = dataclasses.replace(wanted(resources, state, PlanOptions()), dashboards=True)
+
+    async def go() -> LiveSnapshot:
         async with in_process(app) as (client, _):
-            return await Fetcher(client, **kw).fetch(resources, need_dashboards=True)
+            return await refresh(client, needs)
 
-    return asyncio.run(go())
+    snapshot = asyncio.run(go())
+    pipes = [r for r in resources if r.kind == "Pipe"]
+    seen = observe_pipes(pipes, snapshot, Identities({}, {}))
+    organizations = [r for r in resources if r.kind == "Organization"]
+    return _Seen(
+        snapshot,
+        {s.resource.key: s.observed for s in seen},
+        {r.key: organization_observed(r, snapshot, state) for r in organizations},
+    )
 
 
-def test_the_fetcher_reads_the_services_once_and_the_pipes_through_one_list() -> None:
+def test_the_refresh_reads_the_services_once_and_the_pipes_through_one_list() -> None:
     app = emulator_app()
     live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
     assert live.pipes["Pipe/orders"].live is not None
     assert live.pipes["Pipe/events"].live is not None
-    assert live.capabilities.pipes_list is True
+    assert live.snapshot.capabilities.pipes_list is True
     paths = _gets(app)
     assert paths.count(f"{ORG_ID}/services") == 1
     assert paths.count(f"{ORG_ID}/services/{ANALYTICS}/pipes") == 1
     assert not any(p.endswith(KAFKA_PIPE) for p in paths)
 
 
-def test_without_the_pipe_list_the_fetcher_reads_one_pipe_each_and_says_so() -> None:
+def test_without_the_pipe_list_the_refresh_reads_one_pipe_each_and_says_so() -> None:
     app = emulator_app(spec_only=True)
     live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
-    assert live.capabilities.pipes_list is False
+    assert live.snapshot.capabilities.pipes_list is False
     assert live.pipes["Pipe/orders"].live is not None
-    assert any("no pipe list" in note for note in live.notes)
-    assert live.capabilities.dashboards_list is False
-    assert any("no dashboard list" in note for note in live.notes)
+    assert any("no pipe list" in note for note in live.snapshot.notes)
+    assert live.snapshot.capabilities.dashboards_list is False
+    assert any("no dashboard list" in note for note in live.snapshot.notes)
 
 
 def test_a_missing_pipe_and_an_unknown_service_are_errors_of_those_pipes_only() -> None:
@@ -112,10 +137,12 @@ def test_an_organization_the_server_cannot_read_is_compared_with_recorded_values
     app = emulator_app(spec_only=True)
     org = Resource("Organization", "acme", {"organizationId": ORG_ID, "name": "Acme"}, "org.yaml")
     recorded = {"name": "Acme"}
-    live = _fetch(app, [org], organization_fallback=lambda key: recorded)
+    state = new_state("memory")
+    state.resources["Organization/acme"] = {"observed": recorded}
+    live = _fetch(app, [org], state)
     observed = live.organizations["Organization/acme"]
     assert (observed.live, observed.unknown) == (recorded, False)
-    assert live.capabilities.organization_get is False
+    assert live.snapshot.capabilities.organization_get is False
 
 
 def _memory_state() -> tuple[State, list[bytes]]:
