@@ -7,17 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from bench.manifests_gen import write_manifests
 from reconciler.apply.applier import Applier
 from reconciler.apply.results import Outcome
+from reconciler.client.api import Client
 from reconciler.client.live import LiveSnapshot, Observed, refresh
+from reconciler.client.paths import pipes_path
 from reconciler.emulator import EmulatorApp
+from reconciler.emulator.protocol import DEMO_ORG_ID
+from reconciler.emulator.seed import scale_service_id
+from reconciler.load.manifests import load_resources
 from reconciler.model.identity import Identities
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
@@ -25,7 +32,7 @@ from reconciler.plan.compute import PlanOptions, plan_resources, wanted
 from reconciler.plan.kinds import organization_observed
 from reconciler.plan.pipebinding import observe_pipes
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import BASE, emulator_app, in_process
+from tests.asgi_helpers import BASE, config, emulator_app, in_process
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -296,3 +303,80 @@ def test_a_table_mapping_removal_already_made_is_converged_once_a_re_read_shows_
     else:
         assert "paused" in " ".join(result.messages).lower()
         assert "does not exist" not in " ".join(result.messages)
+
+
+class _Canned(httpx.AsyncBaseTransport):
+    """The emulator app behind ASGI; one path gets a canned answer; the most requests ever in
+    flight at once are counted."""
+
+    def __init__(self, app: Any, fail: tuple[str, httpx.Response] | None = None) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.fail = fail
+        self.now = 0
+        self.most = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.fail is not None and request.url.path == self.fail[0]:
+            canned = self.fail[1]
+            return httpx.Response(
+                canned.status_code, headers=canned.headers, content=canned.content
+            )
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            return await self.inner.handle_async_request(request)
+        finally:
+            self.now -= 1
+
+
+def _scale_plan(
+    tmp_path: Path, transport: Callable[[EmulatorApp], _Canned], **emulator: Any
+) -> tuple[Plan, _Canned]:
+    write_manifests(tmp_path / "m", 12, 3, changed=6)
+    resources = load_resources([tmp_path / "m"], positions=True)
+    app = emulator_app(**emulator)
+
+    async def go() -> Plan:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as a:
+            reset = {"seedPipes": 12, "services": 3}
+            reply = await a.post(
+                "/_emulator/reset", json=reset, auth=("demo-key-id", "demo-key-secret")
+            )
+            reply.raise_for_status()
+        async with Client(config(parallelism=16), transport=wire) as client:
+            return await plan_resources(client, resources, new_state("memory"), PlanOptions())
+
+    wire = transport(app)
+    return asyncio.run(go()), wire
+
+
+ERROR_BODY = b'{"status": 500, "requestId": "req-boom", "error": "INTERNAL_ERROR: the list broke"}'
+LIST_FAULTS = {
+    "server error": httpx.Response(500, content=ERROR_BODY),
+    "not json": httpx.Response(200, content=b"<html>maintenance</html>"),
+    "no envelope": httpx.Response(200, content=b'{"status": 200, "items": []}'),
+    "not found": httpx.Response(404, content=b'{"status": 404, "error": "NOT_FOUND: no list"}'),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(LIST_FAULTS))
+@pytest.mark.parametrize("service", [2, 3])
+def test_a_failed_pipe_list_is_an_error_of_that_services_pipes_only(
+    tmp_path: Path, fault: str, service: int
+) -> None:
+    path = pipes_path(DEMO_ORG_ID, scale_service_id(service))
+    plan, _ = _scale_plan(tmp_path, lambda app: _Canned(app, (path, LIST_FAULTS[fault])))
+    failed = [a for a in plan.actions if a.errors]
+    assert len(failed) == 4
+    assert all(f"pipes of service {scale_service_id(service)}" in a.errors[0] for a in failed)
+    assert plan.summary()["update"] + plan.summary()["unchanged"] == 8
+
+
+def test_without_a_list_endpoint_all_services_pipes_are_read_from_one_queue(
+    tmp_path: Path,
+) -> None:
+    # 3 services of 4 pipes, parallelism 16: all 12 GETs fit at once. Reading the first
+    # service's pipes before starting the others' ran at most 4 at a time for a while.
+    plan, wire = _scale_plan(tmp_path, _Canned, spec_only=True, latency_ms=50)
+    assert wire.most == 12
+    assert not any(a.errors for a in plan.actions)

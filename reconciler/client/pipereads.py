@@ -70,16 +70,19 @@ class PipeReader:
 
     async def _lists(self, groups: dict[tuple[str, str], list[PipeNeed]]) -> None:
         """Probe the pipe list with the first service, then read the others' all at once."""
-        (first, members), rest = next(iter(groups.items())), list(groups)[1:]
-        await self._list(first, members)
+        first, *rest = groups
+        await self._list(first, groups[first], probing=True)
         if self.live.capabilities.pipes_list is False:
             # No list endpoint: every service's pipes are read one GET each, all from one queue.
-            await asyncio.gather(*(self._get(k, n) for k in rest for n in groups[k]))
+            await asyncio.gather(*(self._get(k, n) for k in groups for n in groups[k]))
             return
         await asyncio.gather(*(self._list(key, groups[key]) for key in rest))
 
-    async def _list(self, key: tuple[str, str], members: list[PipeNeed]) -> None:
-        """Read one service's list undecoded; on 404/405 (and no list seen yet) GET each pipe."""
+    async def _list(
+        self, key: tuple[str, str], members: list[PipeNeed], *, probing: bool = False
+    ) -> None:
+        """Read one service's list undecoded; on 404/405 (and no list seen yet) its pipes are
+        read one GET each (by the caller when ``probing``)."""
         try:
             decode = await reads.list_pipes_undecoded(self.client, *key)
         except AuthenticationFailed:  # the run stops: never one resource's error
@@ -91,7 +94,8 @@ class PipeReader:
             if self.live.capabilities.pipes_list is None:
                 self.live.can(pipes_list=False)
                 self.live.notes.append(NO_LIST)
-            await asyncio.gather(*(self._get(key, need) for need in members))
+            if not probing:
+                await asyncio.gather(*(self._get(key, need) for need in members))
             return
         self.live.can(pipes_list=True)
         self.progress(1)

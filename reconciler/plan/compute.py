@@ -139,16 +139,8 @@ def plan_snapshot(
     selected = select_targets(resources, options.targets)
     identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
     planned, selected = _plan_endpoints(resources, selected, snapshot, state, options)
-    pipe_bindings: dict[str, Binding] = {}
     pipes = [r for r in selected if r.kind == "Pipe" and r.key not in planned]
-    lifecycle = snapshot.capabilities.pipes_list is True
-    for seen in observe_pipes(pipes, snapshot, identities):
-        planned[seen.resource.key] = plan_seen_pipe(
-            seen, state, replace=options.replace, lifecycle=lifecycle
-        )
-        if seen.binding is not None:
-            pipe_bindings[seen.resource.key] = seen.binding
-        release(seen.resource)
+    pipe_bindings = _plan_pipes(pipes, snapshot, identities, state, options, planned, release)
     # CDC scaling after the pipes: one the plan cannot set yet may follow a pipe it creates.
     for resource in (r for r in selected if r.kind == CDC):
         found = snapshot.cdc[resource.key]
@@ -199,6 +191,28 @@ def plan_snapshot(
             plan, notes=(*plan.notes, new_state_message(blind, state, refusing=False))
         )
     return plan
+
+
+def _plan_pipes(
+    pipes: Sequence[Resource],
+    snapshot: LiveSnapshot,
+    identities: Identities,
+    state: State,
+    options: PlanOptions,
+    planned: dict[str, Action],
+    release: Callable[[Resource], None],
+) -> dict[str, Binding]:
+    """Plan each pipe into ``planned`` as its service's list is decoded; return the bindings."""
+    bindings: dict[str, Binding] = {}
+    lifecycle = snapshot.capabilities.pipes_list is True
+    for seen in observe_pipes(pipes, snapshot, identities):
+        planned[seen.resource.key] = plan_seen_pipe(
+            seen, state, replace=options.replace, lifecycle=lifecycle
+        )
+        if seen.binding is not None:
+            bindings[seen.resource.key] = seen.binding
+        release(seen.resource)
+    return bindings
 
 
 def _endpoint_manifests(
