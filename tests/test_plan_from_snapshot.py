@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from reconciler.client.livestate import Capabilities, LiveSnapshot, PipeList
+from reconciler.client.livestate import (
+    Capabilities,
+    LiveSnapshot,
+    PipeList,
+    ServiceCdc,
+    ServiceEndpoints,
+)
 from reconciler.model.errors import ApiError
 from reconciler.model.identity import Bound
 from reconciler.model.json import JsonObject
@@ -75,6 +81,25 @@ class Case:
 
 
 TARGET = {"target": {"organizationId": ORG, "serviceId": SVC}}
+ENDPOINT_SPEC = {
+    "organizationId": ORG,
+    "serviceId": SVC,
+    "description": "orders cluster",
+    "type": "MSK_MULTI_VPC",
+    "mskClusterArn": "arn:aws:kafka:us-east-1:1:cluster/orders/1",
+    "mskAuthentication": "SASL_IAM",
+}
+LIVE_ENDPOINT = {
+    **{k: v for k, v in ENDPOINT_SPEC.items() if k != "organizationId"},
+    "id": "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e51",
+    "customPrivateDnsMappings": [],
+    "status": "Ready",
+}
+ENDPOINT = Resource("ReversePrivateEndpoint", "msk-orders", ENDPOINT_SPEC, "e.yaml")
+CDC = Resource(
+    "CdcScaling", "cdc", {"organizationId": ORG, "serviceId": SVC, "replicaMemoryGb": 16}, "c.yaml"
+)
+DASHBOARD = Resource("Dashboard", "ops", {"name": "Ops", "panels": []}, "d.yaml")
 CASES = {
     "pinned-and-equal-is-unchanged": Case(
         (pipe(pipeId="pipe-1"),),
@@ -153,6 +178,34 @@ CASES = {
         {"Pipe/gone": (Op.ERROR, "503 busy")},
         state=lambda: recorded(Pipe__gone={"id": "pipe-1", "createdByUs": True, **TARGET}),
         options=PlanOptions(prune=True),
+    ),
+    "an-endpoint-is-adopted-from-its-services-list-by-description": Case(
+        (ENDPOINT,),
+        LiveSnapshot(endpoints={ENDPOINT.key: ServiceEndpoints(ORG, SVC, (LIVE_ENDPOINT,))}),
+        {ENDPOINT.key: (Op.NOOP, Bound.ADOPTED)},
+    ),
+    "an-endpoint-its-service-does-not-list-is-created": Case(
+        (ENDPOINT,),
+        LiveSnapshot(endpoints={ENDPOINT.key: ServiceEndpoints(ORG, SVC, ())}),
+        {ENDPOINT.key: (Op.CREATE, Bound.NEW)},
+    ),
+    "cdc-scaling-is-its-services-and-updated": Case(
+        (CDC,),
+        LiveSnapshot(cdc={CDC.key: ServiceCdc(ORG, SVC, live={"replicaMemoryGb": 8})}),
+        {CDC.key: (Op.UPDATE, None)},
+    ),
+    "a-dashboard-is-adopted-from-the-list-by-display-name": Case(
+        (DASHBOARD,),
+        LiveSnapshot(
+            dashboards=({"id": "d-1", "name": "Ops", "panels": []},),
+            capabilities=Capabilities(dashboards_list=True),
+        ),
+        {DASHBOARD.key: (Op.NOOP, Bound.ADOPTED)},
+    ),
+    "a-dashboard-list-error-is-each-dashboards-error": Case(
+        (DASHBOARD,),
+        LiveSnapshot(dashboards_error="dashboards: 502 bad gateway"),
+        {DASHBOARD.key: (Op.ERROR, "502 bad gateway")},
     ),
     "an-unreadable-organization-is-compared-with-recorded-values": Case(
         (Resource("Organization", "acme", {"organizationId": ORG, "name": "Acme"}, "o.yaml"),),
