@@ -48,6 +48,13 @@ class PipeSeen:
 
 def pipe_need(resource: Resource, identities: Identities) -> PipeNeed:
     """Return what the refresh reads for a pipe manifest."""
+    return dataclasses.replace(
+        _known(resource, identities), endpoint_ids=tuple(_endpoint_ids(resource))
+    )
+
+
+def _known(resource: Resource, identities: Identities) -> PipeNeed:
+    """Return where a pipe manifest is and the ids it is known by (its endpoints left out)."""
     spec = resource.spec
     pinned = spec.get("pipeId")
     record = identities.record(resource.name)
@@ -61,7 +68,6 @@ def pipe_need(resource: Resource, identities: Identities) -> PipeNeed:
         pinned=str(pinned) if pinned else "",
         recorded=(record.id or "") if record is not None else "",
         recorded_service=scope.get("serviceId") if scope is not None else None,
-        endpoint_ids=tuple(_endpoint_ids(resource)),
     )
 
 
@@ -80,7 +86,7 @@ class PipeBinder:
 
     def ids(self, resource: Resource, org: str, service: str) -> PipeIds:
         """Return where a pipe is: its pinned or recorded id (none yet: bound by name later)."""
-        return PipeIds(org, service, pipe_need(resource, self.identities).pipe_id(service))
+        return PipeIds(org, service, _known(resource, self.identities).pipe_id(service))
 
     def bind_all(self, service: str, members: list[Resource], by_id: dict[str, JsonObject]) -> None:
         """Bind each member to its live pipe by the identity rule, before any is settled.
