@@ -169,8 +169,10 @@ def plan_snapshot(
     ]
     notes = list(snapshot.notes)
     if options.prune:
-        pruned = (resources, identities, pipe_bindings, bindings, current)
-        actions.extend(_prune(*pruned, snapshot, state, options, notes))
+        bound = {b.id for b in pipe_bindings.values() if b.id}
+        actions.extend(
+            _prune(resources, identities, bound, bindings, snapshot, state, options, notes)
+        )
     else:
         notes.extend(
             retired_note(
@@ -255,22 +257,22 @@ def _pruned_kinds(options: PlanOptions) -> frozenset[str]:
 def _prune(
     resources: Sequence[Resource],
     identities: Identities,
-    pipe_bindings: Mapping[str, Binding],
+    bound: set[str],
     bindings: Mapping[str, Binding],
-    current: set[str],
     snapshot: LiveSnapshot,
     state: State,
     options: PlanOptions,
     notes: list[str],
 ) -> list[Action]:
-    """Plan ``--prune``'s deletes for each kind the run covers; say why not for the others."""
+    """Plan ``--prune``'s deletes for each kind the run covers; say why not for the others
+    (``bound``: the ids of the live pipes the manifests are bound to)."""
+    current = {r.name for r in resources if r.kind == "Dashboard"}
     actions: list[Action] = []
     if options.covers("Dashboard"):
         actions.extend(prune_dashboards(current, bindings, snapshot, state, options.targets))
     elif any(r.created_by_us for r in state.dashboards().values()):
         notes.append(prune_partial("Dashboard"))
     if options.covers("Pipe"):
-        bound = {b.id for b in pipe_bindings.values() if b.id}
         actions.extend(prune_pipes(resources, identities, bound, snapshot, state, options.targets))
     elif any(r.created_by_us for r in state.records("Pipe").values()):
         notes.append(prune_partial("Pipe"))
