@@ -4,12 +4,15 @@ server, no client, no request — and decodes one service's pipe list at a time.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import reconciler.plan
 from reconciler.client.livestate import (
     Capabilities,
     LiveSnapshot,
@@ -281,3 +284,32 @@ def test_what_a_plan_reads_is_what_its_manifests_and_state_name() -> None:
     assert [(n.key, n.id) for n in needs.retired] == [("Pipe/gone", "pipe-7")]
     assert needs.dashboards is False
     assert wanted([pipe()], state, PlanOptions()).retired == ()
+
+
+# The names through which a module could send a request: the client, the read layer, the refresh.
+SENDS = {
+    ("reconciler.client.api", "Client"),
+    ("reconciler.client", "reads"),
+    ("reconciler.client.reads", "*"),
+    ("reconciler.client.live", "refresh"),
+}
+
+
+def _senders(path: Path) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                for module, name in ((node.module, alias.name), (node.module, "*")):
+                    if (module, name) in SENDS:
+                        found.add((module, alias.name))
+        elif isinstance(node, ast.Import):
+            found.update((a.name, "*") for a in node.names if (a.name, "*") in SENDS)
+    return found
+
+
+def test_only_the_engines_entry_points_in_plan_can_send_a_request() -> None:
+    # Binding, pruning and planning are pure: the refresh is the one read, apply the one write.
+    plan = Path(reconciler.plan.__file__).parent
+    senders = {p.name for p in sorted(plan.glob("*.py")) if _senders(p)}
+    assert senders == {"compute.py", "run.py"}
