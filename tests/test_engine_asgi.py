@@ -1,4 +1,4 @@
-"""The fetcher, the planning engine and the applier as units, against the emulator app in the
+"""The refresh, the planning engine and the applier as units, against the emulator app in the
 same event loop through ``httpx.ASGITransport`` (no sockets, no CLI): what each reads and how
 often, its fallbacks on a server without the optional endpoints, and what the applier sends,
 records and reports."""
@@ -6,21 +6,33 @@ records and reports."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from bench.manifests_gen import write_manifests
 from reconciler.apply.applier import Applier
 from reconciler.apply.results import Outcome
-from reconciler.client.live import Fetcher, LiveState
+from reconciler.client.api import Client
+from reconciler.client.live import LiveSnapshot, Observed, refresh
+from reconciler.client.paths import pipes_path
 from reconciler.emulator import EmulatorApp
+from reconciler.emulator.protocol import DEMO_ORG_ID
+from reconciler.emulator.seed import scale_service_id
+from reconciler.load.manifests import load_resources
+from reconciler.model.identity import Identities
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
-from reconciler.plan.compute import PlanOptions, plan_resources
+from reconciler.plan.compute import PlanOptions, plan_resources, wanted
+from reconciler.plan.kinds import organization_observed
+from reconciler.plan.pipebinding import observe_pipes
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import BASE, emulator_app, in_process
+from tests.asgi_helpers import BASE, config, emulator_app, in_process
 from tests.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
@@ -45,34 +57,54 @@ def _gets(app: EmulatorApp) -> list[str]:
     return [e["path"].split("/v1/organizations/")[-1] for e in app.runtime.log]
 
 
-def _fetch(app: EmulatorApp, resources: list[Resource], **kw: Any) -> LiveState:
-    async def go() -> LiveState:
+@dataclass(frozen=True)
+class _Seen:
+    """What a refresh read, and what the planner makes of each pipe and organization."""
+
+    snapshot: LiveSnapshot
+    pipes: dict[str, Observed]
+    organizations: dict[str, Observed]
+
+
+def _fetch(app: EmulatorApp, resources: list[Resource], state: State | None = None) -> _Seen:
+    state = state or new_state("memory")
+    needs = dataclasses.replace(wanted(resources, state, PlanOptions()), dashboards=True)
+
+    async def go() -> LiveSnapshot:
         async with in_process(app) as (client, _):
-            return await Fetcher(client, **kw).fetch(resources, need_dashboards=True)
+            return await refresh(client, needs)
 
-    return asyncio.run(go())
+    snapshot = asyncio.run(go())
+    pipes = [r for r in resources if r.kind == "Pipe"]
+    seen = observe_pipes(pipes, snapshot, Identities({}, {}))
+    organizations = [r for r in resources if r.kind == "Organization"]
+    return _Seen(
+        snapshot,
+        {s.resource.key: s.observed for s in seen},
+        {r.key: organization_observed(r, snapshot, state) for r in organizations},
+    )
 
 
-def test_the_fetcher_reads_the_services_once_and_the_pipes_through_one_list() -> None:
+def test_the_refresh_reads_the_services_once_and_the_pipes_through_one_list() -> None:
     app = emulator_app()
     live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
     assert live.pipes["Pipe/orders"].live is not None
     assert live.pipes["Pipe/events"].live is not None
-    assert live.capabilities.pipes_list is True
+    assert live.snapshot.capabilities.pipes_list is True
     paths = _gets(app)
     assert paths.count(f"{ORG_ID}/services") == 1
     assert paths.count(f"{ORG_ID}/services/{ANALYTICS}/pipes") == 1
     assert not any(p.endswith(KAFKA_PIPE) for p in paths)
 
 
-def test_without_the_pipe_list_the_fetcher_reads_one_pipe_each_and_says_so() -> None:
+def test_without_the_pipe_list_the_refresh_reads_one_pipe_each_and_says_so() -> None:
     app = emulator_app(spec_only=True)
     live = _fetch(app, [_pipe("orders", KAFKA_PIPE), _pipe("events", OBJECT_STORAGE_PIPE)])
-    assert live.capabilities.pipes_list is False
+    assert live.snapshot.capabilities.pipes_list is False
     assert live.pipes["Pipe/orders"].live is not None
-    assert any("no pipe list" in note for note in live.notes)
-    assert live.capabilities.dashboards_list is False
-    assert any("no dashboard list" in note for note in live.notes)
+    assert any("no pipe list" in note for note in live.snapshot.notes)
+    assert live.snapshot.capabilities.dashboards_list is False
+    assert any("no dashboard list" in note for note in live.snapshot.notes)
 
 
 def test_a_missing_pipe_and_an_unknown_service_are_errors_of_those_pipes_only() -> None:
@@ -112,10 +144,12 @@ def test_an_organization_the_server_cannot_read_is_compared_with_recorded_values
     app = emulator_app(spec_only=True)
     org = Resource("Organization", "acme", {"organizationId": ORG_ID, "name": "Acme"}, "org.yaml")
     recorded = {"name": "Acme"}
-    live = _fetch(app, [org], organization_fallback=lambda key: recorded)
+    state = new_state("memory")
+    state.resources["Organization/acme"] = {"observed": recorded}
+    live = _fetch(app, [org], state)
     observed = live.organizations["Organization/acme"]
     assert (observed.live, observed.unknown) == (recorded, False)
-    assert live.capabilities.organization_get is False
+    assert live.snapshot.capabilities.organization_get is False
 
 
 def _memory_state() -> tuple[State, list[bytes]]:
@@ -269,3 +303,80 @@ def test_a_table_mapping_removal_already_made_is_converged_once_a_re_read_shows_
     else:
         assert "paused" in " ".join(result.messages).lower()
         assert "does not exist" not in " ".join(result.messages)
+
+
+class _Canned(httpx.AsyncBaseTransport):
+    """The emulator app behind ASGI; one path gets a canned answer; the most requests ever in
+    flight at once are counted."""
+
+    def __init__(self, app: Any, fail: tuple[str, httpx.Response] | None = None) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.fail = fail
+        self.now = 0
+        self.most = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.fail is not None and request.url.path == self.fail[0]:
+            canned = self.fail[1]
+            return httpx.Response(
+                canned.status_code, headers=canned.headers, content=canned.content
+            )
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            return await self.inner.handle_async_request(request)
+        finally:
+            self.now -= 1
+
+
+def _scale_plan(
+    tmp_path: Path, transport: Callable[[EmulatorApp], _Canned], **emulator: Any
+) -> tuple[Plan, _Canned]:
+    write_manifests(tmp_path / "m", 12, 3, changed=6)
+    resources = load_resources([tmp_path / "m"], positions=True)
+    app = emulator_app(**emulator)
+
+    async def go() -> Plan:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as a:
+            reset = {"seedPipes": 12, "services": 3}
+            reply = await a.post(
+                "/_emulator/reset", json=reset, auth=("demo-key-id", "demo-key-secret")
+            )
+            reply.raise_for_status()
+        async with Client(config(parallelism=16), transport=wire) as client:
+            return await plan_resources(client, resources, new_state("memory"), PlanOptions())
+
+    wire = transport(app)
+    return asyncio.run(go()), wire
+
+
+ERROR_BODY = b'{"status": 500, "requestId": "req-boom", "error": "INTERNAL_ERROR: the list broke"}'
+LIST_FAULTS = {
+    "server error": httpx.Response(500, content=ERROR_BODY),
+    "not json": httpx.Response(200, content=b"<html>maintenance</html>"),
+    "no envelope": httpx.Response(200, content=b'{"status": 200, "items": []}'),
+    "not found": httpx.Response(404, content=b'{"status": 404, "error": "NOT_FOUND: no list"}'),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(LIST_FAULTS))
+@pytest.mark.parametrize("service", [2, 3])
+def test_a_failed_pipe_list_is_an_error_of_that_services_pipes_only(
+    tmp_path: Path, fault: str, service: int
+) -> None:
+    path = pipes_path(DEMO_ORG_ID, scale_service_id(service))
+    plan, _ = _scale_plan(tmp_path, lambda app: _Canned(app, (path, LIST_FAULTS[fault])))
+    failed = [a for a in plan.actions if a.errors]
+    assert len(failed) == 4
+    assert all(f"pipes of service {scale_service_id(service)}" in a.errors[0] for a in failed)
+    assert plan.summary()["update"] + plan.summary()["unchanged"] == 8
+
+
+def test_without_a_list_endpoint_all_services_pipes_are_read_from_one_queue(
+    tmp_path: Path,
+) -> None:
+    # 3 services of 4 pipes, parallelism 16: all 12 GETs fit at once. Reading the first
+    # service's pipes before starting the others' ran at most 4 at a time for a while.
+    plan, wire = _scale_plan(tmp_path, _Canned, spec_only=True, latency_ms=50)
+    assert wire.most == 12
+    assert not any(a.errors for a in plan.actions)

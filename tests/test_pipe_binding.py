@@ -1,13 +1,13 @@
-"""The pipe binder (``client.binding``): each manifest's binding names its live pipe's id, and
+"""The pipe binder (``plan.pipebinding``): each manifest's binding names its live pipe's id, and
 holds no live pipe itself (that travels in ``Observed`` and is let go once the pipe is planned)."""
 
 from __future__ import annotations
 
-from reconciler.client.binding import PipeBinder
 from reconciler.client.paths import PipeIds
 from reconciler.model.identity import Binding, Bound, Identities
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
+from reconciler.plan.pipebinding import PipeBinder
 
 
 def bind_one(spec: JsonObject, listed: dict[str, JsonObject]) -> Binding:

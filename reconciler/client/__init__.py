@@ -1,4 +1,5 @@
 """Client stage: the one HTTP client (``api``), its request budget and limits, the one path
-builder (``paths``), the one read layer (``reads``) and the plan's bulk fetcher (``live``).
+builder (``paths``), the one read layer (``reads``) and the refresh (``live``) that reads a
+plan's ``LiveSnapshot`` in bulk.
 May import ``reconciler.model`` only.
 """

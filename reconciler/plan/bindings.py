@@ -1,9 +1,10 @@
-"""Binding manifests to live objects, and pruning what this tool created.
+"""Binding manifests to live objects, and pruning what this tool created (no request sent).
 
 The identity rule itself is ``reconciler.model.identity``; here it is applied to a run: which
 state record each pipe or dashboard manifest uses (its own, or the one a rename of its
 ``metadata.name`` moves to it), which live dashboard each dashboard manifest is bound to, and
-which created objects no current manifest is bound to any more (``--prune``).
+which created objects no current manifest is bound to any more (``--prune``): the refresh
+reads each of those (``retired_needs``) and the plan deletes the ones still there.
 """
 
 from __future__ import annotations
@@ -12,12 +13,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.client import reads
-from reconciler.client.api import Client
-from reconciler.client.live import LiveState
-from reconciler.client.paths import PipeIds
+from reconciler.client.livestate import LiveSnapshot, RetiredNeed
 from reconciler.model.endpoints import ENDPOINT
-from reconciler.model.errors import ApiError, AuthenticationFailed, Location, NotFound, PlanError
+from reconciler.model.errors import Location, PlanError
 from reconciler.model.identity import Binding, Identities, Listed, Record, bind, rename_source
 from reconciler.model.resources import Resource
 from reconciler.plan import lifecycle
@@ -31,7 +29,7 @@ from reconciler.state.document import State
 
 def bind_dashboards(
     dashboards: Sequence[Resource],
-    live: LiveState,
+    live: LiveSnapshot,
     state: State,
     current: set[str],
     *,
@@ -207,52 +205,77 @@ def retired_note(
     ]
 
 
-async def prune_pipes(
-    client: Client,
+def retired_needs(
     resources: Sequence[Resource],
     identities: Identities,
-    live: LiveState,
+    state: State,
+    targets: Sequence[str],
+    kinds: frozenset[str],
+) -> tuple[RetiredNeed, ...]:
+    """Return what ``--prune`` may delete of ``kinds`` (pipes, endpoints), for the refresh to
+    read: each object this tool created whose manifest is gone (never a pinned, adopted or
+    renamed one)."""
+    pinned = {str(r.spec["pipeId"]) for r in resources if r.kind == "Pipe" and "pipeId" in r.spec}
+    out: list[RetiredNeed] = []
+    for kind in ("Pipe", ENDPOINT):
+        if kind not in kinds:
+            continue
+        current = {r.name for r in resources if r.kind == kind}
+        moved = set(identities.renamed.values()) if kind == "Pipe" else set()
+        for name, record in sorted(state.records(kind).items()):
+            scope = record.scope or {}
+            org, service = scope.get("organizationId"), scope.get("serviceId")
+            if (
+                name in current
+                or name in moved
+                or not record.created_by_us
+                or not record.id
+                or (kind == "Pipe" and record.id in pinned)
+                or not org
+                or not service
+                or not matches_target(f"{kind}/{name}", targets)
+            ):
+                continue
+            out.append(RetiredNeed(kind, name, org, service, record.id))
+    return tuple(out)
+
+
+def prune_pipes(
+    resources: Sequence[Resource],
+    identities: Identities,
+    bound: set[str],
+    live: LiveSnapshot,
     state: State,
     targets: Sequence[str],
 ) -> list[Action]:
     """Plan deleting each pipe this tool created whose manifest is gone (never a pinned or
-    adopted one, nor one a current manifest is bound to); a pipe already gone is skipped."""
-    current = {r.name for r in resources if r.kind == "Pipe"}
-    moved = set(identities.renamed.values())
-    bound = {b.id for b in live.bindings.values() if b.id}
-    bound |= {str(r.spec["pipeId"]) for r in resources if r.kind == "Pipe" and "pipeId" in r.spec}
-    out: list[Action] = []
-    for name, record in sorted(state.records("Pipe").items()):
-        scope = record.scope or {}
-        if (
-            name in current
-            or name in moved
-            or not record.created_by_us
-            or not record.id
-            or record.id in bound
-            or not scope.get("organizationId")
-            or not scope.get("serviceId")
-            or not matches_target(f"Pipe/{name}", targets)
-        ):
-            continue
-        ids = PipeIds(scope["organizationId"], scope["serviceId"], record.id)
-        try:
-            pipe = await reads.get_pipe(client, ids, name=name)
-        except NotFound:
-            continue  # already gone
-        except AuthenticationFailed:
-            raise
-        except ApiError as exc:
-            out.append(error_action("Pipe", name, Location(state.location), str(exc)))
-            continue
-        out.append(lifecycle.plan_prune(name, record, pipe, Location(state.location)))
-    return out
+    adopted one, nor one a current manifest is bound to: ``bound``); one gone is skipped."""
+    return [
+        action
+        for need in retired_needs(resources, identities, state, targets, frozenset({"Pipe"}))
+        if need.id not in bound
+        for action in _prune_one(need, live, state)
+    ]
+
+
+def _prune_one(need: RetiredNeed, live: LiveSnapshot, state: State) -> list[Action]:
+    """Plan deleting one object the refresh read for ``--prune`` (nothing if it is gone)."""
+    found = live.retired.get(need.key)
+    where = Location(state.location)
+    if found is None:
+        return []  # already gone
+    if isinstance(found, str):
+        return [error_action(need.kind, need.name, where, found)]
+    record = state.records(need.kind)[need.name]
+    if need.kind == ENDPOINT:
+        return [plan_endpoint_prune(need.name, record, found, where)]
+    return [lifecycle.plan_prune(need.name, record, found, where)]
 
 
 def prune_dashboards(
     current: set[str],
     bindings: Mapping[str, Binding],
-    live: LiveState,
+    live: LiveSnapshot,
     state: State,
     targets: Sequence[str],
 ) -> list[Action]:
@@ -287,33 +310,11 @@ def prune_dashboards(
     return out
 
 
-async def prune_endpoints(
-    client: Client, resources: Sequence[Resource], state: State, targets: Sequence[str]
+def prune_endpoints(
+    resources: Sequence[Resource], live: LiveSnapshot, state: State, targets: Sequence[str]
 ) -> list[Action]:
     """Plan deleting each reverse private endpoint this tool created whose manifest is gone
     (never an adopted one); one already gone is skipped. Apply deletes them after the pipes."""
-    current = {r.name for r in resources if r.kind == ENDPOINT}
-    out: list[Action] = []
-    for name, record in sorted(state.records(ENDPOINT).items()):
-        scope = record.scope or {}
-        org, service = scope.get("organizationId"), scope.get("serviceId")
-        if (
-            name in current
-            or not record.created_by_us
-            or not record.id
-            or not org
-            or not service
-            or not matches_target(f"{ENDPOINT}/{name}", targets)
-        ):
-            continue
-        try:
-            live = await reads.get_endpoint(client, org, service, record.id)
-        except NotFound:
-            continue  # already gone
-        except AuthenticationFailed:
-            raise
-        except ApiError as exc:
-            out.append(error_action(ENDPOINT, name, Location(state.location), str(exc)))
-            continue
-        out.append(plan_endpoint_prune(name, record, live, Location(state.location)))
-    return out
+    empty = Identities({}, {})
+    needs = retired_needs(resources, empty, state, targets, frozenset({ENDPOINT}))
+    return [action for need in needs for action in _prune_one(need, live, state)]

@@ -1,11 +1,12 @@
-"""The planning engine: from desired resources, a client and a state to a plan.
+"""The planning engine: refresh, then a pure plan — from desired resources and a state to a plan.
 
-This is the one impure step between the pure pieces: it fetches live state through the API
-client, resolves secret references, reads the state file's records and hands everything to
-the pure planner, resource by resource. Secret references are checked before the first
-request (every unresolvable one is reported at once and nothing is sent); an error on one
-resource (an API failure) becomes an error action for that resource; the others are still
-planned.
+``plan_resources`` is the one impure step: it checks secret references before the first
+request (every unresolvable one is reported at once and nothing is sent), works out what the
+manifests need read (``wanted``), reads it through the client in one refresh
+(``client.live.refresh``: a ``LiveSnapshot``) and hands it to ``plan_snapshot``, a pure
+function of (desired, snapshot, state) that binds every manifest to its live object and plans
+it without sending anything. An error on one resource (an API failure) becomes an error
+action for that resource; the others are still planned.
 ``reconciler.plan.run.compute_plan`` wraps it as the whole of ``reconcile plan``.
 """
 
@@ -13,38 +14,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from reconciler.client.api import Client
-from reconciler.client.live import Fetcher, LiveState, Observed
+from reconciler.client.live import LiveSnapshot, Wanted, refresh
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT
-from reconciler.model.errors import ManifestError, ManifestErrors
-from reconciler.model.identity import Binding, Bound, Record
-from reconciler.model.json import JsonMapping
+from reconciler.model.errors import ManifestErrors
+from reconciler.model.identity import Binding, Identities
 from reconciler.model.resources import Resource
-from reconciler.model.secrets import SecretTree, resolve_pipe_secrets, unresolved
-from reconciler.plan.actions import Action, Op, Plan, error_action
+from reconciler.model.secrets import unresolved
+from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.bindings import (
     bind_dashboards,
     display_name,
-    held_warnings,
     pipe_identities,
     prune_dashboards,
     prune_endpoints,
     prune_partial,
     prune_pipes,
+    retired_needs,
     retired_note,
     run_files,
 )
 from reconciler.plan.cdc import creates_database_pipe, plan_cdc
-from reconciler.plan.dashboards import plan_dashboard
-from reconciler.plan.diff import SecretCheck
 from reconciler.plan.endpointrefs import endpoint_users, named_endpoints, refer
 from reconciler.plan.endpoints import plan_endpoint_manifest
-from reconciler.plan.lifecycle import made_by_lost_create, plan_create
-from reconciler.plan.planners import plan_organization, plan_pipe
-from reconciler.plan.runstate import after_create
+from reconciler.plan.kinds import plan_other, plan_seen_pipe
+from reconciler.plan.pipebinding import observe_pipes, pipe_need
 from reconciler.plan.targets import matches_target, select_actions, select_targets
 from reconciler.state.document import State
 
@@ -54,8 +52,10 @@ __all__ = [
     "display_name",
     "matches_target",
     "plan_resources",
+    "plan_snapshot",
     "select_actions",
     "select_targets",
+    "wanted",
 ]
 
 
@@ -90,103 +90,89 @@ async def plan_resources(
     manifest_paths: Sequence[str] = (),
     progress: Callable[[int], None] | None = None,
 ) -> Plan:
-    """Fetch live state and plan every selected resource.
+    """Refresh what the selected resources need, then plan them (``plan_snapshot``).
 
     Every secret reference of the selected resources is resolved first: a missing or empty
     variable or an unreadable file anywhere stops the run before its first request, with all
     of them listed (``ManifestErrors``).
     """
-    selected = select_targets(resources, options.targets)
-    missing = unresolved(selected)
+    missing = unresolved(select_targets(resources, options.targets))
     if missing:
         raise ManifestErrors(missing)
-    need_dashboards = options.prune and bool(state.dashboards())
+    snapshot = await refresh(client, wanted(resources, state, options), progress)
+    plan = plan_snapshot(resources, snapshot, state, options, release=_release)
+    return dataclasses.replace(
+        plan, requests_made=dict(client.stats.requests), manifest_paths=tuple(manifest_paths)
+    )
+
+
+def wanted(resources: Sequence[Resource], state: State, options: PlanOptions) -> Wanted:
+    """Return what the refresh must read to plan the selected ``resources``."""
+    selected = select_targets(resources, options.targets)
     identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
-    planned: dict[str, Action] = {}
-
-    def plan_now(resource: Resource) -> None:
-        # Streaming: a pipe is planned the moment its live object (or error) is in, while the
-        # other requests are still in flight; then its live object and position map are let go.
-        key = resource.key
-        planned[key] = plan_resource(resource, fetcher.live, state, options)
-        fetcher.live.pipes.pop(key, None)
-        # ``Releasable`` by duck typing: a runtime protocol check costs ~5 µs a pipe.
-        release = getattr(resource.locator, "release", None)
-        if release is not None:
-            release()
-
-    fetcher = Fetcher(
-        client,
-        organization_fallback=state.organization_values,
-        progress=progress,
-        on_pipe=plan_now,
-        identities=identities,
-    )
-    # Endpoints first: the pipes that name them are planned with their ids.
-    users = endpoint_users(resources)
     named = {n for r in selected for n in named_endpoints(r)}
-    endpoint_manifests = [
-        r for r in resources if r.kind == ENDPOINT and (r in selected or r.name in named)
-    ]
-    await fetcher.fetch_endpoints(endpoint_manifests)
-    records = state.records(ENDPOINT)
-    endpoint_actions = {
-        r.name: plan_endpoint_manifest(
-            r, fetcher.live.endpoints.get(r.key), records, users, replace=options.replace
-        )
-        for r in endpoint_manifests
-    }
-    planned.update({a.key: a for a in endpoint_actions.values()})
-    selected, unresolved_pipes = refer(selected, endpoint_actions)
-    planned.update(unresolved_pipes)
-    live = await fetcher.fetch(
-        [r for r in selected if r.key not in unresolved_pipes], need_dashboards=need_dashboards
+    return Wanted(
+        pipes=tuple(pipe_need(r, identities) for r in selected if r.kind == "Pipe"),
+        endpoints=tuple(_endpoint_manifests(resources, selected, named)),
+        cdc=tuple(r for r in selected if r.kind == CDC),
+        organizations=tuple(r for r in selected if r.kind == "Organization"),
+        dashboards=any(r.kind == "Dashboard" for r in selected)
+        or (options.prune and bool(state.dashboards())),
+        retired=retired_needs(resources, identities, state, options.targets, _pruned_kinds(options))
+        if options.prune
+        else (),
     )
+
+
+def plan_snapshot(
+    resources: Sequence[Resource],
+    snapshot: LiveSnapshot,
+    state: State,
+    options: PlanOptions,
+    *,
+    release: Callable[[Resource], None] = lambda resource: None,
+) -> Plan:
+    """Bind and plan every selected resource from ``snapshot``: no request is sent.
+
+    ``release`` is called with each pipe once it is planned (its positions may be let go).
+    """
+    selected = select_targets(resources, options.targets)
+    identities = pipe_identities(resources, state, may_infer=options.covers("Pipe"))
+    planned, selected = _plan_endpoints(resources, selected, snapshot, state, options)
+    pipes = [r for r in selected if r.kind == "Pipe" and r.key not in planned]
+    pipe_bindings = _plan_pipes(pipes, snapshot, identities, state, options, planned, release)
     # CDC scaling after the pipes: one the plan cannot set yet may follow a pipe it creates.
-    cdc_manifests = [r for r in selected if r.kind == CDC]
-    await fetcher.fetch_cdc(cdc_manifests)
-    for resource in cdc_manifests:
-        found = live.cdc[resource.key]
+    for resource in (r for r in selected if r.kind == CDC):
+        found = snapshot.cdc[resource.key]
         creating = [a.key for a in planned.values() if creates_database_pipe(a, found.service_id)]
         planned[resource.key] = plan_cdc(resource, found, creating)
     current = {r.name for r in resources if r.kind == "Dashboard"}
     bindings = bind_dashboards(
         [r for r in selected if r.kind == "Dashboard"],
-        live,
+        snapshot,
         state,
         current,
         may_infer=options.covers("Dashboard"),
         files=run_files(resources),
     )
     # The plan keeps the manifests' order whatever order the answers came in.
-    refused = client.first_contact.refused_organizations
     actions = [
         blame_organization(
             resource,
             planned[resource.key]
             if resource.key in planned
-            else plan_resource(resource, live, state, options, bindings),
-            refused,
+            else plan_other(resource, snapshot, state, bindings, replace=options.replace),
+            snapshot.refused_organizations,
             options.organization_source,
         )
         for resource in selected
     ]
-    notes = list(live.notes)
+    notes = list(snapshot.notes)
     if options.prune:
-        if options.covers("Dashboard"):
-            actions.extend(prune_dashboards(current, bindings, live, state, options.targets))
-        elif any(r.created_by_us for r in state.dashboards().values()):
-            notes.append(prune_partial("Dashboard"))
-        if options.covers("Pipe"):
-            actions.extend(
-                await prune_pipes(client, resources, identities, live, state, options.targets)
-            )
-        elif any(r.created_by_us for r in state.records("Pipe").values()):
-            notes.append(prune_partial("Pipe"))
-        if options.covers(ENDPOINT):
-            actions.extend(await prune_endpoints(client, resources, state, options.targets))
-        elif any(r.created_by_us for r in state.records(ENDPOINT).values()):
-            notes.append(prune_partial(ENDPOINT))
+        bound = {b.id for b in pipe_bindings.values() if b.id}
+        actions.extend(
+            _prune(resources, identities, bound, bindings, snapshot, state, options, notes)
+        )
     else:
         notes.extend(
             retired_note(
@@ -198,10 +184,8 @@ async def plan_resources(
         )
     plan = Plan(
         actions=tuple(actions),
-        requests_made=dict(client.stats.requests),
-        manifest_paths=tuple(manifest_paths),
         notes=tuple(notes),
-        dashboards_listable=live.capabilities.dashboards_list,
+        dashboards_listable=snapshot.capabilities.dashboards_list,
     )
     blind = () if options.new_state else new_state_creates(plan, state)
     if blind:
@@ -211,8 +195,104 @@ async def plan_resources(
     return plan
 
 
+def _plan_pipes(
+    pipes: Sequence[Resource],
+    snapshot: LiveSnapshot,
+    identities: Identities,
+    state: State,
+    options: PlanOptions,
+    planned: dict[str, Action],
+    release: Callable[[Resource], None],
+) -> dict[str, Binding]:
+    """Plan each pipe into ``planned`` as its service's list is decoded; return the bindings."""
+    bindings: dict[str, Binding] = {}
+    lifecycle = snapshot.capabilities.pipes_list is True
+    for seen in observe_pipes(pipes, snapshot, identities):
+        planned[seen.resource.key] = plan_seen_pipe(
+            seen, state, replace=options.replace, lifecycle=lifecycle
+        )
+        if seen.binding is not None:
+            bindings[seen.resource.key] = seen.binding
+        release(seen.resource)
+    return bindings
+
+
+def _endpoint_manifests(
+    resources: Sequence[Resource], selected: Sequence[Resource], named: set[str]
+) -> list[Resource]:
+    """Return the endpoint manifests a plan reads: the selected ones and those pipes name."""
+    chosen = set(map(id, selected))
+    return [r for r in resources if r.kind == ENDPOINT and (id(r) in chosen or r.name in named)]
+
+
+def _plan_endpoints(
+    resources: Sequence[Resource],
+    selected: list[Resource],
+    snapshot: LiveSnapshot,
+    state: State,
+    options: PlanOptions,
+) -> tuple[dict[str, Action], list[Resource]]:
+    """Plan the endpoint manifests first: the pipes that name them are planned with their ids
+    (returned with their names resolved; one whose names cannot be is an error action)."""
+    users = endpoint_users(resources)
+    named = {n for r in selected for n in named_endpoints(r)}
+    records = state.records(ENDPOINT)
+    endpoint_actions = {
+        r.name: plan_endpoint_manifest(
+            r, snapshot.endpoints.get(r.key), records, users, replace=options.replace
+        )
+        for r in _endpoint_manifests(resources, selected, named)
+    }
+    planned = {a.key: a for a in endpoint_actions.values()}
+    referred, unresolved_pipes = refer(selected, endpoint_actions)
+    planned.update(unresolved_pipes)
+    return planned, referred
+
+
+def _pruned_kinds(options: PlanOptions) -> frozenset[str]:
+    """Return the kinds ``--prune`` may delete in this run (those it sees every manifest of)."""
+    return frozenset(k for k in ("Pipe", ENDPOINT) if options.covers(k))
+
+
+def _prune(
+    resources: Sequence[Resource],
+    identities: Identities,
+    bound: set[str],
+    bindings: Mapping[str, Binding],
+    snapshot: LiveSnapshot,
+    state: State,
+    options: PlanOptions,
+    notes: list[str],
+) -> list[Action]:
+    """Plan ``--prune``'s deletes for each kind the run covers; say why not for the others
+    (``bound``: the ids of the live pipes the manifests are bound to)."""
+    current = {r.name for r in resources if r.kind == "Dashboard"}
+    actions: list[Action] = []
+    if options.covers("Dashboard"):
+        actions.extend(prune_dashboards(current, bindings, snapshot, state, options.targets))
+    elif any(r.created_by_us for r in state.dashboards().values()):
+        notes.append(prune_partial("Dashboard"))
+    if options.covers("Pipe"):
+        actions.extend(prune_pipes(resources, identities, bound, snapshot, state, options.targets))
+    elif any(r.created_by_us for r in state.records("Pipe").values()):
+        notes.append(prune_partial("Pipe"))
+    if options.covers(ENDPOINT):
+        actions.extend(prune_endpoints(resources, snapshot, state, options.targets))
+    elif any(r.created_by_us for r in state.records(ENDPOINT).values()):
+        notes.append(prune_partial(ENDPOINT))
+    return actions
+
+
+def _release(resource: Resource) -> None:
+    """Let a planned pipe's position map go (``Releasable`` by duck typing: a runtime protocol
+    check costs ~5 µs a pipe)."""
+    release = getattr(resource.locator, "release", None)
+    if release is not None:
+        release()
+
+
 def blame_organization(
-    resource: Resource, action: Action, refused: set[str], default_source: str
+    resource: Resource, action: Action, refused: AbstractSet[str], default_source: str
 ) -> Action:
     """Name what chose the organization of a resource the key was refused access to.
 
@@ -257,124 +337,3 @@ def new_state_message(keys: Sequence[str], state: State, *, refusing: bool) -> s
         "--new-state if this is the first run for this organization"
         + ("; nothing was sent" if refusing else "")
     )
-
-
-def plan_resource(
-    resource: Resource,
-    live: LiveState,
-    state: State,
-    options: PlanOptions,
-    bindings: Mapping[str, Binding] | None = None,
-) -> Action:
-    """Plan one resource from what was fetched."""
-    if resource.kind == "Pipe":
-        return _plan_pipe(resource, live, state, options)
-    if resource.kind == ENDPOINT:
-        return plan_endpoint_manifest(
-            resource,
-            live.endpoints.get(resource.key),
-            state.records(ENDPOINT),
-            {},
-            replace=options.replace,
-        )
-    where = resource.locate("metadata", "name")
-    if resource.kind == "Organization":
-        observed = live.organizations.get(resource.key) or Observed(
-            error="organization was not fetched"
-        )
-        return plan_organization(resource, observed, str(resource.spec.get("organizationId")))
-    if resource.kind == "Dashboard":
-        if live.dashboards_error is not None:
-            return error_action("Dashboard", resource.name, where, live.dashboards_error)
-        binding = (bindings or {}).get(resource.name) or bind_dashboards(
-            [resource], live, state, {resource.name}
-        ).get(resource.name, Binding(Bound.NEW))
-        if binding.error is not None:
-            return error_action("Dashboard", resource.name, where, binding.error)
-        can_read = live.capabilities.dashboards_list is True
-        action = plan_dashboard(
-            resource,
-            binding.live,
-            binding.record,
-            can_read=can_read,
-            can_update=can_read,
-            replace=options.replace,
-        )
-        return dataclasses.replace(
-            action,
-            renamed_from=binding.renamed_from,
-            bound=binding.how,
-            warnings=(*action.warnings, *held_warnings("Dashboard", binding)),
-        )
-    return error_action(resource.kind, resource.name, where, f"unknown kind {resource.kind}")
-
-
-def _plan_pipe(resource: Resource, live: LiveState, state: State, options: PlanOptions) -> Action:
-    """Plan one pipe from what was fetched: by its binding, an update, create or replace."""
-    key = resource.key
-    ids = live.pipe_ids.get(key)
-    observed = live.pipes.get(key) or Observed(error="pipe was not fetched")
-    binding = live.bindings.get(key)
-    target = ids.as_dict() if ids else {}
-    where = resource.locate("metadata", "name")
-    if ids is None or observed.error is not None:
-        message = observed.error or "pipe could not be located"
-        return error_action("Pipe", resource.name, where, message, target)
-    try:
-        spec = resolve_pipe_secrets(resource)
-    except ManifestError as exc:
-        return error_action("Pipe", resource.name, where, str(exc), target)
-    recorded = binding.record if binding is not None else None
-    # A pipe created again (its recorded one is gone, or a replacement) starts afresh: its
-    # secrets are all sent, so none counts as recorded.
-    fresh = binding is not None and binding.how is Bound.NEW
-    check = SecretCheck(state.key, {} if fresh else state.fingerprints(_record_key(binding, key)))
-    renamed = binding.renamed_from if binding is not None else None
-    if binding is not None and binding.how is Bound.NEW:
-        del target["pipeId"]
-        warnings = held_warnings("Pipe", binding)
-        action = plan_create(
-            resource, spec, check, target=target, warnings=warnings, record=recorded
-        )
-        action = after_create(resource, spec, action)
-    else:
-        how = binding.how if binding is not None else None
-        # The pipe list is one of the real service's extensions: where the server has it, it
-        # has the state and scaling endpoints too (``--spec-only`` has none of them).
-        lifecycle = live.capabilities.pipes_list is True
-        action = plan_pipe(
-            resource,
-            spec,
-            observed,
-            check,
-            ids=target,
-            replace=options.replace,
-            bound=how,
-            lifecycle=lifecycle,
-        )
-        if how is Bound.ADOPTED and observed.live is not None:
-            action = _adopted(action, spec, recorded, observed.live)
-    return dataclasses.replace(action, renamed_from=renamed) if renamed else action
-
-
-def _adopted(
-    action: Action, spec: Mapping[str, SecretTree], record: Record | None, live: JsonMapping
-) -> Action:
-    """Mark an adopted pipe as this tool's own only when it is the one a lost create of this
-    tool made; say so when it takes the place of a recorded pipe of ours gone from the server."""
-    if made_by_lost_create(spec, record, live):
-        return dataclasses.replace(action, made_by_us=True)
-    if record is None or not record.id or action.operation is Op.ERROR:
-        return action
-    note = (
-        f"pipe {record.id} recorded in state no longer exists on the server; adopted pipe "
-        f"{live.get('id')} of that name, which this tool did not create (--prune never deletes it)"
-    )
-    return dataclasses.replace(action, warnings=(*action.warnings, note))
-
-
-def _record_key(binding: Binding | None, key: str) -> str:
-    """Return the state address whose fingerprints a pipe compares with (its old one if renamed)."""
-    if binding is not None and binding.renamed_from is not None:
-        return f"Pipe/{binding.renamed_from}"
-    return key
