@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.client.reads import find_service
+from reconciler.model.identity import find_service
 from tests.cli_helpers import run_cli, write_manifest
 from tests.conftest import Emulator
 from tests.seed_ids import KAFKA_PIPE, ORG_ID

@@ -21,6 +21,7 @@ from reconciler.model.errors import (
     BadRequest,
     Unsupported,
 )
+from reconciler.model.identity import find_service
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
@@ -60,7 +61,7 @@ class ServiceReader:
                 live.services[org] = listed
             for resource in members:
                 name = str(resource.spec.get("service"))
-                found = reads.find_service(listed, name, org, instead="use serviceId")
+                found = find_service(listed, name, org, instead="use serviceId")
                 services[resource.key] = (
                     found if isinstance(found, str) else (org, str(found["id"]))
                 )

@@ -18,9 +18,9 @@ from reconciler.client.api import Client
 from reconciler.client.livestate import LiveState, PipeList, PipeNeed
 from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
-from reconciler.model.json import JsonObject
+from reconciler.model.identity import find_service
 
-__all__ = ["PipeReader", "service_ids"]
+__all__ = ["PipeReader"]
 
 NO_LIST = "the server has no pipe list endpoint: pipes are read one GET each"
 
@@ -44,9 +44,10 @@ class PipeReader:
             if need.service_id is not None:
                 groups.setdefault((org, need.service_id), []).append(need)
                 continue
-            found = service_ids(self.live.services.get(org), need.service_name)
-            if len(found) == 1:
-                groups.setdefault((org, found[0]), []).append(need)
+            listed = self.live.services.get(org)
+            found = find_service(listed or (), need.service_name, org, instead="")
+            if not isinstance(found, str):
+                groups.setdefault((org, str(found["id"])), []).append(need)
         if groups:
             await self._lists(groups)
         await self._endpoint_statuses(groups)
@@ -168,8 +169,3 @@ class PipeReader:
         ids = {str(p.get("id")) for p in pipes}
         names = {str(p.get("name")) for p in pipes}
         return {n.key for n in naming if n.pipe_id(service) in ids or n.name in names}
-
-
-def service_ids(listed: Sequence[JsonObject] | None, name: str) -> list[str]:
-    """Return the ids of the services named ``name`` in an organization's list."""
-    return [str(s.get("id")) for s in listed or () if str(s.get("name")) == name]

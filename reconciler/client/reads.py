@@ -32,7 +32,7 @@ from reconciler.client.paths import (
     services_path,
 )
 from reconciler.client.responses import RequestRecord, Undecoded
-from reconciler.model.errors import ApiError, MalformedAnswer, suggest
+from reconciler.model.errors import ApiError, MalformedAnswer
 from reconciler.model.json import JsonObject
 from reconciler.model.secrets import SecretTree
 
@@ -174,27 +174,6 @@ async def list_services(client: Client, org: str, filters: Sequence[str] = ()) -
     resource = f"services of organization {org}"
     path = services_path(org, filters)
     return await _list(client, MANAGEMENT, path, SERVICES, resource, optional=False)
-
-
-def find_service(
-    services: Sequence[JsonObject], ref: str, org: str, *, instead: str
-) -> JsonObject | str:
-    """Return the one service of ``services`` named (or identified by) ``ref``, or say why none is.
-
-    The one rule for a service given by name (a manifest's ``spec.service``, ``--service``): not
-    found names the organization's services (and the likeliest one meant); several of that name
-    are ambiguous, and ``instead`` says what to give then (``use serviceId``, ``use its id``).
-    """
-    found = [s for s in services if ref in (s.get("name"), s.get("id"))]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        return f"service name {ref!r} is ambiguous ({len(found)} services); {instead}"
-    names = sorted({str(s.get("name")) for s in services})
-    known = ", ".join(names) or "none"
-    return (
-        f"service {ref!r} not found in organization {org}{suggest(ref, names)} (services: {known})"
-    )
 
 
 async def list_pipes(client: Client, org: str, service_id: str) -> list[JsonObject]:

@@ -26,6 +26,7 @@ from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
 from reconciler.model.errors import ConfigError, Unsupported
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
+from reconciler.model.identity import find_service
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
 
@@ -135,7 +136,7 @@ async def resolve_service(client: Client, org: str, ref: str) -> JsonObject:
 
 def pick_service(services: Sequence[JsonObject], ref: str, org: str) -> JsonObject:
     """Find one service by id or name in a services list, else raise ``ConfigError`` saying why."""
-    found = reads.find_service(services, ref, org, instead="use its id")
+    found = find_service(services, ref, org, instead="use its id")
     if isinstance(found, str):
         raise ConfigError(found)
     return dict(found)

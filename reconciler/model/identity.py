@@ -18,12 +18,13 @@ settles a service's pipe list) and the dashboard planner share it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 
-from reconciler.model.json import JsonMapping
+from reconciler.model.errors import suggest
+from reconciler.model.json import JsonMapping, JsonObject
 
 
 @dataclass(frozen=True)
@@ -194,3 +195,24 @@ class Identities:
         """Return each recorded id mapped to the ``metadata.name`` of the manifest holding it."""
         new_name = {old: new for new, old in self.renamed.items()}
         return {r.id: new_name.get(n, n) for n, r in self.records.items() if r.id}
+
+
+def find_service(
+    services: Sequence[JsonObject], ref: str, org: str, *, instead: str
+) -> JsonObject | str:
+    """Return the one service of ``services`` named (or identified by) ``ref``, or say why none is.
+
+    The one rule for a service given by name (a manifest's ``spec.service``, ``--service``): not
+    found names the organization's services (and the likeliest one meant); several of that name
+    are ambiguous, and ``instead`` says what to give then (``use serviceId``, ``use its id``).
+    """
+    found = [s for s in services if ref in (s.get("name"), s.get("id"))]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        return f"service name {ref!r} is ambiguous ({len(found)} services); {instead}"
+    names = sorted({str(s.get("name")) for s in services})
+    known = ", ".join(names) or "none"
+    return (
+        f"service {ref!r} not found in organization {org}{suggest(ref, names)} (services: {known})"
+    )

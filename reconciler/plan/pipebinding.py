@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 from reconciler.client.livestate import LiveSnapshot, Observed, PipeList, PipeNeed
 from reconciler.client.paths import PipeIds, pipes_path
-from reconciler.client.pipereads import service_ids
-from reconciler.model.errors import ApiError, suggest
-from reconciler.model.identity import Binding, Bound, Identities, Listed, bind
+from reconciler.model.errors import ApiError
+from reconciler.model.identity import Binding, Bound, Identities, Listed, bind, find_service
 from reconciler.model.json import JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
 
@@ -172,20 +171,10 @@ def _locate(resource: Resource, snapshot: LiveSnapshot, binder: PipeBinder) -> P
         services = snapshot.services.get(org, ())
         if isinstance(services, str):
             return Observed(error=services)
-        name = str(spec.get("service"))
-        found = service_ids(services, name)
-        if not found:
-            names = {str(s.get("name")) for s in services}
-            known = ", ".join(sorted(names)) or "none"
-            return Observed(
-                error=f"service {name!r} not found in organization {org}"
-                f"{suggest(name, names)} (services: {known})"
-            )
-        if len(found) > 1:
-            return Observed(
-                error=f"service name {name!r} is ambiguous ({len(found)} services); use serviceId"
-            )
-        ids = binder.ids(resource, org, found[0])
+        found = find_service(services, str(spec.get("service")), org, instead="use serviceId")
+        if isinstance(found, str):
+            return Observed(error=found)
+        ids = binder.ids(resource, org, str(found["id"]))
     binder.pipe_ids[resource.key] = ids
     return ids
 
