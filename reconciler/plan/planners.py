@@ -41,15 +41,14 @@ from reconciler.plan.diff import (
     SecretCheck,
     content_hash,
     diff_organization,
-    diff_pipe,
     mapping_key,
     members,
-    pipe_managed,
     present,
     project,
     secret_field_name,
 )
 from reconciler.plan.lifecycle import plan_create, plan_replace, replacement_errors
+from reconciler.plan.pipediff import diff_pipe, pipe_managed
 from reconciler.plan.rules import (
     complete_source,
     pipe_rule_errors,
@@ -121,44 +120,15 @@ def plan_pipe(
         basis.update(life.basis)
         if "state" in basis:  # a pipe on its way to a state is compared as that state
             basis["state"] = settled(str(basis["state"]))
-    errors: list[str] = replacement_errors(reasons, pinned=pinned, replace=replace)
-    for change in changes:
-        if change.kind is ChangeKind.EXPECTATION:
-            errors.append(
-                f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
-                f"{_show(change.new)}: {_expectation_hint(change, lifecycle)}"
-            )
+    errors = replacement_errors(reasons, pinned=pinned, replace=replace)
+    errors += _expectation_errors(changes, lifecycle)
     errors.extend(life.errors)
-    state = str(live.get("state", ""))
-    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
-        errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
-    for endpoint_id, status in observed.endpoint_status.items():
-        if status is None:
-            errors.append(f"reverse private endpoint {endpoint_id} does not exist")
-        elif status != "Ready":
-            errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    errors += _refusals(observed, changes)
     errors.extend(pipe_rule_errors(resource, spec, live, changes))
-
     updates = _pipe_requests(observed.path, spec, changes)
-    for request in updates:  # bodies just built here: completed before the action holds them
-        body = request.body
-        unknown = complete_source(body, spec, live) if isinstance(body, dict) else []
-        errors.extend(
-            f"{name} is required in every update of this source ({resource.locate_spec()}): "
-            "state it in the manifest"
-            for name in unknown
-        )
+    errors += _completed_sources(resource, spec, live, updates)
     requests = [*life.before, *updates, *life.after]
-    recorded = {
-        secret_field_name(c.path): fingerprint(secrets.key, c.new)
-        for c in changes
-        if secrets.key is not None
-        and present(c.new)
-        and (
-            c.kind is ChangeKind.SENSITIVE
-            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
-        )
-    }
+    recorded = _recorded_fingerprints(changes, secrets)
     stated = {secret_field_name(path) for path in secret_paths(resource)}
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
     return Action(
@@ -176,6 +146,63 @@ def plan_pipe(
         forget_secrets=tuple(sorted(k for k in secrets.recorded if k not in stated)),
         bound=bound,
     )
+
+
+def _expectation_errors(changes: Sequence[FieldChange], lifecycle: bool) -> list[str]:
+    """Name each read-only field stated in the manifest whose live value differs."""
+    return [
+        f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
+        f"{_show(change.new)}: {_expectation_hint(change, lifecycle)}"
+        for change in changes
+        if change.kind is ChangeKind.EXPECTATION
+    ]
+
+
+def _refusals(observed: Observed, changes: Sequence[FieldChange]) -> list[str]:
+    """What the service would refuse: updating a completed pipe, endpoints not Ready."""
+    errors: list[str] = []
+    state = str((observed.live or {}).get("state", ""))
+    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
+        errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
+    for endpoint_id, status in observed.endpoint_status.items():
+        if status is None:
+            errors.append(f"reverse private endpoint {endpoint_id} does not exist")
+        elif status != "Ready":
+            errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    return errors
+
+
+def _completed_sources(
+    resource: Resource,
+    spec: Mapping[str, SecretTree],
+    live: Mapping[str, Any],
+    updates: list[Request],
+) -> list[str]:
+    """Complete each update's source from the live pipe; name the fields nothing can fill."""
+    errors: list[str] = []
+    for request in updates:  # bodies just built here: completed before the action holds them
+        body = request.body
+        unknown = complete_source(body, spec, live) if isinstance(body, dict) else []
+        errors.extend(
+            f"{name} is required in every update of this source ({resource.locate_spec()}): "
+            "state it in the manifest"
+            for name in unknown
+        )
+    return errors
+
+
+def _recorded_fingerprints(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[str, str]:
+    """Return the fingerprints state records once the secrets these changes send are sent."""
+    return {
+        secret_field_name(c.path): fingerprint(secrets.key, c.new)
+        for c in changes
+        if secrets.key is not None
+        and present(c.new)
+        and (
+            c.kind is ChangeKind.SENSITIVE
+            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
+        )
+    }
 
 
 def _pipe_requests(
