@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from reconciler.load.overlays import Effective
 from reconciler.model.json import JsonObject, JsonValue
@@ -119,15 +119,16 @@ _ABSENT: Any = object()
 
 def _fields(a: Any, b: Any) -> tuple[FieldDifference, ...]:
     """Every leaf difference of ``a`` against ``b`` (same-length lists of mappings walked)."""
+    found = differences(b, a, lists=same_length_objects, absent=_ABSENT)
     return tuple(
         FieldDifference(
             format_path(path),
-            None if new is _ABSENT else new,
-            None if old is _ABSENT else old,
+            None if new is _ABSENT else cast(JsonValue, new),  # leaves of the JSON documents
+            None if old is _ABSENT else cast(JsonValue, old),
             new is not _ABSENT,
             old is not _ABSENT,
         )
-        for path, old, new in differences(b, a, lists=same_length_objects, absent=_ABSENT)
+        for path, old, new in found
     )
 
 

@@ -20,7 +20,6 @@ semantics a generic diff does not model (``plan.diff`` says which serves where).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from deepdiff import DeepDiff
 from deepdiff.helper import NotPresent
@@ -30,21 +29,22 @@ from deepdiff.operator import BaseOperator
 from reconciler.model.resources import JsonPath
 
 # Which pairs of lists are compared item by item (the others: one value).
-ListRule = Callable[[list[Any], list[Any]], bool]
-Difference = tuple[JsonPath, Any, Any]
+ListRule = Callable[[list[object], list[object]], bool]
+# A differing leaf: its path, its old value and its new one (``absent`` where a side lacks it).
+Difference = tuple[JsonPath, object, object]
 
 
-def whole_lists(old: list[Any], new: list[Any]) -> bool:
+def whole_lists(old: list[object], new: list[object]) -> bool:
     """Never walk a list: a list that differs is one difference."""
     return False
 
 
-def same_length(old: list[Any], new: list[Any]) -> bool:
+def same_length(old: list[object], new: list[object]) -> bool:
     """Walk two lists of the same length item by item."""
     return len(old) == len(new)
 
 
-def same_length_objects(old: list[Any], new: list[Any]) -> bool:
+def same_length_objects(old: list[object], new: list[object]) -> bool:
     """Walk two lists of the same length whose items are all mappings (tiles, mappings)."""
     return len(old) == len(new) and all(isinstance(x, Mapping) for x in (*old, *new))
 
