@@ -171,11 +171,12 @@ def _bind(module: Module, modules: dict[str, Module], bound: dict[str, set[str]]
 
 
 def _literal_names(value: ast.expr | None) -> list[str] | None:
-    if isinstance(value, ast.List | ast.Tuple) and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
-    ):
-        return [e.value for e in value.elts if isinstance(e, ast.Constant)]
-    return None
+    """Return the strings of a literal list or tuple (None for anything else)."""
+    if not isinstance(value, ast.List | ast.Tuple):
+        return None
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant)]
+    strings = [n for n in names if isinstance(n, str)]
+    return strings if len(strings) == len(value.elts) else None
 
 
 def defining(modules: dict[str, Module], module: str, name: str) -> tuple[str, str] | None:
