@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.model.fields import RESET_SENDS_DEFAULT, table_mapping_fields
-from reconciler.model.json import as_mapping
+from reconciler.model.json import JsonMapping, as_mapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Purpose, Request
@@ -104,7 +104,7 @@ def pipe_requests(
 def completed_sources(
     resource: Resource,
     spec: Mapping[str, SecretTree],
-    live: Mapping[str, Any],
+    live: JsonMapping,
     updates: list[Request],
 ) -> list[str]:
     """Complete each update's source from the live pipe; name the fields nothing can fill."""
