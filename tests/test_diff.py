@@ -1,5 +1,5 @@
 """Pure diff rules: managed fields, number/bool/null semantics, arrays, table mappings, secrets,
-expectations, organizations and dashboards (``reconciler.plan.diff``)."""
+expectations, organizations and dashboards (``reconciler.plan.diff``, ``reconciler.plan.pipediff``)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,10 @@ from reconciler.plan.diff import (
     content_hash,
     diff_dashboard,
     diff_organization,
-    diff_pipe,
-    leaf_differences,
     project,
     same,
 )
+from reconciler.plan.pipediff import diff_pipe
 
 KEY = b"k" * 32
 NO_SECRETS = SecretCheck(KEY, {})
@@ -593,21 +592,6 @@ def test_content_hash_ignores_key_order_and_number_formatting() -> None:
 def test_project_keeps_only_the_managed_part_of_live() -> None:
     shape = {"settings": {"engine_max_threads": 8}, "name": "x", "absent": 1}
     assert project(LIVE_KAFKA, shape) == {"settings": {"engine_max_threads": 4}, "name": "orders"}
-
-
-def test_leaf_differences_lists_changed_added_and_removed_leaves() -> None:
-    before = {"a": 1, "b": {"c": 2, "d": 3}, "e": [1]}
-    after = {"a": 1.0, "b": {"c": 5}, "e": [1, 2], "f": None}
-    assert leaf_differences(before, after) == [
-        (("b", "c"), 2, 5),
-        (("b", "d"), 3, MISSING),
-        (("e",), [1], [1, 2]),
-        (("f",), MISSING, None),
-    ]
-
-
-def test_leaf_differences_of_equal_trees_is_empty() -> None:
-    assert leaf_differences({"a": {"b": 5000}}, {"a": {"b": 5000.0}}) == []
 
 
 def test_field_change_dotted_path_brackets_non_identifier_parts() -> None:

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.model.resources import Resource
-from reconciler.plan.diff import SecretCheck, canonical, content_hash, diff_pipe, project, same
+from reconciler.plan.diff import SecretCheck, canonical, content_hash, project, same
+from reconciler.plan.pipediff import diff_pipe
 
 
 class Label(str):

@@ -828,7 +828,15 @@ def test_unconverged_checks_organization_endpoints_and_name() -> None:
 def test_unconverged_checks_dashboard_fields() -> None:
     action = dash({**DASH_SPEC, "tags": ["x"]}, live=LIVE_DASH)
     assert unconverged(action, {**LIVE_DASH, "tags": ["x"]}) == []
-    assert unconverged(action, LIVE_DASH) == ["tags differs after the write"]
+    assert unconverged(action, LIVE_DASH) == ["tags is ['prod'] after the write, expected ['x']"]
+
+
+def test_unconverged_names_the_field_inside_a_dashboard_tile_and_both_values() -> None:
+    wider = {**TILE, "w": 8}
+    action = dash({**DASH_SPEC, "tiles": [wider]}, live=LIVE_DASH)
+    # The tile's server-assigned id is not stated in the manifest: no difference.
+    assert unconverged(action, {**LIVE_DASH, "tiles": [{**wider, "id": "t-1"}]}) == []
+    assert unconverged(action, LIVE_DASH) == ["tiles[0].w is 6 after the write, expected 8"]
 
 
 def test_field_change_kinds_in_a_plan_are_those_the_plan_schema_documents() -> None:

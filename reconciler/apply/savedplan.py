@@ -29,6 +29,7 @@ from reconciler.model.errors import (
     PlanError,
     Unsupported,
 )
+from reconciler.model.nesteddiff import differences, whole_lists
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, resolve_pipe_secrets, unresolved
 from reconciler.plan.actions import Action, Op, Plan
@@ -37,7 +38,6 @@ from reconciler.plan.diff import (
     ChangeKind,
     Missing,
     content_hash,
-    leaf_differences,
     project,
 )
 from reconciler.plan.runstate import settled
@@ -75,71 +75,88 @@ async def find_stale(client: Client, plan: Plan, state: State | None = None) -> 
         if not action.has_changes:
             return
         label = f"{action.kind.lower()} {action.name}"
-        if action.operation in (Op.CREATE, Op.REPLACE) and action.kind == "Pipe":
-            await _check_pipe_create(client, action, label, state, result)
-            return
-        if action.operation in (Op.CREATE, Op.REPLACE) and action.kind == ENDPOINT:
-            _check_endpoint_create(action, label, state, result)
-            return
         if action.operation in (Op.CREATE, Op.REPLACE):
-            _check_create(action, label, dashboards, state, result)
+            await _check_create_of(client, action, label, dashboards, state, result)
             return
         if action.basis is None:
             return
         try:
-            if action.kind == "Pipe":
-                ids = PipeIds.from_target(action.target)
-                live: Any = await reads.get_pipe(client, ids, name=action.name)
-            elif action.kind == ENDPOINT:
-                org, service = action.target["organizationId"], action.target["serviceId"]
-                ident = action.target["reversePrivateEndpointId"]
-                live = await reads.get_endpoint(client, org, service, ident)
-            elif action.kind == CDC:
-                org, service = action.target["organizationId"], action.target["serviceId"]
-                live = await reads.get_cdc_scaling(client, org, service)
-            elif action.kind == "Organization":
-                org = action.target["organizationId"]
-                try:
-                    live = await reads.get_organization(client, org, name=action.name)
-                except Unsupported:
-                    return
-            else:
-                live = next(
-                    (d for d in dashboards or [] if str(d.get("id")) == action.target.get("id")),
-                    None,
-                )
-                if live is None:
-                    result.stale[action.key] = (
-                        f"stale plan for {label}: the dashboard no longer exists; run plan again"
-                    )
-                    return
+            live = await _read_live(client, action, dashboards)
         except AuthenticationFailed:  # the run stops: never one resource's error
             raise
         except ApiError as exc:
+            if isinstance(exc, Unsupported) and action.kind == "Organization":
+                return  # an organization the server cannot read: nothing to compare
             result.stale[action.key] = f"cannot re-read {label} to check the plan: {exc}"
             return
-        if isinstance(live, Mapping) and _shows_plan(action, live, state):
+        if live is None:
+            result.stale[action.key] = (
+                f"stale plan for {label}: the dashboard no longer exists; run plan again"
+            )
+            return
+        if _shows_plan(action, live, state):
             result.applied[action.key] = (
                 f"{label}: already applied (the live object shows the planned values)"
             )
             return
-        now = project(live, action.basis)
-        if action.kind == "Pipe" and isinstance(now, dict) and "state" in now:
-            # As planned: a pipe on its way to a state is compared as that state.
-            now["state"] = settled(str(now["state"]))
-        if content_hash(now) == action.basis_hash:
-            return
-        moved = leaf_differences(action.basis, now)
-        detail = "; ".join(
-            f"{'.'.join(str(p) for p in path)} changed from {_plain(before)} to {_plain(after)}"
-            for path, before, after in moved[:5]
-        )
-        result.stale[action.key] = (
-            f"stale plan for {label}: {detail or 'live object changed'} since planning; run plan again"
-        )
+        moved = _moved(action, live)
+        if moved is not None:
+            result.stale[action.key] = (
+                f"stale plan for {label}: {moved or 'live object changed'} since planning; "
+                "run plan again"
+            )
 
     await asyncio.gather(*(check(a) for a in plan.actions))
     return result
+
+
+async def _check_create_of(
+    client: Client,
+    action: Action,
+    label: str,
+    dashboards: list[dict[str, Any]] | None,
+    state: State | None,
+    result: SavedPlanCheck,
+) -> None:
+    """Check a create (or replacement) of any kind: was it applied, or made by someone else."""
+    if action.kind == "Pipe":
+        await _check_pipe_create(client, action, label, state, result)
+    elif action.kind == ENDPOINT:
+        _check_endpoint_create(action, label, state, result)
+    else:
+        _check_create(action, label, dashboards, state, result)
+
+
+async def _read_live(
+    client: Client, action: Action, dashboards: list[dict[str, Any]] | None
+) -> Mapping[str, Any] | None:
+    """Re-read the live object an update was planned against (a dashboard: None when gone)."""
+    target = action.target
+    if action.kind == "Pipe":
+        return await reads.get_pipe(client, PipeIds.from_target(target), name=action.name)
+    if action.kind == ENDPOINT:
+        org, service = target["organizationId"], target["serviceId"]
+        return await reads.get_endpoint(client, org, service, target["reversePrivateEndpointId"])
+    if action.kind == CDC:
+        return await reads.get_cdc_scaling(client, target["organizationId"], target["serviceId"])
+    if action.kind == "Organization":
+        return await reads.get_organization(client, target["organizationId"], name=action.name)
+    return next((d for d in dashboards or [] if str(d.get("id")) == target.get("id")), None)
+
+
+def _moved(action: Action, live: Mapping[str, Any]) -> str | None:
+    """Say which planned-against fields moved since planning (None: none moved)."""
+    now = project(live, action.basis)
+    if action.kind == "Pipe" and isinstance(now, dict) and "state" in now:
+        # As planned: a pipe on its way to a state is compared as that state.
+        now["state"] = settled(str(now["state"]))
+    if content_hash(now) == action.basis_hash:
+        return None
+    moved = differences(action.basis, now, lists=whole_lists, numbers_by_value=True, absent=MISSING)
+    return "; ".join(
+        f"{'.'.join(str(p) for p in path)} changed from {_plain(before)} to {_plain(after)}"
+        for path, before, after in moved[:5]
+    )
 
 
 def _shows_plan(action: Action, live: Mapping[str, Any], state: State | None) -> bool:

@@ -2,7 +2,8 @@
 
 After a write, ``unconverged`` compares the answer (the object after the update, or after
 waiting for its run state) with the planned changes; anything not shown is reported as "not
-converged". When the answer to a
+converged", each field named with the value it has and the one expected (inside a dashboard's
+tiles too: the generic nested diff of ``model.nesteddiff``). When the answer to a
 non-idempotent write was lost, ``write_visible`` tells from a re-read whether it took effect
 (so it is never blindly resent); when a table-mapping edit was refused, ``without_edits_made``
 tells from a re-read which of its edits are already made (a killed run's request that landed
@@ -18,7 +19,8 @@ from typing import Any
 
 from reconciler.model.fields import database_kind
 from reconciler.model.json import JsonMapping, JsonObject, as_items, as_mapping
-from reconciler.model.resources import JsonPath
+from reconciler.model.nesteddiff import differences, same_length_objects
+from reconciler.model.resources import JsonPath, format_path
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import Action, Op, Request
 from reconciler.plan.diff import (
@@ -115,11 +117,34 @@ def unconverged(action: Action, live: JsonMapping, *, waited: bool = True) -> li
                 problems.append(f"private endpoint {ident} is still present after the write")
     elif action.kind in ("Dashboard", "ReversePrivateEndpoint", "CdcScaling"):
         for change in action.changes:
-            if change.kind is ChangeKind.SET and not same(
-                change.new, live.get(str(change.path[0]), MISSING)
-            ):
-                problems.append(f"{change.dotted} differs after the write")
+            if change.kind is ChangeKind.SET:
+                problems += _fields_not_taken(
+                    change.path, change.new, live.get(str(change.path[0]), MISSING)
+                )
     return problems
+
+
+def _fields_not_taken(path: JsonPath, wanted: object, have: object) -> list[str]:
+    """Name each field the manifest states that ``have`` (the value after the write) lacks.
+
+    The generic nested diff, with the plan's rules: numbers by value, only the stated keys
+    (an id the server assigns is no difference), same-length lists of objects item by item.
+    """
+    return [
+        f"{format_path((*path, *inner))} is {_shown(old)} after the write, expected {_shown(new)}"
+        for inner, old, new in differences(
+            have,
+            wanted,
+            lists=same_length_objects,
+            numbers_by_value=True,
+            stated_only=True,
+            absent=MISSING,
+        )
+    ]
+
+
+def _shown(value: object) -> str:
+    return "absent" if value is MISSING else repr(value)
 
 
 def _run_state_problems(action: Action, live: Mapping[str, Any], *, waited: bool) -> list[str]:

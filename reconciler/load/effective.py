@@ -9,7 +9,9 @@ resolved here.
 ``compare`` tells how two environments' effective manifests differ, resource by resource and
 field by field: a resource present in one only, and every field whose value differs (mappings
 are walked, and lists of mappings of the same length, so a path such as ``spec.tiles[0].w``
-names the one value that differs; other lists are one value, as overlays replace them whole).
+names the one value that differs; other lists are one value, as overlays replace them whole),
+values equal only when of one JSON type (``true`` is not ``1``, ``5`` not ``5.0``): the generic
+nested diff of ``model.nesteddiff``.
 Read as a promotion from A to B, it is what B's desired state would gain, lose and change.
 """
 
@@ -17,14 +19,15 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from reconciler.load.overlays import Effective
 from reconciler.model.json import JsonObject, JsonValue
-from reconciler.model.resources import JsonPath, format_path
+from reconciler.model.nesteddiff import differences, same_length_objects
+from reconciler.model.resources import format_path
 
 FORMAT_VERSION = 1
 
@@ -114,42 +117,18 @@ class Comparison:
 _ABSENT: Any = object()
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Tell whether two JSON values are equal, ``true`` never equal to ``1`` (as ``==`` says)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def _walk(a: Any, b: Any, path: JsonPath) -> Iterator[FieldDifference]:
-    """Yield every leaf difference between ``a`` and ``b`` (mappings and lists walked)."""
-    if _same(a, b):
-        return
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            yield from _walk(a.get(key, _ABSENT), b.get(key, _ABSENT), (*path, key))
-        return
-    if (
-        isinstance(a, list)
-        and isinstance(b, list)
-        and len(a) == len(b)
-        and all(isinstance(x, dict) for x in (*a, *b))
-    ):
-        # Same-length lists of mappings (tiles, mappings): item by item; any other list is
-        # one value, as a manifest replaces it whole.
-        for i, (left, right) in enumerate(zip(a, b, strict=True)):
-            yield from _walk(left, right, (*path, i))
-        return
-    yield FieldDifference(
-        format_path(path),
-        None if a is _ABSENT else a,
-        None if b is _ABSENT else b,
-        a is not _ABSENT,
-        b is not _ABSENT,
+def _fields(a: Any, b: Any) -> tuple[FieldDifference, ...]:
+    """Every leaf difference of ``a`` against ``b`` (same-length lists of mappings walked)."""
+    found = differences(b, a, lists=same_length_objects, absent=_ABSENT)
+    return tuple(
+        FieldDifference(
+            format_path(path),
+            None if new is _ABSENT else cast(JsonValue, new),  # leaves of the JSON documents
+            None if old is _ABSENT else cast(JsonValue, old),
+            new is not _ABSENT,
+            old is not _ABSENT,
+        )
+        for path, old, new in found
     )
 
 
@@ -166,7 +145,7 @@ def compare(a_name: str, a: Sequence[Effective], b_name: str, b: Sequence[Effect
         elif ma is None and mb is not None:
             out.append(ResourceDifference(key, Presence.ONLY_B, files_b=mb.files))
         elif ma is not None and mb is not None:
-            fields = tuple(_walk(ma.document, mb.document, ()))
+            fields = _fields(ma.document, mb.document)
             if fields:
                 out.append(ResourceDifference(key, Presence.BOTH, fields, ma.files, mb.files))
             else:

@@ -8,7 +8,8 @@ before the difference. Lists of objects with a natural key (``tiles`` by ``name`
 removed and changed elements, the changed ones with their changed fields; any other list (or a
 keyed one whose keys are missing or repeated) becomes a compact line diff, one element per
 line. Elements are compared the way the plan compares them (``diff.same``: the fields the
-manifest states), so a field only the server returns is never reported as a change.
+manifest states), so a field only the server returns is never reported as a change; the
+changed fields inside an element are found by deepdiff (``model.nesteddiff``) with those rules.
 
 Pure: no I/O, no httpx, no click; renderers and the plan file call it.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from reconciler.model.nesteddiff import differences
 from reconciler.model.resources import JsonPath, format_path
 from reconciler.plan.diff import MISSING, FieldValue, same
 
@@ -79,7 +81,7 @@ def field_changes(old: object, new: object) -> tuple[ElementChange, ...]:
     """Return the changed fields of one element (e.g. a table mapping sent as remove + add)."""
     return tuple(
         ElementChange(ElementOp.CHANGED, "", path, before, after)
-        for path, before, after in _leaves(new, old, ())
+        for path, before, after in _leaves(new, old)
     )
 
 
@@ -127,8 +129,7 @@ def _keyed_changes(
             out.append(ElementChange(ElementOp.ADDED, label, new=item))
         elif not same(item, had):
             out.extend(
-                ElementChange(ElementOp.CHANGED, label, p, b, a)
-                for p, b, a in _leaves(item, had, ())
+                ElementChange(ElementOp.CHANGED, label, p, b, a) for p, b, a in _leaves(item, had)
             )
     out.extend(
         ElementChange(ElementOp.REMOVED, label, old=item)
@@ -166,19 +167,11 @@ def _line_changes(old: list[Any], new: list[Any]) -> tuple[ElementChange, ...]:
     return tuple(out)
 
 
-def _leaves(want: Any, have: Any, path: JsonPath) -> list[tuple[str, Any, Any]]:
-    """List the fields the desired value states whose live value differs (dotted, old, new)."""
-    if isinstance(want, Mapping) and isinstance(have, Mapping):
-        out: list[tuple[str, Any, Any]] = []
-        for key, value in want.items():
-            out.extend(_leaves(value, have.get(key, MISSING), (*path, key)))
-        return out
-    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
-        return [
-            leaf
-            for index, value in enumerate(want)
-            for leaf in _leaves(value, have[index], (*path, index))
-        ]
-    if have is not MISSING and same(want, have):
-        return []
-    return [(format_path(path), have, want)]
+def _leaves(want: Any, have: Any) -> list[tuple[str, Any, Any]]:
+    """List the fields the desired value states whose live value differs (dotted, old, new).
+
+    deepdiff's walk with the plan's rules: numbers by value, the desired side's keys only,
+    lists of the same length item by item (any other list is one value).
+    """
+    found = differences(have, want, numbers_by_value=True, stated_only=True, absent=MISSING)
+    return [(format_path(path), before, after) for path, before, after in found]

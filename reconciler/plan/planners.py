@@ -1,7 +1,8 @@
 """Pure planning of pipes and organizations: field changes become Actions with minimal bodies.
 
 A pipe's changes become one merge-style PATCH (two when a table is removed and added again,
-removals first, because the service refuses both in one request); an organization's become a
+removals first, because the service refuses both in one request: ``pipeupdate``); an
+organization's become a
 PATCH with ``privateEndpoints.add/remove``. Dashboards are planned in ``dashboards``. A pipe's
 run state and scaling add state-command and scaling requests around the update (``lifecycle``).
 Problems the service would refuse (read-only fields, table-mapping edits on a running pipe
@@ -20,12 +21,9 @@ from typing import Any
 from reconciler.client.live import Observed
 from reconciler.client.paths import PipeIds
 from reconciler.model.fields import (
-    RESET_SENDS_DEFAULT,
     is_secret_path,
-    table_mapping_fields,
 )
-from reconciler.model.json import as_mapping
-from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.resources import Resource
 from reconciler.model.secrets import SecretTree, fingerprint, holds_secret, secret_paths
 from reconciler.plan.actions import (
     Action,
@@ -41,26 +39,22 @@ from reconciler.plan.diff import (
     SecretCheck,
     content_hash,
     diff_organization,
-    diff_pipe,
-    mapping_key,
     members,
-    pipe_managed,
     present,
     project,
     secret_field_name,
 )
 from reconciler.plan.lifecycle import plan_create, plan_replace, replacement_errors
+from reconciler.plan.pipediff import diff_pipe, pipe_managed
+from reconciler.plan.pipeupdate import completed_sources, pipe_requests
 from reconciler.plan.rules import (
-    complete_source,
     pipe_rule_errors,
     resend_credentials,
 )
-from reconciler.plan.runstate import SCALING, after_create, plan_lifecycle, settled
+from reconciler.plan.runstate import after_create, plan_lifecycle, settled
 
 # Change kinds that write nothing through the pipe update.
 _NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING, ChangeKind.REPLACE})
-# Spec keys written through their own endpoints, never in the update body.
-_NOT_IN_UPDATE = frozenset({"state", SCALING})
 
 
 def _pipe_ids(ids: Mapping[str, str]) -> PipeIds | None:
@@ -68,17 +62,6 @@ def _pipe_ids(ids: Mapping[str, str]) -> PipeIds | None:
         return PipeIds.from_target(ids)
     except KeyError:
         return None
-
-
-def _set_in(body: dict[str, Any], path: JsonPath, value: Any) -> None:
-    node = body
-    for part in path[:-1]:
-        node = node.setdefault(str(part), {})
-    node[str(path[-1])] = value
-
-
-def _mapping_ref(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in table_mapping_fields(item) if k in item}
 
 
 def plan_pipe(
@@ -121,44 +104,15 @@ def plan_pipe(
         basis.update(life.basis)
         if "state" in basis:  # a pipe on its way to a state is compared as that state
             basis["state"] = settled(str(basis["state"]))
-    errors: list[str] = replacement_errors(reasons, pinned=pinned, replace=replace)
-    for change in changes:
-        if change.kind is ChangeKind.EXPECTATION:
-            errors.append(
-                f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
-                f"{_show(change.new)}: {_expectation_hint(change, lifecycle)}"
-            )
+    errors = replacement_errors(reasons, pinned=pinned, replace=replace)
+    errors += _expectation_errors(changes, lifecycle)
     errors.extend(life.errors)
-    state = str(live.get("state", ""))
-    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
-        errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
-    for endpoint_id, status in observed.endpoint_status.items():
-        if status is None:
-            errors.append(f"reverse private endpoint {endpoint_id} does not exist")
-        elif status != "Ready":
-            errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    errors += _refusals(observed, changes)
     errors.extend(pipe_rule_errors(resource, spec, live, changes))
-
-    updates = _pipe_requests(observed.path, spec, changes)
-    for request in updates:  # bodies just built here: completed before the action holds them
-        body = request.body
-        unknown = complete_source(body, spec, live) if isinstance(body, dict) else []
-        errors.extend(
-            f"{name} is required in every update of this source ({resource.locate_spec()}): "
-            "state it in the manifest"
-            for name in unknown
-        )
+    updates = pipe_requests(observed.path, spec, changes)
+    errors += completed_sources(resource, spec, live, updates)
     requests = [*life.before, *updates, *life.after]
-    recorded = {
-        secret_field_name(c.path): fingerprint(secrets.key, c.new)
-        for c in changes
-        if secrets.key is not None
-        and present(c.new)
-        and (
-            c.kind is ChangeKind.SENSITIVE
-            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
-        )
-    }
+    recorded = _recorded_fingerprints(changes, secrets)
     stated = {secret_field_name(path) for path in secret_paths(resource)}
     operation = Op.ERROR if errors else (Op.UPDATE if requests else Op.NOOP)
     return Action(
@@ -178,75 +132,42 @@ def plan_pipe(
     )
 
 
-def _pipe_requests(
-    path: str, spec: Mapping[str, SecretTree], changes: Sequence[FieldChange]
-) -> list[Request]:
-    if not changes:
-        return []  # most pipes of a large plan: nothing below would be built
-    body: dict[str, Any] = {}
-    for change in changes:
-        if change.path[0] in _NOT_IN_UPDATE:
-            continue  # sent through the state and scaling endpoints (``lifecycle``)
-        if change.kind in (ChangeKind.SET, ChangeKind.SENSITIVE):
-            _set_in(body, change.path, change.new)
-        elif change.kind is ChangeKind.RESET:
-            # null, except where the field's enumeration has none: then the default itself.
-            _set_in(body, change.path, change.new if change.path in RESET_SENDS_DEFAULT else None)
-    removes = [_mapping_ref(members(c.old)) for c in changes if c.kind is ChangeKind.REMOVE]
-    # The database kind whose table mappings change (one source kind per pipe).
-    kind = next(
-        (str(c.path[1]) for c in changes if c.kind in (ChangeKind.ADD, ChangeKind.REMOVE)),
-        "postgres",
-    )
-    adds = [members(c.new) for c in changes if c.kind is ChangeKind.ADD]
-    validate = as_mapping(spec.get("source")).get("validateSamples")
+def _expectation_errors(changes: Sequence[FieldChange], lifecycle: bool) -> list[str]:
+    """Name each read-only field stated in the manifest whose live value differs."""
+    return [
+        f"{change.dotted} is {_show(change.old)} but the manifest ({change.location}) expects "
+        f"{_show(change.new)}: {_expectation_hint(change, lifecycle)}"
+        for change in changes
+        if change.kind is ChangeKind.EXPECTATION
+    ]
 
-    def with_validate(b: dict[str, Any]) -> dict[str, Any]:
-        if validate is not None and "source" in b:
-            b["source"]["validateSamples"] = validate
-        return b
 
-    # The service refuses to remove and add the same table in one request: then removals
-    # go first, in a request of their own.
-    removed_tables = {mapping_key(r)[:2] for r in removes}
-    split = any(mapping_key(a)[:2] in removed_tables for a in adds)
-    requests: list[Request] = []
-    if not split:
-        if removes:
-            _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
-        if adds:
-            _set_in(body, ("source", kind, "tableMappingsToAdd"), adds)
-        if body:
-            requests.append(
-                Request(
-                    "PATCH",
-                    path,
-                    with_validate(body),
-                    idempotent=not (removes or adds),
-                    purpose=Purpose.UPDATE,
-                )
-            )
-        return requests
-    _set_in(body, ("source", kind, "tableMappingsToRemove"), removes)
-    requests.append(
-        Request(
-            "PATCH",
-            path,
-            with_validate(body),
-            idempotent=False,
-            purpose=Purpose.REMOVE_TABLE_MAPPINGS,
+def _refusals(observed: Observed, changes: Sequence[FieldChange]) -> list[str]:
+    """What the service would refuse: updating a completed pipe, endpoints not Ready."""
+    errors: list[str] = []
+    state = str((observed.live or {}).get("state", ""))
+    if state == "Completed" and any(c.kind not in _NOT_WRITES for c in changes):
+        errors.append("the pipe is Completed: the service rejects updates to a completed pipe")
+    for endpoint_id, status in observed.endpoint_status.items():
+        if status is None:
+            errors.append(f"reverse private endpoint {endpoint_id} does not exist")
+        elif status != "Ready":
+            errors.append(f"reverse private endpoint {endpoint_id} is {status}, not Ready")
+    return errors
+
+
+def _recorded_fingerprints(changes: Sequence[FieldChange], secrets: SecretCheck) -> dict[str, str]:
+    """Return the fingerprints state records once the secrets these changes send are sent."""
+    return {
+        secret_field_name(c.path): fingerprint(secrets.key, c.new)
+        for c in changes
+        if secrets.key is not None
+        and present(c.new)
+        and (
+            c.kind is ChangeKind.SENSITIVE
+            or (c.kind is ChangeKind.RESET and is_secret_path(c.path))
         )
-    )
-    requests.append(
-        Request(
-            "PATCH",
-            path,
-            with_validate({"source": {kind: {"tableMappingsToAdd": adds}}}),
-            idempotent=False,
-            purpose=Purpose.ADD_TABLE_MAPPINGS,
-        )
-    )
-    return requests
+    }
 
 
 def _shape_without_secrets(managed: Mapping[str, Any]) -> dict[str, Any]:

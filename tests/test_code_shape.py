@@ -1,0 +1,102 @@
+"""The code's shape: functions fit on a screen, every module states its public names, and the
+public surface stays within its bound.
+
+A function over 80 lines (the emulator aside: a server implementation, not the library) is
+split by job; every module of the package has an ``__all__`` (``tools/public_api.py --write``
+writes them from what the repository imports); the distinct public names over all
+``__all__``s, counted at the module that defines each, stay at most 450.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "reconciler"
+EMULATOR = PACKAGE / "emulator"
+MAX_FUNCTION_LINES = 80
+MAX_PUBLIC_NAMES = 450
+
+
+def _public_api() -> ModuleType:
+    """Import ``tools/public_api.py`` (a script, not a package) by its path."""
+    path = ROOT / "tools" / "public_api.py"
+    spec = importlib.util.spec_from_file_location("public_api", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("public_api", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _long_functions(path: Path, base: Path = ROOT) -> list[str]:
+    """Name each function of ``path`` longer than 80 lines: ``file:line name (N lines)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                where = path.relative_to(base)
+                found.append(f"{where}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_outside_the_emulator_is_longer_than_80_lines() -> None:
+    long = [
+        entry
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if EMULATOR not in path.parents
+        for entry in _long_functions(path)
+    ]
+    assert long == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    source = tmp_path / "long.py"
+    source.write_text(f"def long() -> None:\n{body}\n\ndef short() -> None:\n    pass\n")
+    assert _long_functions(source, tmp_path) == [f"long.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+def test_every_module_of_the_package_has_all() -> None:
+    api = _public_api()
+    modules = api.load_modules()
+    assert [name for name, module in modules.items() if module.all_node is None] == []
+
+
+def test_the_public_names_in_all_are_at_most_450() -> None:
+    api = _public_api()
+    modules = api.load_modules()
+    total, _emulator = api.count(api.declared_listing(modules), modules)
+    assert total <= MAX_PUBLIC_NAMES
+
+
+def test_public_names_are_counted_once_at_their_defining_module() -> None:
+    # ``reconciler``'s ``__all__`` re-exports names defined in its stages: counting the
+    # listings of the package and of the defining modules together counts each once.
+    api = _public_api()
+    modules = api.load_modules()
+    listing = {
+        "reconciler": ["ReconcileError"],
+        "reconciler.model.errors": ["ReconcileError"],
+    }
+    assert api.count(listing, modules) == (1, 0)
+
+
+def test_all_is_sorted_as_ruff_sorts_it() -> None:
+    api = _public_api()
+    names = ["render", "Plan", "MISSING", "item10", "item2", "Op", "AUTO_APPROVE"]
+    assert api.sort_names(names) == [
+        "AUTO_APPROVE",
+        "MISSING",
+        "Op",
+        "Plan",
+        "item2",
+        "item10",
+        "render",
+    ]
