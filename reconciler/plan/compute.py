@@ -159,7 +159,7 @@ async def plan_resources(
         files=run_files(resources),
     )
     # The plan keeps the manifests' order whatever order the answers came in.
-    refused = client.first_contact.refused_organizations
+    refused = client.health.refused_organizations
     actions = [
         blame_organization(
             resource,
