@@ -9,6 +9,7 @@ answers every request with a JSON envelope naming the request's target, and driv
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import gzip
 import json
@@ -16,10 +17,12 @@ import socket
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 import trustme
 
+import reconciler.client
 from reconciler.client.api import Client
 from reconciler.model.errors import ServiceUnreachable
 from tests.asgi_helpers import config as client_config
@@ -171,3 +174,20 @@ def test_an_ipv6_literal_url_connects() -> None:
                 assert await client.get("/v1/six") == {"target": "/v1/six"}
 
     asyncio.run(scenario())
+
+
+def test_the_client_writes_no_private_attribute_of_another_object() -> None:
+    # httpx's private state (``response._content``, a transport's pool) is not ours to set:
+    # a response whose body was read under the cap is built anew through httpx's public API.
+    written = []
+    for source in sorted(Path(reconciler.client.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr.startswith("_")
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    written.append(f"{source.name}:{node.lineno} {ast.unparse(target)}")
+    assert written == []
