@@ -189,11 +189,57 @@ def test_a_lowered_rate_climbs_back_by_a_quarter_per_window_without_429(
     limit = limiter(Rate(10, 10.0), clock)
     limit.refused(0.0, clock.now)
     assert limit.limit == 7
+    clean_windows(limit, clock, windows)
+    assert limit.limit == expected
+
+
+def clean_windows(limit: SlidingWindowLimiter, clock: FakeClock, windows: float) -> None:
+    """Answers without a 429 every half second for ``windows`` windows of 10 s."""
     end = clock.now + windows * 10.0
     while clock.now < end - 1e-9:
         clock.now += 0.5
         limit.admitted(clock.now)
+
+
+@pytest.mark.parametrize(
+    ("after_the_refused_raise", "expected"),
+    [(1.0, 4), (7.0, 4), (8.0, 6), (24.0, 10)],
+)
+def test_a_raise_refused_again_makes_the_next_raise_wait_eight_windows(
+    after_the_refused_raise: float, expected: int
+) -> None:
+    clock = FakeClock()
+    limit = limiter(Rate(10, 10.0), clock)
+    limit.refused(0.0, clock.now)  # 10 -> 7
+    clean_windows(limit, clock, 1.0)  # 7 -> 9: a raise
+    assert limit.limit == 9
+    clock.now += 0.5
+    burst = clock.now - 0.2
+    limit.refused(0.0, burst)  # the raise refused: 9 -> 6, and the limit is real
+    limit.refused(0.0, burst)  # (one burst: once)
+    clock.now += 0.5
+    limit.refused(0.0, clock.now)  # refused again: 6 -> 4, still eight windows
+    assert limit.limit == 4
+    clean_windows(limit, clock, after_the_refused_raise)
     assert limit.limit == expected
+
+
+def test_the_last_tenth_of_a_burst_goes_one_request_at_a_time() -> None:
+    limit = SlidingWindowLimiter(Rate(20, 60.0))
+    events: list[str] = []
+
+    async def one() -> None:
+        async with limit.slot():
+            events.append("start")
+            await asyncio.sleep(0.01)
+            events.append("answer")
+
+    async def main() -> None:
+        await asyncio.gather(*(one() for _ in range(20)))
+
+    asyncio.run(main())
+    # 18 leave together; the last two (a tenth of 20) each go alone, nothing else in flight.
+    assert events == ["start"] * 18 + ["answer"] * 18 + ["start", "answer"] * 2
 
 
 def test_answers_to_requests_started_before_the_cut_do_not_raise_it() -> None:

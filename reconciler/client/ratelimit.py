@@ -12,9 +12,15 @@ It learns from the server. A 429 holds every caller for as long as the server sa
 (``Retry-After`` / ``X-RateLimit-Reset``, parsed by the caller), and means someone else uses
 the key or the server counts differently: the number of places falls to what the server
 admitted in the last window, by at least a quarter and at most a half, once per burst (the
-429s of requests already in flight when it fell teach nothing new). The first request after
-a 429 goes alone, so a limit that is still lower refuses one request, not a burst. Each
-window of answers without a 429 gives back a quarter of the configured count, up to it.
+429s of requests already in flight when it fell teach nothing new). Each window of answers
+without a 429 gives back a quarter of the configured count, up to it, so another client's
+one-off burst costs one window; a raise refused again says the lower limit is real, and the
+next raise waits eight windows, then sixteen, up to 64.
+
+Where another client has used part of the key's window, the server refuses the requests past
+what is left, each in flight at once one more 429. So the first request after a 429, and the
+last tenth (``TAIL``) of a burst (many places free at once, as at the start of a run), go one
+at a time: the first refusal stops the rest before they are sent.
 
 ``halt`` ends every wait at once and refuses later ones with ``Interrupted``.
 """
@@ -90,6 +96,8 @@ class SlidingWindowLimiter:
     # After an answer only the clocks' granularity is left to cover (the server's check is
     # "older than the window"; a millisecond of rounding either side is plenty at 5 ms).
     ANSWER_MARGIN = 0.005
+    # The share of a burst sent one request at a time (module docstring).
+    TAIL = 0.1
 
     def __init__(
         self,
@@ -108,7 +116,11 @@ class SlidingWindowLimiter:
         self._admitted: deque[float] = deque()  # starts of requests answered without a 429
         self._last_change = float("-inf")
         self._last_cut = float("-inf")
+        self._raised = False  # the last change was a raise (refused again: the limit is real)
+        self._quiet_windows = 1  # windows without a 429 a raise waits for
         self._alone = False  # after a 429: the next request goes alone
+        self._tail = max(1, int(rate.count * self.TAIL))
+        self._bursting = False  # many places were free at once: the burst's tail goes alone
         self._halted: str | None = None
         self._changed = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -130,8 +142,14 @@ class SlidingWindowLimiter:
         after_answer = self.rate.seconds + self.ANSWER_MARGIN
         while self._answers and self._answers[0] + after_answer <= now:
             self._answers.popleft()
-        if len(self._answers) + self._in_flight < self.limit:
-            return 0.0
+        free = self.limit - len(self._answers) - self._in_flight
+        if free > self._tail:
+            self._bursting = True
+        elif free <= 0:
+            self._bursting = False
+        if free > 0:
+            tail = self._bursting and free <= self._tail
+            return float("inf") if tail and self._in_flight else 0.0
         if self._answers:
             return self._answers[0] + after_answer - now
         return float("inf")
@@ -202,10 +220,11 @@ class SlidingWindowLimiter:
         if (
             self.limit < self.rate.count
             and started >= self._last_cut
-            and now - self._last_change >= self.rate.seconds
+            and now - self._last_change >= self.rate.seconds * self._quiet_windows
         ):
             self.limit = min(self.rate.count, self.limit + max(1, self.rate.count // 4))
             self._last_change = now
+            self._raised = True
             self.raises += 1
             self._changed.set()
 
@@ -222,5 +241,8 @@ class SlidingWindowLimiter:
         admitted = sum(1 for t in self._admitted if t > now - self.rate.seconds)
         high, low = (self.limit * 3) // 4, self.limit // 2
         self.limit = max(1, min(high, max(low, admitted or high)))
+        if self._raised:  # a raise was refused: the lower limit is real
+            self._quiet_windows = min(64, max(8, self._quiet_windows * 2))
+        self._raised = False
         self._last_cut = self._last_change = now
         self.cuts += 1
