@@ -30,13 +30,13 @@ R. recovery after a 429 (issue 26 item 2): the 5b apply (1,000 changed pipes at 
    same requests sent again, right after, by a bare client in a fresh process
    (``bench/replay_floor.py``): what Python, the HTTP stack and the limit cost in this run,
    manifests, planning and the budget's margin left out.
+P8. pacing at the real limit: apply of 60 changed pipes with the emulator and the client both at
+   the real 10/10; the request phase (the emulator's first to last request) ÷ the sliding-window
+   floor 10 s × ⌊(requests − 1) ÷ 10⌋ (the n-th request can start no earlier than that), target
+   ≤ 1.02× with zero 429s; the whole apply's wall is printed beside it.
 S. a 429 storm: emulator 5/5 while the client believes 10/10; the budget must learn from the
    first 429s (wait ``X-RateLimit-Reset``, lower its rate) so later 429s are rare.
 
-H. the client's CPU per request through ``Client``: the lean transport it uses by default
-   (``reconciler/client/transport.py``) against httpx's own transport (httpcore over anyio),
-   one at a time and 16 at a time, in the same run — the row that justifies keeping the
-   hand-written transport.
 F. fixed cost: the median wall of ``plan`` of one pipe against an emulator with no latency,
    target ≤ 0.35 s, and of ``reconcile --help`` against a bare interpreter's start-up.
 
@@ -376,14 +376,12 @@ def scenario_2(quick: bool, work: Path) -> list[Row]:
 
 async def _bare_gets(emulator: Emulator, paths: list[str], workers: int) -> float:
     """Return the wall seconds of GETting ``paths`` from ``workers`` bare loops."""
-    from reconciler.client.transport import LeanTransport
-
     env = emulator.env
     queue = list(reversed(paths))
     async with httpx.AsyncClient(
         base_url=emulator.url,
         auth=(env["RECONCILE_KEY_ID"], env["RECONCILE_KEY_SECRET"]),
-        transport=LeanTransport(max_connections=workers),
+        limits=httpx.Limits(max_connections=workers),
     ) as client:
 
         async def worker() -> None:
@@ -504,7 +502,7 @@ def scenario_3(quick: bool, work: Path) -> list[Row]:
             0,
             0.0,
             [
-                "the same GETs from 16 bare workers on the lean transport (no planning, retries "
+                "the same GETs from 16 bare workers on httpx (no planning, retries "
                 "or budget) against the same emulator: the fetch phase's floor on this machine"
             ],
         )
@@ -652,6 +650,43 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
     return rows
 
 
+def scenario_real_pacing(quick: bool, work: Path) -> list[Row]:
+    """Apply of 60 changed pipes at the real 10/10 on both sides: request phase ÷ the floor."""
+    n = 60  # also with --quick: the row measures the real limit (about a minute)
+    emulator = Emulator("--seed-pipes", str(n), "--services", "3", "--rate-limit", "10/10")
+    try:
+        run = apply_all(emulator, work, n, "s8.json", "10/10")
+    finally:
+        emulator.stop()
+    requests = len(run.log)
+    times = sorted(e["time"] for e in run.log)
+    phase = times[-1] - times[0]
+    floor = 10.0 * ((requests - 1) // 10)
+    ratio = phase / floor
+    throttled = run.count(status=429)
+    writes = run.count("PATCH", 200)
+    return [
+        Row(
+            "P8 apply 10/10",
+            n,
+            requests,
+            phase,
+            f"{floor:.0f} s",
+            ratio,
+            "phase ≤ 1.02×, 0×429",
+            ratio <= 1.02 and throttled == 0 and writes == n,
+            throttled,
+            run.rss_mb,
+            [
+                f"request phase {phase:.2f} s (first to last request seen by the emulator) of "
+                f"{run.wall:.2f} s for the whole apply (whole apply ÷ floor "
+                f"{run.wall / floor:.3f}×); floor = 10 s × ⌊({requests} − 1) ÷ 10⌋; "
+                f"writes applied {writes} of {n}"
+            ],
+        )
+    ]
+
+
 def scenario_storm(quick: bool, work: Path) -> list[Row]:
     """A 429 storm: emulator 5/5 while the client budgets 10/10."""
     n, services = (40, 8) if quick else (100, 20)
@@ -745,74 +780,6 @@ def scenario_fixed(quick: bool, work: Path) -> list[Row]:
             0.0,
         ),
     ]
-
-
-def _client_cpu(emulator: Emulator, requests: int, lean: bool, parallel: int = 1) -> float:
-    """Return the client's CPU seconds per GET of the services list through ``Client``.
-
-    ``lean``: the transport ``Client`` uses by default; otherwise httpx's own (httpcore over
-    anyio, through ``AsyncClient.send``), which ``Client`` keeps for proxies and tests.
-    """
-    from reconciler.client.api import Client
-    from reconciler.client.budget import Rate
-    from reconciler.client.config import ApiConfig
-
-    env = emulator.env
-    config = ApiConfig(
-        base_url=env["RECONCILE_BASE_URL"],
-        key_id=env["RECONCILE_KEY_ID"],
-        key_secret=env["RECONCILE_KEY_SECRET"],
-        dashboards_url=env["RECONCILE_DASHBOARDS_URL"],
-        dashboards_token=env["RECONCILE_DASHBOARDS_TOKEN"],
-        rate=Rate(0, 1.0),
-        parallelism=parallel,
-    )
-    path = f"/v1/organizations/{env['RECONCILE_ORGANIZATION_ID']}/services"
-
-    async def run() -> float:
-        transport = None if lean else httpx.AsyncHTTPTransport()
-        async with Client(config, transport=transport) as client:
-            start = time.process_time()
-            for _ in range(requests // parallel):
-                await asyncio.gather(*(client.get(path) for _ in range(parallel)))
-            return time.process_time() - start
-
-    return asyncio.run(run()) / requests
-
-
-def scenario_http(quick: bool, work: Path) -> list[Row]:
-    """Per-request client CPU: the lean transport (kept) against httpx's own, same run."""
-    requests = 160 if quick else 1600
-    emulator = Emulator("--services", "3")
-    rows: list[Row] = []
-    try:
-        for parallel in (1, 16):
-            _client_cpu(emulator, 32, False, parallel)  # warm both paths and the server
-            _client_cpu(emulator, 32, True, parallel)
-            full = _client_cpu(emulator, requests, False, parallel)
-            lean = _client_cpu(emulator, requests, True, parallel)
-            rows.append(
-                Row(
-                    f"H client CPU/req p{parallel}",
-                    requests,
-                    requests,
-                    lean * requests,
-                    f"{full * 1e3:.2f} ms",
-                    lean / full,
-                    "(measurement)",
-                    True,
-                    0,
-                    0.0,
-                    [
-                        f"client CPU per GET through Client, {parallel} at a time: lean transport "
-                        f"{lean * 1e3:.2f} ms, httpx's own transport {full * 1e3:.2f} ms; "
-                        "ratio = lean ÷ httpx's own"
-                    ],
-                )
-            )
-    finally:
-        emulator.stop()
-    return rows
 
 
 FOREIGN = "foreign=1"  # the query that marks the other client's requests in the log
@@ -924,8 +891,8 @@ SCENARIOS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "3": scenario_3,
     "4": scenario_4,
     "5": scenario_5,
+    "P8": scenario_real_pacing,
     "S": scenario_storm,
-    "H": scenario_http,
     "R": scenario_recovery,
 }
 

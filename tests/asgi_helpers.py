@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.client.budget import Rate
+from reconciler.client.ratelimit import Rate
 from reconciler.emulator import EmulatorApp, EmulatorConfig, Identities, create_app
 
 BASE = "http://127.0.0.1"

@@ -175,7 +175,7 @@ def test_a_first_403_naming_the_requested_organization_refuses_that_organization
             assert not isinstance(caught.value, AuthenticationFailed)
             assert caught.value.status == 403
             await client.get(f"/v1/organizations/{ORG}")  # the run goes on
-            return client.first_contact.refused_organizations
+            return client.health.refused_organizations
 
     assert asyncio.run(go()) == {"11111111-2222-4333-8444-555555555555"}
 

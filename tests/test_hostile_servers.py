@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from reconciler.client.api import ApiConfig, Client
-from reconciler.client.budget import Rate
 from reconciler.client.limits import RequestLimits, parse_wait
+from reconciler.client.ratelimit import Rate
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,

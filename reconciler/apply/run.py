@@ -300,7 +300,7 @@ class _Run:
             stale,
             applied,
             interrupted=watch.received,
-            stopped=tuple(h.down for h in self.client.health.values() if h.down is not None),
+            stopped=self.client.health.stopped(),
         )
 
 

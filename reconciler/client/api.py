@@ -1,16 +1,25 @@
 """The API client: the only module of reconcile that speaks HTTP, and its one request path.
 
 It drives both interfaces of the service: management (``/v1``, HTTP Basic with a key id and
-secret) and dashboards (``/api/v2``, Bearer token). Every request passes through a shared
-``RequestBudget`` (the service's rate limit) and a concurrency cap, is retried as the retry
-policy says (``reconciler.client.retry``: backoff, 429 waits, the retry budget, and
-``OutcomeUnknown`` for a write whose outcome is unknown), stops at once on an interface the
-run has given up (``reconciler.client.health``: the run's retry budget spent, or connections
-refused after it had answered), is bounded by ``RequestLimits``
-(``reconciler.client.limits``: a deadline covering the whole body, a size cap, redirects
-refused and said to be), and is read into a payload or a typed ``ApiError`` by
-``reconciler.client.responses``. ``ApiConfig`` (``reconciler.client.config``) says where and
-how to reach the service.
+secret) and dashboards (``/api/v2``, Bearer token), each on httpx's own connection pool (a
+test passes its own transport, such as ``httpx.ASGITransport``; proxies named by the
+environment are used as httpx uses them). One request takes one concurrency slot
+(``--parallelism``) and then passes four steps, each a class of its own:
+
+1. a place in the interface's ``SlidingWindowLimiter`` (``reconciler.client.ratelimit``: N
+   starts per window per key, holding every caller for as long as a 429 asks and learning a
+   lower rate from it);
+2. the run's ``Health`` (``reconciler.client.health``), checked once just before sending:
+   refused credentials or a server never reached end the run, an interface whose retry budget
+   is spent is given up;
+3. the exchange, bounded by ``RequestLimits`` (``reconciler.client.limits``: a deadline
+   covering the whole body, a size cap, redirects refused and said to be) and read into a
+   payload or a typed ``ApiError`` by ``reconciler.client.responses``;
+4. tenacity's retry loop around them (``reconciler.client.retry``: which failures are retried,
+   backoff, the attempt limit and retry budget, and ``OutcomeUnknown`` for a write whose
+   outcome is unknown, never resent blindly).
+
+``ApiConfig`` (``reconciler.client.config``) says where and how to reach the service.
 """
 
 from __future__ import annotations
@@ -18,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -28,7 +36,6 @@ from typing import Any
 import httpx
 from tenacity import wait_exponential_jitter
 
-from reconciler.client.budget import NotInTime, RequestBudget
 from reconciler.client.config import (
     DASHBOARDS,
     DASHBOARDS_RATE,
@@ -37,8 +44,7 @@ from reconciler.client.config import (
     ApiConfig,
     tls_context,
 )
-from reconciler.client.firstcontact import FirstContact, credential_origins
-from reconciler.client.health import InterfaceHealth, answer_text
+from reconciler.client.health import Health, answer_text, credential_origins
 from reconciler.client.limits import (
     BodyTooLarge,
     RequestLimits,
@@ -46,7 +52,7 @@ from reconciler.client.limits import (
     read_capped,
     redirect_target,
 )
-from reconciler.client.pacing import Pacer
+from reconciler.client.ratelimit import NotInTime, SlidingWindowLimiter
 from reconciler.client.responses import (
     RequestRecord,
     Undecoded,
@@ -62,7 +68,6 @@ from reconciler.client.retry import (
     retrying,
     server_pause,
 )
-from reconciler.client.transport import LeanTransport, basic_authorization, environment_proxies
 from reconciler.model.errors import (
     ApiError,
     DeadlineExceeded,
@@ -131,20 +136,19 @@ class Client:
         self.stats = ClientStats()
         for sink in _OBSERVERS.get():
             sink.append(self.stats)
-        self.first_contact = FirstContact(
-            {MANAGEMENT: config.origin("base_url"), DASHBOARDS: config.origin("dashboards_url")},
+        self.limiters = {
+            MANAGEMENT: SlidingWindowLimiter(config.rate),
+            DASHBOARDS: SlidingWindowLimiter(config.dashboards_rate),
+        }
+        self._slots = asyncio.Semaphore(max(1, config.parallelism))
+        self.health = Health(
+            {
+                MANAGEMENT: (config.base_url, config.origin("base_url")),
+                DASHBOARDS: (config.dashboards_url, config.origin("dashboards_url")),
+            },
+            config.limits.retry_budget,
             credential_origins(config.origins),
         )
-        self._budgets = {
-            MANAGEMENT: RequestBudget(config.rate),
-            DASHBOARDS: RequestBudget(config.dashboards_rate),
-        }
-        self._pacer = Pacer(config.parallelism)
-        budget_seconds = config.limits.retry_budget
-        self.health = {
-            MANAGEMENT: InterfaceHealth(MANAGEMENT, config.base_url, budget_seconds),
-            DASHBOARDS: InterfaceHealth(DASHBOARDS, config.dashboards_url, budget_seconds),
-        }
         # Set by ``halt``: no request starts any more (one already on the wire is not touched).
         self.halted: str | None = None
         # The tasks whose request is on the wire now (so an abort can tell sent from not sent).
@@ -154,30 +158,18 @@ class Client:
             max_connections=max(1, config.parallelism),
             max_keepalive_connections=max(1, config.parallelism),
         )
-        timeout = httpx.Timeout(config.timeout)
-        verify = tls_context(config)
-        # The lean transport, unless a test's transport or an environment proxy is in play.
-        # Requests then go to it straight from ``build_request``: ``AsyncClient.send`` would
-        # add only what reconcile does not use (redirect following, an auth flow, a cookie
-        # jar) at about a fifth of the client's CPU per request.
-        self._lean: dict[str, LeanTransport] = {}
-        if transport is None and not environment_proxies():
-            for interface in (MANAGEMENT, DASHBOARDS):
-                self._lean[interface] = LeanTransport(
-                    ssl_context=verify, max_connections=max(1, config.parallelism)
-                )
+        common: dict[str, Any] = {
+            "limits": limits,
+            "timeout": httpx.Timeout(config.timeout),
+            "transport": transport,
+            "verify": tls_context(config),
+        }
         self._http = {
             MANAGEMENT: httpx.AsyncClient(
                 base_url=config.base_url.rstrip("/"),
-                limits=limits,
-                timeout=timeout,
-                transport=self._lean.get(MANAGEMENT, transport),
-                verify=verify,
-                headers={
-                    "Authorization": basic_authorization(config.key_id, config.key_secret),
-                    "Accept": "application/json",
-                    "User-Agent": "reconcile",
-                },
+                auth=httpx.BasicAuth(config.key_id, config.key_secret),
+                headers={"Accept": "application/json", "User-Agent": "reconcile"},
+                **common,
             ),
             DASHBOARDS: httpx.AsyncClient(
                 base_url=config.dashboards_url.rstrip("/"),
@@ -186,10 +178,7 @@ class Client:
                     "Accept": "application/json",
                     "User-Agent": "reconcile",
                 },
-                limits=limits,
-                timeout=timeout,
-                transport=self._lean.get(DASHBOARDS, transport),
-                verify=verify,
+                **common,
             ),
         }
 
@@ -203,13 +192,6 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    async def on_the_wire(self) -> None:
-        """Return once the requests just started are written, so that CPU-bound work that
-        follows (decoding, planning) does not hold them back on this process's event loop."""
-        await asyncio.sleep(0)  # tasks just created reach their transport
-        for lean in self._lean.values():
-            await lean.written()
 
     async def aclose(self) -> None:
         """Close both connection pools."""
@@ -275,9 +257,8 @@ class Client:
         with ``optional``, a 404/405 is raised as ``Unsupported``.
         """
         # The concurrency slot is taken before any per-request work: a thousand queued reads
-        # then wait here cheaply instead of each building its retry state up front, which
-        # delayed the first request by a third of a second at 1,000 pipes.
-        async with self._pacer.slot():
+        # then wait here cheaply instead of each building its retry state up front.
+        async with self._slots:
             self._check_halted()
             try:
                 return await self._call(interface, method, path, body, resource, idempotent, decode)
@@ -286,10 +267,10 @@ class Client:
 
     def halt(self, reason: str) -> None:
         """Start no new request (nor retry) from now on: each raises ``Interrupted`` instead,
-        also one waiting for the request budget."""
+        also one waiting for a place in the rate limit."""
         self.halted = reason
-        for budget in self._budgets.values():
-            budget.halt(reason)
+        for limiter in self.limiters.values():
+            limiter.halt(reason)
 
     def _check_halted(self) -> None:
         if self.halted is not None:
@@ -307,11 +288,14 @@ class Client:
     ) -> tuple[JsonValue | Undecoded, RequestRecord]:
         payload = None if body is None else json.dumps(reveal(body), separators=(",", ":"))
         attempts = Attempts(self.config.limits, self.config.max_attempts)
-        budget = self._budgets[interface]
-        health = self.health[interface]
+        limiter = self.limiters[interface]
         try:
             async for attempt in retrying(
-                attempts, budget, self._backoff, idempotent=idempotent, health=health
+                attempts,
+                limiter,
+                self._backoff,
+                idempotent=idempotent,
+                health=(self.health, interface),
             ):
                 with attempt:
                     response = await self._once(interface, method, path, payload, attempts)
@@ -322,8 +306,9 @@ class Client:
         except InterfaceDown as exc:  # given up before this attempt: say what became of it
             raise exc.with_delivery(attempts.delivery()) from None
         except Retryable as exc:
-            if health.down is not None:  # the interface was given up: the run's one error
-                raise health.down.with_delivery(attempts.delivery()) from None
+            down = self.health.down(interface)
+            if down is not None:  # the interface was given up: the run's one error
+                raise down.with_delivery(attempts.delivery()) from None
             error = gave_up(exc.error, attempts)
             if error.status is None and attempts.delivery() is Delivery.NOT_SENT:
                 error = error.as_type(NotSent)  # refused connections only: nothing was sent
@@ -347,19 +332,14 @@ class Client:
         self, interface: str, method: str, path: str, payload: str | None, attempts: Attempts
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if payload is not None else None
-        budget = self._budgets[interface]
-        health = self.health[interface]
-        self.first_contact.check()
-        self._check_halted()
-        health.check()
-        # The budget's place is held until the answer (or the failure) is in: see budget.slot.
+        limiter = self.limiters[interface]
+        health = self.health
+        # The place is held until the answer (or the failure) is in: see ``limiter.slot``.
         # No start is waited for past the moment the interface would be given up.
         try:
-            async with budget.slot(until=health.give_up_at) as place:
-                started = place.started
-                self.first_contact.check()
+            async with limiter.slot(until=lambda: health.give_up_at(interface)) as place:
                 self._check_halted()
-                health.check()
+                health.check(interface)
                 attempts.begin()
                 self.stats.requests[interface] += 1
                 task = asyncio.current_task()
@@ -372,23 +352,22 @@ class Client:
                 finally:
                     self.sending.discard(task)
         except NotInTime:
-            raise health.give_up() from None
+            health.check(interface)
+            raise health.give_up(interface) from None
         status = response.status_code
-        self.first_contact.answered(interface, status)
-        if status in (401, 403):
-            refused = parse_error(interface, response, method, path)
-            self.first_contact.refused(interface, status, refused.message, refused.request_id, path)
+        refusal = parse_error(interface, response, method, path) if status in (401, 403) else None
+        health.answered(interface, status, refusal, path)
         if status == 429:
             self.stats.throttled += 1
             self.stats.throttled_by[interface] += 1
             pause, why = server_pause(response, attempts)
-            budget.penalize(pause, started)
+            limiter.refused(pause, place.started)
             attempts.notes.append(f"HTTP 429 ({why})")
             attempts.turned_away = True
-            refusal = parse_error(interface, response, method, path)
-            health.failure(attempts.attempt_started, answer_text(refusal, why))
-            raise Retryable(refusal)
-        budget.admitted(started)
+            refused = parse_error(interface, response, method, path)
+            health.failure(interface, attempts.attempt_started, answer_text(refused, why))
+            raise Retryable(refused)
+        limiter.admitted(place.started)
         if 300 <= status < 400:
             raise RedirectRefused(
                 status=status,
@@ -400,13 +379,13 @@ class Client:
         if status in (502, 503, 504):
             attempts.notes.append(f"HTTP {status}")
             failure = parse_error(interface, response, method, path)
-            health.failure(attempts.attempt_started, answer_text(failure))
+            health.failure(interface, attempts.attempt_started, answer_text(failure))
             if status == 503:
                 attempts.turned_away = True
             else:
                 attempts.maybe_delivered = True
             raise Retryable(failure, unknown_outcome=status != 503)
-        health.success()
+        health.success(interface)
         return response
 
     async def _exchange(
@@ -420,7 +399,7 @@ class Client:
         heard: Callable[[], None],
     ) -> httpx.Response:
         """Send one attempt and read its whole body within the deadline and the size cap
-        (``heard`` is called as soon as the status line is in)."""
+        (``heard`` is called as soon as the status line is in); return the read response."""
         limits = self.config.limits
         deadline = max(0.001, min(limits.deadline, attempts.remaining()))
         http = self._http[interface]
@@ -428,25 +407,19 @@ class Client:
         try:
             async with asyncio.timeout(deadline):
                 request = http.build_request(method, path, content=payload, headers=headers)
-                lean = self._lean.get(interface)
-                sent = time.monotonic()
-                if lean is not None:
-                    response = await lean.handle_async_request(request)
-                else:
-                    response = await http.send(request, stream=True)
+                response = await http.send(request, stream=True)
                 heard()
                 status = response.status_code
                 try:
                     body = await read_capped(response, limits.max_response_bytes)
                 finally:
                     await response.aclose()
-                self._pacer.observe(time.monotonic() - sent)
         except TimeoutError:
             note = f"no complete answer within {deadline:.3g} s"
             attempts.notes.append(note)
             attempts.maybe_delivered = True
             shown = f"HTTP {status}, then {note}" if status is not None else note
-            self.health[interface].failure(attempts.attempt_started, shown)
+            self.health.failure(interface, attempts.attempt_started, shown)
             late = DeadlineExceeded(
                 status=status,
                 message=f"{note} (the request deadline: {RequestLimits.option('deadline')})",
@@ -466,10 +439,10 @@ class Client:
         except httpx.ConnectError as exc:
             # Never reached the server: not a request sent, and safe to resend anything.
             self.stats.requests[interface] -= 1
-            self.first_contact.transport_error(interface, exc, str(http.base_url))
+            self.health.unreachable(interface, exc)
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
-            self.health[interface].failure(attempts.attempt_started, error.message, refused=True)
+            self.health.failure(interface, attempts.attempt_started, error.message, refused=True)
             raise Retryable(error) from None
         except (httpx.TransportError, httpx.TimeoutException) as exc:
             # A connection never made, or a free one never found, sent nothing: not a request
@@ -477,15 +450,24 @@ class Client:
             unsent = isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
             if unsent:
                 self.stats.requests[interface] -= 1
-            if isinstance(exc, httpx.ConnectTimeout):
-                self.first_contact.transport_error(interface, exc, str(http.base_url))
+            self.health.unreachable(interface, exc)
             error = transport_error(exc, method, path)
             attempts.notes.append(type(exc).__name__)
             if not unsent:
                 attempts.maybe_delivered = True
-            self.health[interface].failure(attempts.attempt_started, error.message)
+            self.health.failure(interface, attempts.attempt_started, error.message)
             raise Retryable(error, unknown_outcome=True) from None
-        # The body was read here under the cap; hand it to the response as httpx's own
-        # ``aread`` would, so ``json()`` and ``content`` work as usual.
-        response._content = body
-        return response
+        return read_response(response, body)
+
+
+def read_response(streamed: httpx.Response, body: bytes) -> httpx.Response:
+    """Return ``streamed`` as a response whose ``body`` (already read and decoded under the
+    cap) is its content, so ``json()`` and ``content`` work as usual."""
+    headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() != "content-encoding"]
+    return httpx.Response(
+        streamed.status_code,
+        headers=headers,
+        content=body,
+        request=streamed.request,
+        extensions=streamed.extensions,
+    )

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from reconciler.client import defaults
-from reconciler.client.budget import Rate
 from reconciler.client.limits import RequestLimits
+from reconciler.client.ratelimit import Rate
 from reconciler.model.errors import ConfigError
 
 MANAGEMENT = "management"

@@ -67,7 +67,7 @@ async def refresh(
     await services.cdc(wanted.cdc)
     for need in wanted.retired:  # one at a time, after the rest: a prune is rare and small
         live.retired[need.key] = await _retired(client, need)
-    return live.snapshot(frozenset(client.first_contact.refused_organizations))
+    return live.snapshot(frozenset(client.health.refused_organizations))
 
 
 async def _organizations(

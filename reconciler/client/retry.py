@@ -14,9 +14,9 @@ import time
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from reconciler.client.budget import RequestBudget
-from reconciler.client.health import InterfaceHealth
+from reconciler.client.health import Health
 from reconciler.client.limits import RequestLimits, server_wait
+from reconciler.client.ratelimit import SlidingWindowLimiter
 from reconciler.model.errors import ApiError, Delivery, RateLimited
 
 
@@ -125,11 +125,11 @@ def server_pause(response: httpx.Response, attempts: Attempts) -> tuple[float, s
 
 def retrying(
     attempts: Attempts,
-    budget: RequestBudget,
+    limiter: SlidingWindowLimiter,
     backoff: wait_exponential_jitter,
     *,
     idempotent: bool,
-    health: InterfaceHealth | None = None,
+    health: tuple[Health, str] | None = None,
 ) -> AsyncRetrying:
     """Return the retry loop of one logical request (see the module docstring)."""
 
@@ -142,15 +142,15 @@ def retrying(
         outcome = state.outcome
         exc = outcome.exception() if outcome is not None else None
         if isinstance(exc, Retryable) and isinstance(exc.error, RateLimited):
-            return 0.0  # the budget holds every caller until the server's reset time
+            return 0.0  # the limiter holds every caller until the server's reset time
         return float(backoff(state))
 
     def stop(state: RetryCallState) -> bool:
-        # The server's (capped) wait is held by the shared budget: it counts here too.
-        upcoming = state.upcoming_sleep + budget.blocked_for()
+        # The server's (capped) wait is held by the shared limiter: it counts here too.
+        upcoming = state.upcoming_sleep + limiter.blocked_for()
         # The interface's bounds first: when they end too, the run's one message says so
         # (a request's own bounds end it alone while the interface answers others).
-        if health is not None and health.exhausted(upcoming):
+        if health is not None and health[0].exhausted(health[1], upcoming):
             return True
         return attempts.exhausted(upcoming)
 

@@ -29,10 +29,10 @@ def api_config_of(
     parameter name: a value that cannot be parsed is refused naming it, and the client's own
     checks name it too (``ApiConfig.origins``).
     """
-    from reconciler.client.budget import Rate
     from reconciler.client.config import ApiConfig
     from reconciler.client.defaults import parse_size
     from reconciler.client.limits import RequestLimits
+    from reconciler.client.ratelimit import Rate
 
     named = dict(origins or {})
 
