@@ -57,7 +57,7 @@ def parse_error(interface: str, response: httpx.Response, method: str, path: str
                 message = text
     if not message:
         # A 401 has an empty body; the variables to check are named once, by the
-        # AuthenticationFailed error every 401 becomes (client.firstcontact).
+        # AuthenticationFailed error every 401 becomes (client.health).
         message = response.reason_phrase or ("Unauthorized" if status == 401 else "error")
     return api_error_type(status)(
         status=status, message=message, request_id=request_id, code=code, method=method, path=path
