@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         if isinstance(exc, click.BadParameter):
-            from reconciler.cli.common import name_origin
+            from reconciler.cli.config import name_origin
 
             name_origin(exc)
         exc.show()

@@ -49,13 +49,14 @@ from reconciler.settings.model import (
     where_in_project,
 )
 from reconciler.settings.sources import project_file, project_name, read_env_file
-from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+from reconciler.settings.table import COMMAND_DEFAULTS, SETTINGS, Kind, Setting, setting_named
 
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
     from reconciler.load.overlays import Layering
     from reconciler.load.project import ProjectFile
     from reconciler.plan.scope import Scope
+    from reconciler.state.backend import Backend
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,12 @@ class Settings:
     def get(self, name: str) -> object:
         """Return the value of a setting named by parameter (``state_path``) or key."""
         return self.values[setting_named(name).param].value
+
+    def seconds(self, name: str) -> float:
+        """Return the value of a setting of seconds (``lock_timeout``) as a number."""
+        value = self.get(name)
+        assert isinstance(value, int | float), name  # the table's kind makes it one
+        return float(value)
 
     def resolved(self, name: str) -> Resolved:
         """Return a setting's value with its source."""
@@ -169,13 +176,30 @@ class Settings:
         return Scope(
             chosen,
             address,
-            self.workspace,
+            self.checked_workspace(),
             self.organization,
             self.layering(),
             self.environment_name,
             self.project_manifests,
             self.origin("state_path"),
         )
+
+    def checked_workspace(self) -> str:
+        """Return the workspace, refused naming the setting that gave it when it is unusable."""
+        from reconciler.state.backend import check_workspace
+
+        try:
+            check_workspace(self.workspace)
+        except ConfigError as exc:
+            raise ConfigError(f"{self.origin('workspace') or '--workspace'}: {exc}") from None
+        return self.workspace
+
+    def open_backend(self, paths: tuple[str, ...] | None = None) -> Backend:
+        """Open the state backend (the caller closes it); no state set: the project's file."""
+        from reconciler.state.stores import open_backend
+
+        address, _warning = self.state_address(paths)
+        return open_backend(address, self.workspace, self.origin("state_path"))
 
     def layering(self) -> Layering | None:
         """Return the chosen environment's overlays and excludes (None without either)."""
@@ -242,9 +266,11 @@ class Settings:
         if problems:
             raise ConfigError("; ".join(problems))
 
-    def override(self, explicit: Mapping[str, object]) -> Settings:
-        """Return these settings with more explicit values (flags) on top; no file is read."""
-        return apply_explicit(self, explicit)
+    def override(self, explicit: Mapping[str, object], command: str | None = None) -> Settings:
+        """Return these settings with more explicit values (flags) on top, with ``command``'s
+        own defaults where it has any (``table.COMMAND_DEFAULTS``); no file is read."""
+        request = self.request if command is None else replace(self.request, command=command)
+        return apply_explicit(replace(self, request=request), explicit)
 
     def secret_variables(self) -> AbstractContextManager[None]:
         """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
@@ -412,6 +438,9 @@ def _resolve_one(
         base = done.get("base_url")
         if base is not None and base.value:
             return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
+    own = (settings.request.command, setting.param)
+    if own in COMMAND_DEFAULTS:
+        return Resolved(setting, COMMAND_DEFAULTS[own], Source.DEFAULT, "default")
     return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
 
 
