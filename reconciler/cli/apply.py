@@ -92,7 +92,6 @@ def apply(
     all_envs: bool,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
-    from reconciler.apply.report import report
     from reconciler.cli.config import warn_legacy_state
     from reconciler.cli.environments import announce_environment
     from reconciler.cli.terminal import use_color
@@ -122,6 +121,7 @@ def apply(
         if sending:
             raise
         raise KeyboardInterrupt(NOTHING_SENT) from exc
+    from reconciler.apply.report import report
     from reconciler.apply.run import ApplyStatus
 
     if result.status is ApplyStatus.APPLIED:
