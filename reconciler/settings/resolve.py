@@ -94,7 +94,9 @@ class Settings:
     @property
     def manifests(self) -> tuple[str, ...]:
         """Return the manifest paths (explicit, else the project file's)."""
-        paths = self.values["paths"].value  # a tuple of str whatever its source (see precedence._resolve_one)
+        paths = self.values[
+            "paths"
+        ].value  # a tuple of str whatever its source (see precedence._resolve_one)
         return tuple(str(p) for p in paths) if isinstance(paths, tuple | list) else ()
 
     @property
