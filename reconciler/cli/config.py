@@ -7,7 +7,7 @@ its options (``prepare``), and, when a command runs, hands the settings given on
 line (and only those: ``ctx.get_parameter_source``) to ``Settings.override`` and the result to
 the command (``with_settings``, ``pass_settings``). The env files' variables are added to this
 process's environment for the run (manifests' ``fromEnv`` references read them), and removed
-when it ends. ``name_origin`` makes click's messages name the variable a value came from.
+when it ends.
 """
 
 from __future__ import annotations
@@ -154,20 +154,6 @@ def warn_legacy_state(settings: Settings, paths: tuple[str, ...] | None = None) 
     _address, warning = settings.state_address(paths)
     if warning:
         click.echo(f"warning: {warning}", err=True)
-
-
-def name_origin(exc: click.BadParameter) -> None:
-    """Make click's "Invalid value for '--flag'" name the variable the value came from."""
-    ctx, param = exc.ctx, exc.param
-    if ctx is None or param is None or param.name is None:
-        return
-    if ctx.get_parameter_source(param.name) is not ParameterSource.ENVIRONMENT:
-        return  # a setting's option parses the command line only: its flag says it all
-    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ())
-    where = next((n for n in names if os.environ.get(n)), names[0] if names else None)
-    flag = param.get_error_hint(ctx)
-    if where and where not in flag:
-        exc.param_hint = f"{flag} (from {where})"
 
 
 def leaves(command: click.Command) -> list[click.Command]:
