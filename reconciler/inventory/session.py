@@ -9,11 +9,14 @@ client itself.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from reconciler.client.api import ApiConfig, Client
 from reconciler.model.errors import ConfigError
 from reconciler.model.resources import check_default_organization
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 
@@ -26,13 +29,15 @@ async def read_live(
     fetch: Callable[[Client, str], Awaitable[T]],
     *,
     need_org: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> T:
-    """Run ``fetch(client, organization)`` with one client opened for it (checked first)."""
+    """Run ``fetch(client, organization)`` with one client opened for it (checked first);
+    ``transport`` is the client's HTTP seam (an in-process server in tests)."""
     org = organization or ""
     if need_org and not org:
         raise ConfigError(NO_ORGANIZATION)
     if org:
         check_default_organization(org)
     config.check()
-    async with Client(config) as client:
+    async with Client(config, transport) as client:
         return await fetch(client, org)
