@@ -19,6 +19,7 @@ from typing import Any
 from reconciler.client import defaults
 from reconciler.model.errors import ConfigError
 from reconciler.model.resources import JsonPath
+from reconciler.model.secretfiles import MAX_SECRET_FILE_BYTES
 
 
 class Kind(StrEnum):
@@ -342,7 +343,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             "max_secret_file_size",
             variable="RECONCILE_MAX_SECRET_FILE_SIZE",
         ),
-        _constant("64KiB"),  # ``model.secretfiles.MAX_SECRET_FILE_BYTES`` (tested equal)
+        _constant(f"{MAX_SECRET_FILE_BYTES // 1024}KiB"),  # the cap ``model.secretfiles`` owns
     ),
 )
 
