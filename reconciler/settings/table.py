@@ -112,6 +112,12 @@ def _wait_timeout() -> float:
     return DEFAULT_WAIT_TIMEOUT
 
 
+def _default_workspace() -> str:
+    from reconciler.state.backend import DEFAULT_WORKSPACE  # owned by the state it names
+
+    return DEFAULT_WORKSPACE
+
+
 _STATE_DEFAULT = (
     ".reconcile/state.json in the project root: the nearest directory upwards with "
     "reconcile.yaml or .reconcile/, else the git top, else the current one"
@@ -144,7 +150,7 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
             in_environment=True,
             help="Independent state in the same backend, e.g. one per organization",
         ),
-        _constant("default"),
+        _default_workspace,
     ),
     (
         Setting(
