@@ -93,23 +93,26 @@ def test_help_lists_every_setting_option_with_its_help_and_variable(command: lis
             assert f"env {setting.variable}]" in text, setting.flag
 
 
-def test_watch_waits_ten_seconds_for_the_state_lock_unless_told_otherwise(
+def test_watch_waits_its_loops_own_default_for_the_state_lock_unless_told_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import reconciler.cli.watch as watch_command
+    import reconciler.watch
+    from reconciler.watch import WatchOptions
 
-    seen: list[float] = []
+    seen: list[WatchOptions] = []
 
-    def stop(settings: object, *_args: object) -> None:
-        seen.append(settings.seconds("lock_timeout"))  # type: ignore[attr-defined]
+    def stop(**given: object) -> None:
+        seen.append(WatchOptions(**given))  # type: ignore[arg-type]
         raise ConfigError("stopped before watching")
 
-    monkeypatch.setattr(watch_command, "_Loader", stop)
-    for args, expected in (([], 10.0), (["--lock-timeout", "3"], 3.0)):
+    monkeypatch.setattr(reconciler.watch, "WatchOptions", stop)
+    for args, expected in (([], WatchOptions().lock_timeout), (["--lock-timeout", "3"], 3.0)):
         result = run_cli(["watch", str(EXAMPLES), *args], {})
         assert "stopped before watching" in result.stderr, result.output
-        assert seen.pop() == expected
-    assert "default: 10]" in " ".join(run_cli(["watch", "--help"], {}).stdout.split())
+        assert seen.pop().lock_timeout == expected
+    assert WatchOptions().lock_timeout == 10.0  # what docs/concepts/watch.md says
+    help_text = " ".join(run_cli(["watch", "--help"], {}).stdout.split())
+    assert "another apply may hold it) [x>=0; default: 10]." in help_text
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,7 @@ def with_settings(command: click.Command) -> None:
             from reconciler.settings import resolve
 
             settings = resolve()
-        settings = settings.override(explicit, command=command.name)
+        settings = settings.override(explicit)
         ctx.find_root().meta[META_KEY] = settings
         # A command that runs every environment itself (``--all-envs``) chooses none here.
         if needs_environment and not kwargs.get("all_envs"):

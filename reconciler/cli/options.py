@@ -76,12 +76,14 @@ def _type_of(setting: Setting, bounds: Bounds | None) -> click.ParamType[Any] | 
 
 class SettingOption(click.Option):
     """A setting's option: its help ends with the setting's default and variable, looked up
-    when help is shown (``command``: the command whose own default it is, if any)."""
+    when help is shown (``default``: where a command's own default is read, if it has one)."""
 
-    def __init__(self, setting: Setting, command: str | None, **attrs: Any) -> None:
+    def __init__(
+        self, setting: Setting, default: Callable[[], object] | None, **attrs: Any
+    ) -> None:
         super().__init__([setting.flag or setting.param, setting.param], **attrs)
         self.setting = setting
-        self.command = command
+        self.own_default = default
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         """Return the option's help line: its help, then its range, default and variable."""
@@ -96,7 +98,7 @@ class SettingOption(click.Option):
         facts = []
         default = setting.default_text
         if default is None:
-            value = default_of(setting, self.command)
+            value = self.own_default() if self.own_default else default_of(setting)
             default = (
                 None if value is None else f"{value:g}" if isinstance(value, float) else str(value)
             )
@@ -108,13 +110,17 @@ class SettingOption(click.Option):
 
 
 def setting_option(
-    param: str, *, help: str | None = None, command: str | None = None, finite: bool = False
+    param: str,
+    *,
+    help: str | None = None,
+    default: Callable[[], object] | None = None,
+    finite: bool = False,
 ) -> Callable[[F], F]:
     """The option of the setting ``param``, built from its row of the settings table.
 
-    ``help`` replaces the row's help where a command says more; ``command`` names the command
-    whose own default the option shows (``table.COMMAND_DEFAULTS``); ``finite`` refuses ``inf``
-    where the row accepts it (a loop that must go on).
+    ``help`` replaces the row's help where a command says more; ``default`` reads the default
+    of a command that has its own (``watch``'s lock timeout, owned by its loop) for ``--help``;
+    ``finite`` refuses ``inf`` where the row accepts it (a loop that must go on).
     """
     setting = BY_PARAM[param]
     bounds = setting.bounds
@@ -124,7 +130,7 @@ def setting_option(
     def decorator(func: F) -> F:
         option = SettingOption(
             setting,
-            command,
+            default,
             type=_type_of(setting, bounds),
             metavar=setting.metavar,
             help=help or setting.help,

@@ -128,7 +128,7 @@ def timing_options(func: F) -> F:
 @setting_option(
     "lock_timeout",
     help="Seconds a correcting cycle waits for the state lock (another apply may hold it)",
-    command="watch",
+    default=lambda: _own_default("lock_timeout"),
     finite=True,
 )
 @pass_settings
@@ -151,22 +151,25 @@ def watch(
     """
     from reconciler.cli.environments import announce_environment
     from reconciler.cli.terminal import run
+    from reconciler.settings import Source
     from reconciler.state.backend import Holder
     from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, open_lease, run_watch
     from reconciler.watch.run import parse_listen
 
     parse_listen(listen)  # a malformed address fails before anything else
-    announce_environment()  # --env NAME: say which, refuse one that overlaps another
-    loader = _Loader(settings, flags, insecure)
-    first = loader(False)
-    scope = first.scope
+    # The loop waits its own default for the lock unless a flag, variable or project says.
+    given = settings.resolved("lock_timeout").source is not Source.DEFAULT
     options = WatchOptions(
         interval=interval,
         mode=Mode(mode),
         jitter=jitter,
         lease=lease_seconds,
-        lock_timeout=settings.seconds("lock_timeout"),
+        **({"lock_timeout": settings.seconds("lock_timeout")} if given else {}),
     )
+    announce_environment()  # --env NAME: say which, refuse one that overlaps another
+    loader = _Loader(settings, flags, insecure)
+    first = loader(False)
+    scope = first.scope
     holder = Holder.current("reconcile watch")
     lease = open_lease(scope.state, scope.workspace, holder, lease_seconds)
     backend = scope.backend()
@@ -198,6 +201,15 @@ def watch(
     )
     log.notice("watch: stopped; lease released.")
     return 0
+
+
+def _own_default(name: str) -> object:
+    """Return the loop's own default of ``name`` (``WatchOptions``), for ``--help``."""
+    from dataclasses import fields
+
+    from reconciler.watch.loop import WatchOptions
+
+    return next(f.default for f in fields(WatchOptions) if f.name == name)
 
 
 class _Loader:

@@ -92,7 +92,6 @@ class SettingsRequest:
     environment_from: str = "--env"  # how the environment was asked for, for messages
     cwd: str | None = None  # where to look for the project file (default: the current dir)
     environ: Mapping[str, str] | None = field(default=None, repr=False)  # default: os.environ
-    command: str | None = None  # the command that runs: a few defaults are its own (``watch``)
 
 
 def where_in_project(project: ProjectFile, key: tuple[str | int, ...]) -> str:

@@ -4,8 +4,8 @@
 Python caller's) on top, without reading any file: ``Settings.override`` and ``resolve_request``
 both end here. For one setting (``_resolve_one``) the order is explicit > the chosen
 environment's own value > variable (of the process or an env file) > project file > the
-command's own default > the table's default; a built-in default is read from its owner only when
-asked for (``Resolved.value``).
+table's default; a built-in default is read from its owner only when asked for
+(``Resolved.value``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from reconciler.model.errors import ConfigError
 from reconciler.settings.environments import Environment
 from reconciler.settings.model import LAZY_DEFAULT, Resolved, Source, where_in_project
-from reconciler.settings.table import COMMAND_DEFAULTS, SETTINGS, Kind, Setting, setting_named
+from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
 
 if TYPE_CHECKING:
     from reconciler.settings.resolve import Settings
@@ -77,9 +77,6 @@ def _resolve_one(
         base = done.get("base_url")
         if base is not None and base.value:
             return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
-    own = (settings.request.command, setting.param)
-    if own in COMMAND_DEFAULTS:
-        return Resolved(setting, COMMAND_DEFAULTS[own], Source.DEFAULT, "default")
     return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
 
 

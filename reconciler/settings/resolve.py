@@ -267,11 +267,9 @@ class Settings:
         if problems:
             raise ConfigError("; ".join(problems))
 
-    def override(self, explicit: Mapping[str, object], command: str | None = None) -> Settings:
-        """Return these settings with more explicit values (flags) on top, with ``command``'s
-        own defaults where it has any (``table.COMMAND_DEFAULTS``); no file is read."""
-        request = self.request if command is None else replace(self.request, command=command)
-        return apply_explicit(replace(self, request=request), explicit)
+    def override(self, explicit: Mapping[str, object]) -> Settings:
+        """Return these settings with more explicit values (flags) on top; no file is read."""
+        return apply_explicit(self, explicit)
 
     def secret_variables(self) -> AbstractContextManager[None]:
         """Return a context in which manifests' ``{fromEnv}`` references read ``environ``

@@ -353,10 +353,6 @@ _SETTINGS: tuple[tuple[Setting, Callable[[], Any]], ...] = (
     ),
 )
 
-# A command whose default differs from the table's: ``watch`` waits for a correcting cycle's
-# lock, since a CI apply may hold it for a moment (and it never waits forever).
-COMMAND_DEFAULTS: dict[tuple[str, str], object] = {("watch", "lock_timeout"): 10.0}
-
 SETTINGS: tuple[Setting, ...] = tuple(setting for setting, _ in _SETTINGS)
 BY_PARAM: dict[str, Setting] = {s.param: s for s in SETTINGS}
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -366,10 +362,8 @@ _DEFAULTS: dict[str, Callable[[], Any]] = {s.param: d for s, d in _SETTINGS}
 CREDENTIALS = ("keyId", "keySecret", "dashboardsToken")
 
 
-def default_of(setting: Setting, command: str | None = None) -> object:
-    """Return the built-in default of ``setting`` for ``command`` (None when it has none)."""
-    if command is not None and (command, setting.param) in COMMAND_DEFAULTS:
-        return COMMAND_DEFAULTS[command, setting.param]
+def default_of(setting: Setting) -> object:
+    """Return the built-in default of ``setting`` (None when it has none)."""
     return _DEFAULTS[setting.param]()
 
 
