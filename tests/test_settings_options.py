@@ -144,3 +144,30 @@ def test_only_what_the_command_line_gave_is_explicit() -> None:
     assert found["limits.maxWait"] == ("5.0", "env RECONCILE_MAX_WAIT")
     assert found["workspace"] == ("blue", "env RECONCILE_WORKSPACE")
     assert found["parallelism"] == ("8", "default")
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "value"),
+    [
+        ("limits.maxAttempts", "3", 3),
+        ("limits.maxAttempts", "0", None),
+        ("parallelism", "256", 256),
+        ("parallelism", "257", None),
+        ("timeout", "0.5", 0.5),
+        ("timeout", "0", None),
+        ("timeout", "inf", None),
+        ("lockTimeout", "0", 0.0),
+        ("lockTimeout", "inf", float("inf")),
+        ("lockTimeout", "nan", None),
+        ("waitTimeout", "soon", None),
+    ],
+)
+def test_a_settings_text_is_typed_and_bounded_by_its_row(
+    key: str, text: str, value: float | None
+) -> None:
+    setting = setting_named(key)
+    if value is None:
+        with pytest.raises(ConfigError, match=f"^VAR: expected a .* got '{text}'$"):
+            setting.convert(text, "VAR")
+    else:
+        assert setting.convert(text, "VAR") == value

@@ -64,14 +64,12 @@ class Seconds(click.FloatRange):
 
 
 def _type_of(setting: Setting, bounds: Bounds | None) -> click.ParamType[Any] | None:
-    """Return the click type checking ``setting``'s value as its row's kind and bounds say."""
+    """Return the click type checking ``setting``'s value as its row's kind and ``bounds`` say."""
+    if bounds is None:
+        return None
     if setting.kind is Kind.SECONDS:
-        found = bounds or Bounds()
-        return Seconds(min_open=found.low_open, allow_inf=found.infinite)
-    if setting.kind is Kind.INT:
-        found = bounds or Bounds(low=1, low_open=False)
-        return click.IntRange(int(found.low), None if found.high is None else int(found.high))
-    return None
+        return Seconds(min_open=bounds.low_open, allow_inf=bounds.infinite)
+    return click.IntRange(int(bounds.low), None if bounds.high is None else int(bounds.high))
 
 
 class SettingOption(click.Option):
@@ -123,7 +121,7 @@ def setting_option(
     ``finite`` refuses ``inf`` where the row accepts it (a loop that must go on).
     """
     setting = BY_PARAM[param]
-    bounds = setting.bounds
+    bounds = setting.range
     if finite and bounds is not None:
         bounds = Bounds(bounds.low, bounds.low_open, bounds.high, infinite=False)
 

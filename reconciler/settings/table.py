@@ -81,10 +81,19 @@ class Setting:
         """Return the dotted project-file key (``rates.management``)."""
         return ".".join(str(p) for p in self.key)
 
+    @property
+    def range(self) -> Bounds | None:
+        """Return the range a number must lie in (its kind's when the row says none)."""
+        if self.kind is Kind.INT:
+            return self.bounds or WHOLE
+        if self.kind is Kind.SECONDS:
+            return self.bounds or SECONDS
+        return None
+
     def convert(self, text: str, origin: str) -> str | int | float | tuple[str, ...]:
         """Return the typed value of ``text`` read from ``origin`` (a variable's name)."""
-        if self.kind in (Kind.INT, Kind.SECONDS):
-            bounds = self.bounds or (WHOLE if self.kind is Kind.INT else SECONDS)
+        bounds = self.range
+        if bounds is not None:
             try:
                 number = int(text) if self.kind is Kind.INT else float(text)
             except ValueError:
