@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli.common import run
+from reconciler.cli.terminal import run
 from reconciler.load.manifests import _read_bounded
 
 

@@ -268,16 +268,6 @@ def test_a_command_planned_on_a_moving_pipe_waits_for_it_to_settle_first(
     assert live(app, KAFKA_PIPE)["state"] == "Stopped"
 
 
-def test_the_wait_timeout_flag_defaults_to_the_core_default() -> None:
-    from reconciler.apply.waiting import DEFAULT_WAIT_TIMEOUT
-    from reconciler.cli.apply import apply as command
-    from reconciler.settings.table import default_of, setting_named
-
-    (option,) = [p for p in command.params if p.name == "wait_timeout"]
-    assert option.default == DEFAULT_WAIT_TIMEOUT == WaitOptions().timeout
-    assert default_of(setting_named("waitTimeout")) == DEFAULT_WAIT_TIMEOUT
-
-
 @pytest.fixture(autouse=True)
 def _kafka_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAFKA_USER", "returns-reader")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli import common
+from reconciler.cli import terminal
 from reconciler.cli.demo import main as demo_main
 from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
@@ -144,7 +144,7 @@ def test_make_demo_leaves_no_temporary_directory_and_ends_saying_where_the_docs_
 def test_a_long_run_logs_progress_lines_when_stderr_is_not_a_terminal(
     emulator: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common.Progress, "LOG_INTERVAL", 0.5, raising=False)
+    monkeypatch.setattr(terminal.Progress, "LOG_INTERVAL", 0.5, raising=False)
     monkeypatch.chdir(tmp_path)  # the project directory, which secret files must stay inside
     write(tmp_path, "overview.yaml", DASHBOARD)
     write(

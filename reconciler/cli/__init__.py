@@ -167,10 +167,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        if isinstance(exc, click.BadParameter):
-            from reconciler.cli.common import name_origin
-
-            name_origin(exc)
+        # No option reads a variable (the settings resolve those): a bad value click reports
+        # was typed on the command line, and its flag names it.
         exc.show()
         machine.emit_error(exc, 1 if exc.exit_code == 2 else exc.exit_code)
         sys.exit(1 if exc.exit_code == 2 else exc.exit_code)

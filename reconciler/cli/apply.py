@@ -1,8 +1,12 @@
-"""``reconcile apply``: make the live state match the manifests (or a saved plan)."""
+"""``reconcile apply``: make the live state match the manifests (or a saved plan).
+
+The command parses its options, makes one core call (``apply.run.apply_plan``) with the
+command line's hooks (the prompt, progress bars, signals) and prints the report
+``apply.report`` renders.
+"""
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from dataclasses import dataclass
@@ -11,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import Connection, Seconds, lock_timeout_option, output_option
+from reconciler.cli.config import pass_settings
 from reconciler.cli.metrics import metrics_option
-from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.cli.options import output_option, setting_option
+from reconciler.cli.plan import PlanFlags, plan_options
 from reconciler.metrics import note_apply, note_plan
 from reconciler.settings import NO_PATHS
 
@@ -22,6 +27,7 @@ if TYPE_CHECKING:
     from reconciler.load.reading import Reading
     from reconciler.plan.actions import Plan
     from reconciler.plan.scope import Scope
+    from reconciler.settings import Settings
 
 
 # What ``reconcile.cli.main`` adds to "Interrupted by SIGINT" when apply had sent nothing.
@@ -64,38 +70,31 @@ def _apply_options(func: Any) -> Any:
     "(a failed state is an error). A state a later request needs (Paused before a "
     "table-mapping edit) is waited for either way.",
 )
-@click.option(
-    "--wait-timeout",
-    # ``waiting.DEFAULT_WAIT_TIMEOUT``, spelled here: --help must not import the core (tested).
-    default=600.0,
-    show_default=True,
-    envvar="RECONCILE_WAIT_TIMEOUT",
-    type=Seconds(),
-    help="Seconds to wait for each pipe's state (env RECONCILE_WAIT_TIMEOUT).",
-)
+@setting_option("wait_timeout")
 @click.option(
     "--all-envs",
     is_flag=True,
     hidden=True,
     help="Refused: apply takes exactly one environment (--env NAME).",
 )
-@lock_timeout_option()
+@setting_option("lock_timeout")
 @metrics_option("apply")
+@pass_settings
 def apply(
-    manifests: ManifestOptions,
-    connection: Connection,
+    settings: Settings,
+    flags: PlanFlags,
+    insecure: bool,
     plan_file: str | None,
     auto_approve: bool,
     partial: bool,
     output: str,
     wait: bool,
-    wait_timeout: float,
     all_envs: bool,
-    lock_timeout: float,
 ) -> int:
     """Apply the changes that make the live state match PATHS (or --plan FILE)."""
-    from reconciler.cli.common import use_color
+    from reconciler.cli.config import warn_legacy_state
     from reconciler.cli.environments import announce_environment
+    from reconciler.cli.terminal import use_color
     from reconciler.model.errors import ConfigError
 
     if all_envs:
@@ -104,30 +103,40 @@ def apply(
             "`reconcile apply --env NAME` once per environment (plan --all-envs shows them all)"
         )
     announce_environment()
-
-    if not plan_file and not manifests.paths:
+    if not plan_file and not settings.manifests:
         raise ConfigError(f"{NO_PATHS}, or give --plan FILE")
-    color = use_color()
-    text_out = output == "text"
     saved = _saved_plan(plan_file)
-    scope = manifests.scope(manifests.paths or (saved.manifest_paths if saved else ()))
+    paths = settings.manifests or (saved.manifest_paths if saved else ())
+    warn_legacy_state(settings, paths)
+    scope = settings.scope(paths)
+    choices = _Choices(auto_approve, partial, output == "text", use_color(), wait, insecure)
     sending: list[bool] = []
     try:
         # Forked workers read the manifests while the apply stage is imported (see reading).
-        flags = _Flags(auto_approve, partial, text_out, color, wait, wait_timeout, lock_timeout)
         with scope.start_reading() as reading:
-            result = _apply(scope, reading, manifests, connection, saved, flags, sending)
+            result = _apply(scope, reading, settings, flags, saved, choices, sending)
     except KeyboardInterrupt as exc:
         # Once sending has begun the apply reports its own interruption (the usual summary);
         # an interrupt before that, while reading or at the prompt, sent nothing: say so.
         if sending:
             raise
         raise KeyboardInterrupt(NOTHING_SENT) from exc
+    from reconciler.apply.report import report
     from reconciler.apply.run import ApplyStatus
 
     if result.status is ApplyStatus.APPLIED:
         note_apply(result, result.plan)
-    return _report(result, text_out=text_out, color=color)
+    shown = report(result, color=choices.color)
+    for line in shown.stderr:
+        click.echo(line, err=True)
+    if choices.text_out:
+        for line in shown.stdout:
+            click.echo(line)
+    else:
+        import json
+
+        click.echo(json.dumps(shown.document, indent=2, ensure_ascii=False))
+    return shown.exit_code
 
 
 def _saved_plan(plan_file: str | None) -> Plan | None:
@@ -140,7 +149,7 @@ def _saved_plan(plan_file: str | None) -> Plan | None:
 
 
 @dataclass(frozen=True)
-class _Flags:
+class _Choices:
     """The apply command's own choices, as ``_apply`` takes them."""
 
     auto_approve: bool
@@ -148,44 +157,43 @@ class _Flags:
     text_out: bool
     color: bool
     wait: bool
-    wait_timeout: float
-    lock_timeout: float
+    insecure: bool
 
 
 def _apply(
     scope: Scope,
     reading: Reading,
-    manifests: ManifestOptions,
-    connection: Connection,
+    settings: Settings,
+    flags: PlanFlags,
     saved: Plan | None,
-    flags: _Flags,
+    choices: _Choices,
     sending: list[bool],
 ) -> ApplyResult:
     """Import the apply stage, then apply with the command line's hooks (prompt, bars, signals)."""
     from reconciler.apply.run import AUTO_APPROVE, ApplyHooks, ApplyRequest, apply_plan
     from reconciler.apply.waiting import WaitOptions
-    from reconciler.cli.common import Progress, WaitProgress, run
+    from reconciler.cli.terminal import Progress, WaitProgress, run
     from reconciler.plan.render import render_text
 
     request = ApplyRequest(
         scope=scope,
-        options=manifests.plan_options(),
+        options=flags.plan_options(settings),
         saved_plan=saved,
-        partial=flags.partial,
-        lock_timeout=flags.lock_timeout,
-        wait=WaitOptions(wait=flags.wait, timeout=flags.wait_timeout),
+        partial=choices.partial,
+        lock_timeout=settings.seconds("lock_timeout"),
+        wait=WaitOptions(wait=choices.wait, timeout=settings.seconds("wait_timeout")),
         reading=reading,
     )
-    config = connection.api_config()
+    config = settings.api_config(insecure=choices.insecure)
 
     def show_plan(plan: Plan) -> None:
         note_plan(plan)
-        if flags.text_out:
-            click.echo(render_text(plan, color=flags.color), nl=False)
+        if choices.text_out:
+            click.echo(render_text(plan, color=choices.color), nl=False)
 
     waiting = WaitProgress()
     hooks = ApplyHooks(
-        confirm=AUTO_APPROVE if flags.auto_approve else _confirm,
+        confirm=AUTO_APPROVE if choices.auto_approve else _confirm,
         show_plan=show_plan,
         progress=Progress,
         signals=True,
@@ -197,62 +205,6 @@ def _apply(
         return run(apply_plan(config, request, hooks))
     finally:
         waiting.close()
-
-
-def _report(result: ApplyResult, *, text_out: bool, color: bool) -> int:
-    """Print what apply did (text, or the one JSON document) and return the exit code."""
-    from reconciler.apply.document import results_document
-    from reconciler.apply.run import ApplyStatus
-    from reconciler.cli.machine import error_entries
-
-    code = result.exit_code
-    errors: list[dict[str, Any]] = []
-    notes: list[str] = []
-    if result.status is ApplyStatus.STALE:
-        for key, message in result.stale.items():
-            click.echo(f"Error: {message}", err=True)
-            errors.append({"type": "StalePlan", "resource": key, "message": message})
-        notes.append(
-            f"Nothing applied: {len(result.stale)} action(s) are stale. Run plan again, or pass "
-            "--partial to apply the others."
-        )
-        click.echo(notes[-1], err=True)
-    elif result.status is ApplyStatus.ALREADY_APPLIED:
-        notes = [
-            *result.applied.values(),
-            "This saved plan was already applied: nothing sent. Run plan again to see what, "
-            "if anything, is left to change.",
-        ]
-        if text_out:
-            click.echo("\n".join(notes))
-    elif result.status is ApplyStatus.NOTHING_TO_APPLY:
-        failed = len(result.plan.failed)
-        notes.append(
-            f"Nothing applied: {failed} resource{'s have' if failed > 1 else ' has'} errors "
-            "(shown above); fix them and apply again."
-            if failed
-            else "Nothing to apply."
-        )
-        if text_out:
-            click.echo(notes[-1])
-    elif result.status is ApplyStatus.CANCELLED:
-        notes.append("Apply cancelled; nothing was sent.")
-        errors.append({"type": "Cancelled", "message": notes[-1]})
-        if text_out:
-            click.echo(notes[-1])
-    elif text_out:
-        click.echo(_results_text(result, color))
-    for down in result.stopped:
-        errors.append(error_entries(down)[0])
-    notes.extend(stopped_lines(result))
-    if result.interrupted is not None:
-        notes.append(f"Apply interrupted by {result.interrupted.name}: run apply again to finish.")
-    if not text_out:
-        document = results_document(
-            result.results, result.plan, errors=errors, exit_code=code, notes=notes
-        )
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-    return code
 
 
 def _confirm(plan: Plan) -> bool:
@@ -270,66 +222,3 @@ def _confirm(plan: Plan) -> bool:
         return click.confirm(f"Apply {len(plan.changed)} change(s)?", default=False)
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def stopped_lines(result: ApplyResult) -> list[str]:
-    """One line per interface the run gave up: why, and what was sent, not sent, unknown."""
-    from reconciler.apply.results import Outcome
-    from reconciler.model.text import MAX_SERVER_MESSAGE, shown
-
-    if not result.stopped:
-        return []
-    counts = result.counts()
-    changes = sum(1 for r in result.results if r.outcome != Outcome.UNCHANGED)
-    failed = counts.get(Outcome.FAILED, 0) + counts.get(Outcome.NOT_CONVERGED, 0)
-    tally = (
-        f"{counts.get(Outcome.APPLIED, 0)} applied, {counts.get(Outcome.SKIPPED, 0)} not sent, "
-        f"{counts.get(Outcome.UNCERTAIN, 0)} unknown (may or may not have taken effect)"
-        + (f", {failed} failed" if failed else "")
-    )
-    return [
-        f"The {down.interface} API stopped answering: {shown(down.why)}; its last answer: "
-        f"{shown(down.last_answer, MAX_SERVER_MESSAGE)}. Of {changes} change(s): {tally}. Run apply again once it answers."
-        for down in result.stopped
-    ]
-
-
-def _results_text(result: ApplyResult, color: bool) -> str:
-    from reconciler.apply.results import Outcome
-    from reconciler.model.text import MAX_SERVER_MESSAGE, shown
-
-    colours = {Outcome.APPLIED: "green", Outcome.UNCHANGED: "white"}
-    lines = []
-    for action in result.results:
-        if action.outcome == Outcome.UNCHANGED and not action.messages:
-            continue
-        head = f"{action.key}: {action.outcome}"
-        lines.append(click.style(head, fg=colours.get(action.outcome, "red")) if color else head)
-        for request in action.requests:
-            status = request.status if request.status is not None else "-"
-            rid = f" requestId {shown(request.request_id)}" if request.request_id else ""
-            # Said once: an error the action's own message repeats is left to that message.
-            error = shown(request.error, MAX_SERVER_MESSAGE) if request.error else ""
-            said = error and any(error in shown(m) for m in action.messages)
-            error = f" — {error}" if error and not said else ""
-            lines.append(
-                f"    {request.method} {request.path} [{request.purpose_text}]: {request.outcome} ({status}){rid}{error}"
-            )
-        for message in action.messages:
-            lines.append(f"    {shown(message)}")
-    counts = result.counts()
-    order = [o.value for o in Outcome]
-    summary = ", ".join(
-        f"{counts.get(k, 0)} {k}" for k in order if counts.get(k) or k in ("applied", "failed")
-    )
-    undone = any(r.failed for r in result.results)
-    verdict = "Apply incomplete" if undone else "Apply complete"
-    if result.interrupted is not None:
-        verdict = f"Apply interrupted by {result.interrupted.name}"
-    lines.append(f"{verdict}: {summary}.")
-    lines.extend(stopped_lines(result))
-    if result.interrupted is not None:
-        lines.append("State is saved. Run apply again to finish the job.")
-    elif undone and not result.stopped:
-        lines.append("Run apply again to finish the job once the errors above are fixed.")
-    return "\n".join(lines)

@@ -1,12 +1,11 @@
-"""The command line's side of the settings: find the flags, hand them to the core, apply the result.
+"""The command line's side of the settings: find the flags, hand them to the core, pass the result.
 
 Settings are resolved by the core (``reconciler.settings``: flag > environment's value >
 variable > project file > default, each with its provenance). This module only finds
 ``--config``, ``--env-file`` and ``--env`` on the raw command line before any command parses
-its options (``prepare``), gives click the project's values as each command's ``default_map``
-(so a required argument such as ``validate``'s paths may come from the project file), and,
-when a command runs, hands the values given on its command line to the core and the resolved
-values to the command (``with_settings``). The env files' variables are added to this
+its options (``prepare``), and, when a command runs, hands the settings given on its command
+line (and only those: ``ctx.get_parameter_source``) to ``Settings.override`` and the result to
+the command (``with_settings``, ``pass_settings``). The env files' variables are added to this
 process's environment for the run (manifests' ``fromEnv`` references read them), and removed
 when it ends.
 """
@@ -15,13 +14,18 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from reconciler.settings.table import SETTING_PARAMS, SETTINGS
+from reconciler.settings.table import SETTING_PARAMS
+
+if TYPE_CHECKING:
+    from reconciler.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 META_KEY = "reconcile.settings"
 CONFIG_FLAGS = ("--config",)
@@ -51,7 +55,7 @@ def scan(args: Sequence[str], flags: Sequence[str]) -> str | None:
 
 
 def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> Any:
-    """Resolve the settings without flags, load the env files, set the ``default_map``."""
+    """Resolve the settings without flags and load the env files, before any command parses."""
     from reconciler.model.errors import ReconcileError
     from reconciler.settings import SettingsRequest, resolve_request
 
@@ -74,8 +78,6 @@ def prepare(ctx: click.Context, args: Sequence[str], subcommand: str | None) -> 
         raise
     ctx.meta[META_KEY] = settings
     _export_env_files(ctx, settings.env_file_values)
-    if settings.project is not None:
-        ctx.default_map = _default_map(ctx.command, settings)
     return settings
 
 
@@ -93,37 +95,14 @@ def _export_env_files(ctx: click.Context, values: dict[str, str] | Any) -> None:
     ctx.call_on_close(forget)
 
 
-def _default_map(command: click.Command, settings: Any) -> dict[str, Any]:
-    """Return click's nested ``default_map``: the project file's values for each command."""
-    from reconciler.settings import Source
-
-    out: dict[str, Any] = {}
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            values = _default_map(sub, settings)
-            if values:
-                out[name] = values
-        return out
-    params = {p.name for p in command.params}
-    for setting in SETTINGS:
-        found = settings.values.get(setting.param)
-        if (
-            setting.param in params
-            and found is not None
-            and found.source in (Source.PROJECT, Source.ENVIRONMENT)
-            and found.value is not None
-        ):
-            out[setting.param] = found.value
-    return out
-
-
 def settings_of(ctx: click.Context) -> Any:
     """Return the run's ``Settings`` (None when a command that needs none ran without them)."""
     return ctx.find_root().meta.get(META_KEY)
 
 
 def with_settings(command: click.Command) -> None:
-    """Make ``command`` receive its settings from the core, its own flags given as explicit."""
+    """Make ``command`` resolve its settings through the core: the settings given on its
+    command line go to ``Settings.override`` as explicit values, the others are the core's."""
     callback = command.callback
     if callback is None or command.name in INDEPENDENT:
         return
@@ -133,14 +112,17 @@ def with_settings(command: click.Command) -> None:
     @functools.wraps(callback)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
-        settings = settings_of(ctx)
-        if settings is None:
-            return callback(*args, **kwargs)
+        given = {name: kwargs.pop(name) for name in params}
         explicit = {
-            name: kwargs[name]
-            for name in params
+            name: value
+            for name, value in given.items()
             if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
         }
+        settings = settings_of(ctx)
+        if settings is None:  # a command called without the root group (a library caller)
+            from reconciler.settings import resolve
+
+            settings = resolve()
         settings = settings.override(explicit)
         ctx.find_root().meta[META_KEY] = settings
         # A command that runs every environment itself (``--all-envs``) chooses none here.
@@ -148,8 +130,6 @@ def with_settings(command: click.Command) -> None:
             settings.require_environment()
         if command.name != "config":  # which shows them; every other command stops here
             settings.check(params)
-        for name in params:
-            kwargs[name] = settings.get(name)
         from reconciler.model.secretfiles import secret_files
 
         # Manifests' and credentials' ``{fromFile}`` secrets: inside the project (secretDirs).
@@ -157,6 +137,23 @@ def with_settings(command: click.Command) -> None:
             return callback(*args, **kwargs)
 
     command.callback = wrapper
+
+
+def pass_settings(func: F) -> F:
+    """Hand a command the run's resolved ``Settings`` as its first argument."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(settings_of(click.get_current_context()), *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def warn_legacy_state(settings: Settings, paths: tuple[str, ...] | None = None) -> None:
+    """Say on stderr when the default state is a legacy file found beside the manifests."""
+    _address, warning = settings.state_address(paths)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def leaves(command: click.Command) -> list[click.Command]:

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import Connection, api_options
-from reconciler.cli.inventory import org_option, read_live
+from reconciler.cli.config import pass_settings
+from reconciler.cli.inventory import read_live
+from reconciler.cli.options import connection_options, setting_option
+
+if TYPE_CHECKING:
+    from reconciler.settings import Settings
 
 
 @click.command("discover")
@@ -45,11 +50,12 @@ from reconciler.cli.inventory import org_option, read_live
 @click.option("--kinesis-iam-role", metavar="ARN", help="Role that reads the Kinesis stream.")
 @click.option("--database", metavar="NAME", help="Destination database of the drafted pipe.")
 @click.option("--table", metavar="NAME", help="Destination table of the drafted pipe.")
-@org_option
-@api_options
+@setting_option("organization")
+@connection_options
+@pass_settings
 def discover(
-    connection: Connection,
-    organization: str | None,
+    settings: Settings,
+    insecure: bool,
     manifest: Path | None,
     write: bool,
     **flags: str | None,
@@ -58,11 +64,12 @@ def discover(
     samples to MANIFEST (or to a manifest drafted from flags), keeping its comments."""
     from reconciler.inventory.discover import discover_file
 
+    organization = settings.organization
     with tempfile.TemporaryDirectory(prefix="reconcile-discover-") as scratch:
         target = manifest if manifest is not None else _drafted(flags, organization, Path(scratch))
         found = read_live(
-            connection,
-            organization,
+            settings,
+            insecure,
             lambda client, org: discover_file(client, org or None, target),
             need_org=False,
         )

@@ -10,11 +10,12 @@ environment's settings come from the core (``reconciler.settings``) with the sam
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import output_option
+from reconciler.cli.config import pass_settings
+from reconciler.cli.options import output_option, setting_option
 
 if TYPE_CHECKING:
     from reconciler.load.overlays import Effective
@@ -90,21 +91,15 @@ def effective_of(settings: Settings) -> list[Effective]:
 @click.command("render")
 @click.argument("paths", nargs=-1, type=click.Path())
 @output_option("yaml", "json", help="yaml (a stream, as kustomize build prints) or json.")
-@click.option(
-    "--organization",
-    envvar="RECONCILE_ORGANIZATION_ID",
-    metavar="ID",
-    help="Default organizationId for manifests that omit it [env RECONCILE_ORGANIZATION_ID].",
-)
-def render(paths: tuple[str, ...], output: str, organization: str | None) -> int:
+@setting_option("organization")
+@pass_settings
+def render(settings: Settings, output: str) -> int:
     """Print the effective manifests of an environment (--env NAME): its overlays applied.
 
     Each document is headed by the files it came from; secret references print as written.
     """
     from reconciler.load.effective import render_json, render_yaml
-    from reconciler.settings import resolve
 
-    settings = current_settings() or resolve({"paths": paths, "organization": organization})
     manifests = effective_of(settings)
     if output == "json":
         click.echo(render_json(manifests, settings.environment_name), nl=False)
@@ -142,19 +137,6 @@ def compare(env_a: str, env_b: str, output: str, detailed_exitcode: bool) -> int
     else:
         click.echo(render_comparison_text(result), nl=False)
     return code
-
-
-def layering_of_run() -> dict[str, Any]:
-    """Return the chosen environment's ``layering`` and ``environment`` for a ``Scope``, and the
-    project file's manifest paths (``project_paths``)."""
-    settings = current_settings()
-    if settings is None:
-        return {}
-    return {
-        "layering": settings.layering(),
-        "environment": settings.environment_name,
-        "project_paths": settings.project_manifests,
-    }
 
 
 def announce_environment() -> None:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from reconciler.cli.common import output_option
+from reconciler.cli.options import output_option
 
 
 @click.command("explain")

@@ -8,20 +8,33 @@ project file's manifests are formatted.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+from reconciler.cli.config import pass_settings
+
+if TYPE_CHECKING:
+    from reconciler.settings import Settings
 
 
 @click.command("fmt")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
 @click.option("--diff", "show_diff", is_flag=True, help="Show the changes as a unified diff.")
-def fmt(paths: tuple[str, ...], check: bool, show_diff: bool) -> int:
+@pass_settings
+def fmt(settings: Settings, check: bool, show_diff: bool) -> int:
     """Format manifests (files or directories) canonically, keeping comments and the modeline."""
     import difflib
 
     from reconciler.load.fmt import format_file
     from reconciler.load.manifests import find_manifest_files
+    from reconciler.model.errors import ConfigError
+    from reconciler.settings import NO_PATHS
 
+    paths = settings.manifests
+    if not paths:
+        raise ConfigError(NO_PATHS)
     results = [format_file(path) for path in find_manifest_files(paths)]
     errors = [r for r in results if r.error]
     changed = [r for r in results if r.changed]

@@ -1,24 +1,28 @@
 """``reconcile get``: show live objects (read-only) as aligned tables, or JSON/YAML for scripts.
 
 Services, backups, a service's reverse private endpoints (or one), a pipe, a service's pipes,
-its CDC capacity, the organization and the dashboards. Every sub-command shares one
-``LiveView`` (connection, organization, output): it makes one core call
-(``reconciler.inventory``) and prints the result; secrets are never shown.
+its CDC capacity, the organization and the dashboards. Every sub-command shares one ``Lookup``
+(the run's settings, ``--insecure``, the output format): it makes one core call
+(``reconciler.inventory.session.read_live`` with a read of ``inventory.reads``) and prints the
+result; secrets are never shown.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, api_options, collect, output_option
-from reconciler.cli.inventory import org_option, read_live
+from reconciler.cli.config import settings_of
+from reconciler.cli.inventory import read_live
+from reconciler.cli.options import connection_options, output_option, setting_option
 
 if TYPE_CHECKING:
     from reconciler.client.api import Client
+    from reconciler.settings import Settings
 
 T = TypeVar("T")
 
@@ -44,11 +48,11 @@ def _emit(value: Any, output: str, table: Callable[[], str]) -> None:
 
 
 @dataclass(frozen=True)
-class LiveView:
-    """The flags every ``get`` command shares: connection, organization, output format."""
+class Lookup:
+    """What every ``get`` command shares: the run's settings, ``--insecure``, the output format."""
 
-    connection: Connection
-    organization: str | None
+    settings: Settings
+    insecure: bool
     output: str
 
     def show(
@@ -59,7 +63,7 @@ class LiveView:
         need_org: bool = True,
     ) -> int:
         """Read with ``fetch`` and print the result as ``table`` or as JSON/YAML; return 0."""
-        found = read_live(self.connection, self.organization, fetch, need_org=need_org)
+        found = read_live(self.settings, self.insecure, fetch, need_org=need_org)
         _emit(found, self.output, lambda: table(found))
         return 0
 
@@ -80,8 +84,14 @@ class LiveView:
 
 
 def _get_options(func: Any) -> Any:
-    func = collect("view", LiveView, ("connection", "organization", "output"))(func)
-    return _output_option(org_option(api_options(func)))
+    """Add the options every ``get`` command shares, handed to it as one ``Lookup``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, insecure: bool, output: str, **kwargs: Any) -> Any:
+        settings = settings_of(click.get_current_context())
+        return func(*args, lookup=Lookup(settings, insecure, output), **kwargs)
+
+    return _output_option(setting_option("organization")(connection_options(wrapper)))
 
 
 # -- get ------------------------------------------------------------------------------------
@@ -101,12 +111,12 @@ def get() -> None:
     help="Keep services with this tag (repeatable; all must match).",
 )
 @_get_options
-def services(view: LiveView, filters: tuple[str, ...]) -> int:
+def services(lookup: Lookup, filters: tuple[str, ...]) -> int:
     """List the organization's services."""
     from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
-    return view.show(
+    return lookup.show(
         lambda client, org: reads.list_services(client, org, filters),
         lambda found: table(views.service_rows(found), views.SERVICE_HEADERS),
     )
@@ -116,7 +126,7 @@ def services(view: LiveView, filters: tuple[str, ...]) -> int:
 @_service_option
 @click.option("--since", metavar="DURATION", help="Only backups started within, e.g. 26h or 3d.")
 @_get_options
-def backups(view: LiveView, service: str, since: str | None) -> int:
+def backups(lookup: Lookup, service: str, since: str | None) -> int:
     """List a service's backups, newest first."""
     from datetime import UTC, datetime
 
@@ -125,7 +135,7 @@ def backups(view: LiveView, service: str, since: str | None) -> int:
     from reconciler.plan.render import table
 
     window = parse_duration(since) if since else None
-    return view.show(
+    return lookup.show(
         lambda client, org: reads.service_backups(
             client, org, service, since=window, now=datetime.now(UTC)
         ),
@@ -159,10 +169,10 @@ def _one_of_a_service(name: str, metavar: str, read: str, details: str, help: st
     @click.argument("ref", metavar=metavar)
     @_service_option
     @_get_options
-    def command(view: LiveView, service: str, ref: str) -> int:
+    def command(lookup: Lookup, service: str, ref: str) -> int:
         from reconciler.inventory import reads, views
 
-        return view.show_one(getattr(reads, read), service, ref, getattr(views, details))
+        return lookup.show_one(getattr(reads, read), service, ref, getattr(views, details))
 
 
 for _name, _spec in _ONE_OF_A_SERVICE.items():
@@ -194,11 +204,11 @@ def _all_of_a_service(name: str, read: str, rows: str, headers: str, help: str) 
     @get.command(name, help=help)
     @_service_option
     @_get_options
-    def command(view: LiveView, service: str) -> int:
+    def command(lookup: Lookup, service: str) -> int:
         from reconciler.inventory import reads, views
         from reconciler.plan.render import table
 
-        return view.show(
+        return lookup.show(
             lambda client, org: getattr(reads, read)(client, org, service),
             lambda found: table(getattr(views, rows)(found), getattr(views, headers)),
         )
@@ -211,11 +221,11 @@ for _name, _list in _ALL_OF_A_SERVICE.items():
 @get.command("cdc-scaling")
 @_service_option
 @_get_options
-def cdc_scaling(view: LiveView, service: str) -> int:
+def cdc_scaling(lookup: Lookup, service: str) -> int:
     """Show a service's CDC capacity (once it has a database pipe)."""
     from reconciler.inventory import reads, views
 
-    return view.show(
+    return lookup.show(
         lambda client, org: reads.service_cdc_scaling(client, org, service),
         lambda found: views.details_text(views.cdc_scaling_details(found)),
     )
@@ -223,11 +233,11 @@ def cdc_scaling(view: LiveView, service: str) -> int:
 
 @get.command("organization")
 @_get_options
-def organization(view: LiveView) -> int:
+def organization(lookup: Lookup) -> int:
     """Show the organization (needs the server's organization GET)."""
     from reconciler.inventory import reads, views
 
-    return view.show(
+    return lookup.show(
         reads.get_organization,
         lambda found: views.details_text(views.organization_details(found)),
     )
@@ -235,13 +245,13 @@ def organization(view: LiveView) -> int:
 
 @get.command("dashboards")
 @_get_options
-def dashboards(view: LiveView) -> int:
+def dashboards(lookup: Lookup) -> int:
     """List the dashboards (needs the server's dashboard list)."""
     from reconciler.inventory import reads, views
     from reconciler.plan.render import table
 
     # Dashboards belong to the token's organization: no organization id is needed.
-    return view.show(
+    return lookup.show(
         lambda client, org: reads.get_dashboards(client),
         lambda found: table(views.dashboard_rows(found), views.DASHBOARD_HEADERS),
         need_org=False,

@@ -1,5 +1,6 @@
 """``reconcile export`` and ``reconcile check``: read-only inventory commands (``get`` is in
-``reconciler.cli.get``; both share the organization flag and ``read_live`` from here).
+``reconciler.cli.get``; both read through ``read_live`` from here, which hands the run's settings
+to the core's read session, ``reconciler.inventory.session``).
 
 ``export`` turns live objects into manifests that validate and plan to no changes.
 ``check backups`` is a cron-friendly freshness check: exit 0 when every selected service has
@@ -13,53 +14,32 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, api_options, output_option, path_option
+from reconciler.cli.config import pass_settings
 from reconciler.cli.machine import remember_output
 from reconciler.cli.metrics import metrics_option
+from reconciler.cli.options import connection_options, output_option, path_option, setting_option
 from reconciler.metrics import FINDING_EXIT_CODE, note
 
 if TYPE_CHECKING:
     from reconciler.client.api import Client
+    from reconciler.settings import Settings
 
 T = TypeVar("T")
 
 
-def org_option(func: Any) -> Any:
-    """Add ``--organization`` (the organization the read-only commands look at)."""
-    return click.option(
-        "--organization",
-        envvar="RECONCILE_ORGANIZATION_ID",
-        metavar="ID",
-        help="Organization id [env RECONCILE_ORGANIZATION_ID].",
-    )(func)
-
-
 def read_live(
-    connection: Connection,
-    organization: str | None,
+    settings: Settings,
+    insecure: bool,
     fetch: Callable[[Client, str], Awaitable[T]],
     *,
     need_org: bool = True,
 ) -> T:
-    """Open a client with the connection flags and run ``fetch(client, org)`` (one core call)."""
-    from reconciler.cli.common import run
-    from reconciler.client.api import Client
-    from reconciler.model.errors import ConfigError
-    from reconciler.model.resources import check_default_organization
+    """Run ``fetch(client, org)`` in the core's read session, configured by the run's settings."""
+    from reconciler.cli.terminal import run
+    from reconciler.inventory.session import read_live as session
 
-    org = organization or ""
-    if need_org and not org:
-        raise ConfigError("no organization: pass --organization or set RECONCILE_ORGANIZATION_ID")
-    if org:
-        check_default_organization(org)
-    config = connection.api_config()
-    config.check()
-
-    async def go() -> T:
-        async with Client(config) as client:
-            return await fetch(client, org)
-
-    return run(go())
+    config = settings.api_config(insecure=insecure)
+    return run(session(config, settings.organization, fetch, need_org=need_org))
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -121,11 +101,12 @@ def read_live(
     callback=remember_output,
     help="Output format of the report (`-o DIR` is a deprecated spelling of --dir).",
 )
-@org_option
-@api_options
+@setting_option("organization")
+@connection_options
+@pass_settings
 def export(
-    connection: Connection,
-    organization: str | None,
+    settings: Settings,
+    insecure: bool,
     service: str | None,
     pipe_ids: tuple[str, ...],
     with_organization: bool,
@@ -169,8 +150,8 @@ def export(
         flag = "--endpoints" if options.endpoints else "--cdc-scaling"
         raise ConfigError(f"{flag} needs --service")
     documents = read_live(
-        connection,
-        organization,
+        settings,
+        insecure,
         lambda client, org: ex.collect(client, org, options),
         need_org=bool(options.service or options.organization),
     )
@@ -258,12 +239,13 @@ def check() -> None:
     help="Services to check (repeatable; default: every service).",
 )
 @output_option("table", "json", machine=True)
-@org_option
-@api_options
+@setting_option("organization")
+@connection_options
 @metrics_option("check_backups")
+@pass_settings
 def check_backups(
-    connection: Connection,
-    organization: str | None,
+    settings: Settings,
+    insecure: bool,
     max_age: str,
     service_refs: tuple[str, ...],
     output: str,
@@ -284,8 +266,8 @@ def check_backups(
     max_age_text = max_age
     limit = parse_duration(max_age_text)
     results = read_live(
-        connection,
-        organization,
+        settings,
+        insecure,
         lambda client, org: reads.backup_freshness(
             client, org, service_refs, max_age=limit, now=datetime.now(UTC)
         ),

@@ -9,68 +9,34 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import (
-    Connection,
-    api_options,
-    collect,
-    lock_timeout_option,
-    organization_option,
+from reconciler.cli.completion import complete_targets
+from reconciler.cli.config import pass_settings
+from reconciler.cli.metrics import metrics_option
+from reconciler.cli.options import (
+    connection_options,
     output_option,
     path_option,
+    setting_option,
+    setting_options,
 )
-from reconciler.cli.completion import complete_targets
-from reconciler.cli.metrics import metrics_option
 from reconciler.metrics import note_plan
-from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
-    from reconciler.plan.scope import Scope
+    from reconciler.settings import Settings
 
 
 @dataclass(frozen=True)
-class ManifestOptions:
-    """The flags plan and apply share: what to reconcile, and which state to use."""
+class PlanFlags:
+    """The flags plan and apply share that are not settings: what the plan may contain."""
 
-    paths: tuple[str, ...]
     targets: tuple[str, ...]
-    state_path: str | None
-    workspace: str | None
     new_state: bool
     replace: bool
     prune: bool
-    organization: str | None
 
-    def scope(self, paths: tuple[str, ...] | None = None) -> Scope:
-        """Return the run's scope (``paths`` overrides the given ones, e.g. a saved plan's)."""
-        from reconciler.cli.common import origin, state_path_for
-        from reconciler.model.errors import ConfigError
-        from reconciler.plan.scope import Scope
-        from reconciler.state.backend import DEFAULT_WORKSPACE, check_workspace
-
-        chosen = self.paths if paths is None else paths
-        if not chosen:
-            raise ConfigError(NO_PATHS)
-        from reconciler.cli.environments import layering_of_run
-
-        workspace = self.workspace or DEFAULT_WORKSPACE
-        try:
-            check_workspace(workspace)
-        except ConfigError as exc:  # named here, where it is known which setting gave it
-            raise ConfigError(f"{origin('workspace') or '--workspace'}: {exc}") from None
-        address = self.state_path or str(state_path_for(None, chosen))
-        return Scope(
-            chosen,
-            address,
-            workspace,
-            self.organization,
-            **layering_of_run(),
-            state_origin=origin("state_path"),
-        )
-
-    def plan_options(self) -> PlanOptions:
+    def plan_options(self, settings: Settings) -> PlanOptions:
         """Return the choices that change what the plan contains."""
-        from reconciler.cli.common import origin
         from reconciler.plan.compute import PlanOptions
 
         return PlanOptions(
@@ -78,7 +44,7 @@ class ManifestOptions:
             replace=self.replace,
             prune=self.prune,
             new_state=self.new_state,
-            organization_source=origin("organization") or PlanOptions.organization_source,
+            organization_source=settings.origin("organization") or PlanOptions.organization_source,
         )
 
 
@@ -97,9 +63,10 @@ def _prepare_out(path: Path) -> None:
 
 
 def plan_options(func: Any, *, paths_required: bool = False) -> Any:
-    """Add the options shared by plan and apply, handed to the command as ``manifests``."""
-    names = tuple(f.name for f in fields(ManifestOptions))
-    func = collect("manifests", ManifestOptions, names)(func)
+    """Add the options shared by plan and apply; the flags that are not settings are handed
+    to the command as ``flags``, ``--insecure`` as ``insecure``."""
+    names = tuple(f.name for f in fields(PlanFlags))
+    func = _collect_flags(names)(func)
     for option in reversed(
         [
             click.argument("paths", nargs=-1, required=paths_required, type=click.Path()),
@@ -111,24 +78,7 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
                 shell_complete=complete_targets,
                 help="Limit to these resources (glob allowed; repeatable). With apply --plan: apply only the saved plan's matching actions.",
             ),
-            click.option(
-                "--state",
-                "state_path",
-                envvar="RECONCILE_STATE",
-                metavar="PATH|URL",
-                help="Where the state lives: a file, postgresql://USER@HOST:PORT/DB or "
-                "s3://BUCKET/KEY [default: .reconcile/state.json in the project root: the nearest "
-                "directory upwards with reconcile.yaml or .reconcile/, else the git top, else the "
-                "current one; env RECONCILE_STATE].",
-            ),
-            click.option(
-                "--workspace",
-                envvar="RECONCILE_WORKSPACE",
-                default="default",
-                show_default=True,
-                help="Independent state in the same backend, e.g. one per organization "
-                "[env RECONCILE_WORKSPACE].",
-            ),
+            setting_options("state_path", "workspace"),
             click.option(
                 "--new-state",
                 is_flag=True,
@@ -152,7 +102,22 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
         ]
     ):
         func = option(func)
-    return organization_option(api_options(func))
+    return setting_option("organization")(connection_options(func))
+
+
+def _collect_flags(names: tuple[str, ...]) -> Any:
+    """Hand a command the values of ``names`` as one ``PlanFlags``, in its parameter ``flags``."""
+    import functools
+
+    def decorator(func: Any) -> Any:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            return func(*args, flags=PlanFlags(**values), **kwargs)
+
+        return wrapper
+
+    return decorator
 
 
 @click.command("plan")
@@ -176,46 +141,61 @@ def plan_options(func: Any, *, paths_required: bool = False) -> Any:
     help="Plan every environment of the project file in one run, each against its own API, "
     "key and state (one section per environment; exit 1 if any failed).",
 )
-@lock_timeout_option(
-    "Seconds to wait for the state lock (taken only to create a new state for --out)."
+@setting_option(
+    "lock_timeout",
+    help="Seconds to wait for the state lock (taken only to create a new state for --out)",
 )
 @metrics_option("plan")
+@pass_settings
 def plan(
-    manifests: ManifestOptions,
-    connection: Connection,
+    settings: Settings,
+    flags: PlanFlags,
+    insecure: bool,
     output: str,
     out_file: str | None,
     detailed_exitcode: bool,
     show_unchanged: bool,
     all_envs: bool,
-    lock_timeout: float,
 ) -> int:
     """Show the changes that would make the live state match PATHS (files or directories)."""
     if all_envs:
-        return _plan_all(manifests, connection, output, out_file, detailed_exitcode)
-    from reconciler.cli.common import Progress, run, use_color
+        return _plan_all(
+            flags.plan_options(settings), insecure, output, out_file, detailed_exitcode
+        )
+    from reconciler.cli.config import warn_legacy_state
     from reconciler.cli.environments import announce_environment
+    from reconciler.cli.terminal import Progress, run
 
     announce_environment()
-    scope = manifests.scope()
+    warn_legacy_state(settings)
+    scope = settings.scope()
     # Forked workers read the manifests while the planning stage is imported (see reading).
     with scope.start_reading() as reading:
-        from reconciler.plan import planfile
-        from reconciler.plan.render import render_markdown, render_text
         from reconciler.plan.run import compute_plan, save_plan
 
-        config = connection.api_config()
+        config = settings.api_config(insecure=insecure)
         if out_file:
             _prepare_out(Path(out_file))
-        options = manifests.plan_options()
+        options = flags.plan_options(settings)
         computed = run(compute_plan(config, scope, options, progress=Progress, reading=reading))
     result = computed.plan
     note_plan(result)
     if out_file:
-        save_plan(
-            computed, Path(out_file), new_state=manifests.new_state, lock_timeout=lock_timeout
-        )
+        wait = settings.seconds("lock_timeout")
+        save_plan(computed, Path(out_file), new_state=flags.new_state, lock_timeout=wait)
     code = 1 if result.failed else 2 if detailed_exitcode and result.changed else 0
+    _render(result, output, code, show_unchanged, out_file)
+    return code
+
+
+def _render(
+    result: Any, output: str, code: int, show_unchanged: bool, out_file: str | None
+) -> None:
+    """Print the plan as ``output`` asks (and, for people, where it was saved)."""
+    from reconciler.cli.terminal import use_color
+    from reconciler.plan import planfile
+    from reconciler.plan.render import render_markdown, render_text
+
     if output == "json":
         click.echo(planfile.dumps(result, exit_code=code), nl=False)
     elif output == "markdown":
@@ -226,12 +206,11 @@ def plan(
             click.echo(
                 f"Saved the plan to {out_file}; apply it with: reconcile apply --plan {out_file}"
             )
-    return code
 
 
 def _plan_all(
-    manifests: ManifestOptions,
-    connection: Connection,
+    options: PlanOptions,
+    insecure: bool,
     output: str,
     out_file: str | None,
     detailed_exitcode: bool,
@@ -239,8 +218,8 @@ def _plan_all(
     """``plan --all-envs``: every environment in one run, one report."""
     import json
 
-    from reconciler.cli.common import Progress, run, use_color
     from reconciler.cli.environments import targets
+    from reconciler.cli.terminal import Progress, run, use_color
     from reconciler.model.errors import ConfigError
     from reconciler.plan import environments as envs
 
@@ -252,11 +231,7 @@ def _plan_all(
     given = click.get_current_context().find_root().meta.get("reconcile.args", [])
     if any(a == "--env" or a.startswith("--env=") for a in given):
         raise ConfigError("--all-envs plans every environment: leave out --env")
-    plans = run(
-        envs.compute_plans(
-            targets(connection.insecure), manifests.plan_options(), progress=Progress
-        )
-    )
+    plans = run(envs.compute_plans(targets(insecure), options, progress=Progress))
     # The run's metrics count every environment's resources (one record per run).
     note_plan(envs.combined(plans))
     code = envs.exit_code(plans, detailed_exitcode)

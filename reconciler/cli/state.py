@@ -8,39 +8,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import StateWhere, collect, lock_timeout_option, output_option
+from reconciler.cli.config import pass_settings
+from reconciler.cli.options import output_option, setting_option, setting_options
+
+if TYPE_CHECKING:
+    from reconciler.settings import Settings
+    from reconciler.state.backend import Backend
 
 
 def _where(func: Any) -> Any:
-    func = collect("where", StateWhere, ("state_path", "workspace"))(func)
-    for option in reversed(
-        [
-            click.option(
-                "--state",
-                "state_path",
-                envvar="RECONCILE_STATE",
-                metavar="PATH|URL",
-                help="A file, postgresql://USER@HOST:PORT/DB or s3://BUCKET/KEY [default: "
-                ".reconcile/state.json in the project root; env RECONCILE_STATE].",
-            ),
-            click.option(
-                "--workspace",
-                envvar="RECONCILE_WORKSPACE",
-                default="default",
-                show_default=True,
-                help="Workspace in the backend [env RECONCILE_WORKSPACE].",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+    """Add ``--state`` and ``--workspace``; the command gets the run's settings first."""
+    return setting_options("state_path", "workspace")(pass_settings(func))
 
 
-_lock_timeout = lock_timeout_option()
+def _backend(settings: Settings) -> Backend:
+    """Open the state the settings name (without a state setting: the project root's file)."""
+    return settings.open_backend(())
+
+
+_lock_timeout = setting_option("lock_timeout")
 _output = output_option("text", "json", machine=True)
 
 
@@ -61,11 +51,11 @@ def state() -> None:
 @state.command("list")
 @_where
 @_output
-def list_(output: str, where: StateWhere) -> int:
+def list_(settings: Settings, output: str) -> int:
     """Print every address in the state (Kind/name), one a line."""
     from reconciler.state import ops
 
-    backend = where.backend()
+    backend = _backend(settings)
     try:
         addresses = ops.list_addresses(backend)
     finally:
@@ -82,11 +72,11 @@ def list_(output: str, where: StateWhere) -> int:
 @click.argument("address")
 @_where
 @_output
-def show(address: str, output: str, where: StateWhere) -> int:
+def show(settings: Settings, address: str, output: str) -> int:
     """Print what the state records for ADDRESS (fingerprints, ids; never a secret)."""
     from reconciler.state import ops
 
-    backend = where.backend()
+    backend = _backend(settings)
     try:
         entry = ops.show(backend, address)
         address = ops.recorded_address(backend, address)
@@ -106,13 +96,13 @@ def show(address: str, output: str, where: StateWhere) -> int:
 @_where
 @_lock_timeout
 @_output
-def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, where: StateWhere) -> int:
+def rm(settings: Settings, addresses: tuple[str, ...], output: str) -> int:
     """Forget ADDRESSES (the live objects are left alone; the next apply may adopt or create)."""
     from reconciler.state import ops
 
-    backend = where.backend()
+    backend = _backend(settings)
     try:
-        removed = ops.remove(backend, list(addresses), timeout=lock_timeout)
+        removed = ops.remove(backend, list(addresses), timeout=settings.seconds("lock_timeout"))
     finally:
         backend.close()
     if output == "json":
@@ -129,13 +119,13 @@ def rm(addresses: tuple[str, ...], lock_timeout: float, output: str, where: Stat
 @_where
 @_lock_timeout
 @_output
-def mv(old: str, new: str, lock_timeout: float, output: str, where: StateWhere) -> int:
+def mv(settings: Settings, old: str, new: str, output: str) -> int:
     """Move the record at OLD to NEW (after renaming a resource's metadata.name)."""
     from reconciler.state import ops
 
-    backend = where.backend()
+    backend = _backend(settings)
     try:
-        ops.move(backend, old, new, timeout=lock_timeout)
+        ops.move(backend, old, new, timeout=settings.seconds("lock_timeout"))
     finally:
         backend.close()
     if output == "json":
@@ -147,11 +137,11 @@ def mv(old: str, new: str, lock_timeout: float, output: str, where: StateWhere) 
 
 @state.command("pull")
 @_where
-def pull(where: StateWhere) -> int:
+def pull(settings: Settings) -> int:
     """Print the state document (JSON, formatVersion and all), byte for byte."""
     from reconciler.state import ops
 
-    backend = where.backend()
+    backend = _backend(settings)
     try:
         data = ops.pull(backend)
     finally:
@@ -165,15 +155,17 @@ def pull(where: StateWhere) -> int:
 @click.option("--force", is_flag=True, help="Replace a state of a different lineage.")
 @_where
 @_lock_timeout
-def push(file: Any, force: bool, lock_timeout: float, where: StateWhere) -> int:
+def push(settings: Settings, file: Any, force: bool) -> int:
     """Store FILE ('-' for stdin) as the state, byte for byte (same lineage unless --force)."""
     from reconciler.state import ops
 
     data = file.read()
-    backend = where.backend()
+    backend = _backend(settings)
     try:
         source = f"{getattr(file, 'name', '-')} (the file to push)"
-        lineage = ops.push(backend, data, force=force, timeout=lock_timeout, source=source)
+        lineage = ops.push(
+            backend, data, force=force, timeout=settings.seconds("lock_timeout"), source=source
+        )
     finally:
         backend.close()
     click.echo(f"Pushed {len(data)} bytes to {backend.description} (lineage {lineage}).")
@@ -183,9 +175,9 @@ def push(file: Any, force: bool, lock_timeout: float, where: StateWhere) -> int:
 @state.command("unlock")
 @click.argument("lock_id")
 @_where
-def unlock(lock_id: str, where: StateWhere) -> int:
+def unlock(settings: Settings, lock_id: str) -> int:
     """Remove the lock LOCK_ID left by a run that died (the ID is in the lock message)."""
-    backend = where.backend()
+    backend = _backend(settings)
     try:
         click.echo(backend.unlock(lock_id))
     finally:
@@ -203,25 +195,26 @@ def unlock(lock_id: str, where: StateWhere) -> int:
 @_lock_timeout
 @_output
 def migrate(
+    settings: Settings,
     to: str,
     to_workspace: str | None,
     force: bool,
-    lock_timeout: float,
     output: str,
-    where: StateWhere,
 ) -> int:
     """Copy the state to another backend under both locks, and verify the copy."""
     from reconciler.model.errors import ConfigError
     from reconciler.state import ops
     from reconciler.state.stores import open_backend
 
-    workspace = where.workspace or "default"
-    source = where.backend()
+    workspace = settings.workspace
+    source = _backend(settings)
     destination = open_backend(to, to_workspace or workspace, "--to")
     if destination.description == source.description:
         raise ConfigError(f"--to {destination.description} is the state itself")
     try:
-        result = ops.migrate(source, destination, force=force, timeout=lock_timeout)
+        result = ops.migrate(
+            source, destination, force=force, timeout=settings.seconds("lock_timeout")
+        )
     finally:
         source.close()
         destination.close()

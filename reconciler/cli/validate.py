@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.common import output_option
+from reconciler.cli.config import pass_settings
+from reconciler.cli.options import output_option, setting_option
 from reconciler.model.json import JsonObject
 
 if TYPE_CHECKING:
     from reconciler.model.resources import Resource
+    from reconciler.settings import Settings
 
 
 @click.command()
@@ -19,12 +21,7 @@ if TYPE_CHECKING:
 @output_option(
     "text", "json", help="Output format (json: one document, also on errors).", machine=True
 )
-@click.option(
-    "--organization",
-    envvar="RECONCILE_ORGANIZATION_ID",
-    metavar="ID",
-    help="Default organizationId for manifests that omit it [env: RECONCILE_ORGANIZATION_ID].",
-)
+@setting_option("organization")
 @click.option(
     "--check-env",
     is_flag=True,
@@ -36,9 +33,8 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Validate the effective manifests of every environment of the project file.",
 )
-def validate(
-    paths: tuple[str, ...], output: str, organization: str | None, check_env: bool, all_envs: bool
-) -> int:
+@pass_settings
+def validate(settings: Settings, output: str, check_env: bool, all_envs: bool) -> int:
     """Validate manifests (files or directories) without contacting any server.
 
     With --env NAME, the environment's effective manifests (its overlays applied); with
@@ -46,7 +42,6 @@ def validate(
     Exit 0 when all are valid, 1 otherwise. With no PATHS, the manifests the project file names
     (reconcile.yaml `manifests:`).
     """
-    from reconciler.cli.environments import current_settings
     from reconciler.cli.machine import error_entries
     from reconciler.load.manifests import load_resources
     from reconciler.load.validation import document
@@ -56,10 +51,10 @@ def validate(
 
     if all_envs:
         return _validate_all(output, check_env)
+    paths, organization = settings.manifests, settings.organization
     if not paths:
         raise ConfigError(NO_PATHS)
-    settings = current_settings()
-    layering = settings.layering() if settings is not None else None
+    layering = settings.layering()
     try:
         if layering:
             from reconciler.load.overlays import load_layered

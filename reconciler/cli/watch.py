@@ -14,13 +14,17 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reconciler.cli.common import Connection, choice_option, lock_timeout_option
-from reconciler.cli.plan import ManifestOptions, plan_options
+from reconciler.cli.config import pass_settings
+from reconciler.cli.options import choice_option, setting_option
+from reconciler.cli.plan import PlanFlags, plan_options
 from reconciler.model.text import shown
+
+if TYPE_CHECKING:
+    from reconciler.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,23 +125,23 @@ def timing_options(func: F) -> F:
 @choice_option(
     "--log-format", choices=("text", "json"), help="One line per cycle, as text or JSON."
 )
-@lock_timeout_option(
-    "Seconds a correcting cycle waits for the state lock (another apply may hold it).",
-    default=10.0,
-    forever=False,
+@setting_option(
+    "lock_timeout",
+    help="Seconds a correcting cycle waits for the state lock (another apply may hold it)",
+    default=lambda: _own_default("lock_timeout"),
+    finite=True,
 )
-@click.pass_context
+@pass_settings
 def watch(
-    ctx: click.Context,
-    manifests: ManifestOptions,
-    connection: Connection,
+    settings: Settings,
+    flags: PlanFlags,
+    insecure: bool,
     interval: float,
     mode: str,
     jitter: float,
     lease_seconds: float,
     listen: str,
     log_format: str,
-    lock_timeout: float,
 ) -> int:
     """Plan PATHS every --interval; in correct mode apply the drift found (one leader at a time).
 
@@ -145,24 +149,27 @@ def watch(
     The management request budget defaults to half the key's (--rate or the project's
     rates.management): a CI apply with the same key still has room.
     """
-    from reconciler.cli.common import run
     from reconciler.cli.environments import announce_environment
+    from reconciler.cli.terminal import run
+    from reconciler.settings import Source
     from reconciler.state.backend import Holder
     from reconciler.watch import Mode, Watcher, WatchOptions, WatchStatus, run_watch
     from reconciler.watch.run import parse_listen
 
     parse_listen(listen)  # a malformed address fails before anything else
-    announce_environment()  # --env NAME: say which, refuse one that overlaps another
-    loader = _Loader(ctx, manifests, connection)
-    first = loader(False)
-    scope = first.scope
+    # The loop waits its own default for the lock unless a flag, variable or project says.
+    given = settings.resolved("lock_timeout").source is not Source.DEFAULT
     options = WatchOptions(
         interval=interval,
         mode=Mode(mode),
         jitter=jitter,
         lease=lease_seconds,
-        lock_timeout=lock_timeout,
+        **({"lock_timeout": settings.seconds("lock_timeout")} if given else {}),
     )
+    announce_environment()  # --env NAME: say which, refuse one that overlaps another
+    loader = _Loader(settings, flags, insecure)
+    first = loader(False)
+    scope = first.scope
     holder = Holder.current("reconcile watch")
     backend = scope.backend()
     try:
@@ -196,6 +203,15 @@ def watch(
     return 0
 
 
+def _own_default(name: str) -> object:
+    """Return the loop's own default of ``name`` (``WatchOptions``), for ``--help``."""
+    from dataclasses import fields
+
+    from reconciler.watch.loop import WatchOptions
+
+    return next(f.default for f in fields(WatchOptions) if f.name == name)
+
+
 class _Loader:
     """The settings of each cycle, from the core's resolver (``reconciler.settings``).
 
@@ -204,20 +220,20 @@ class _Loader:
     ``fromEnv`` references read the variables of the settings in force.
     """
 
-    def __init__(self, ctx: click.Context, manifests: ManifestOptions, connection: Connection):
-        from reconciler.cli.config import settings_of
+    def __init__(self, settings: Settings, flags: PlanFlags, insecure: bool) -> None:
+        from reconciler.settings import Source
 
-        self.settings = settings_of(ctx)
-        self.manifests = manifests
-        self.connection = connection
-        self.rate_given = ctx.get_parameter_source("rate") is click.core.ParameterSource.COMMANDLINE
+        self.settings = settings
+        self.flags = flags
+        self.insecure = insecure
+        self.rate_given = settings.resolved("rate").source is Source.FLAG
         self.stamp = self._stamp()
 
     def _stamp(self) -> tuple[tuple[str, float, int], ...]:
         import os
 
         out = []
-        for env_file in self.settings.env_files if self.settings is not None else ():
+        for env_file in self.settings.env_files:
             try:
                 found = os.stat(env_file.path)
                 out.append((env_file.path, found.st_mtime, found.st_size))
@@ -229,20 +245,16 @@ class _Loader:
         from reconciler.watch import Target
 
         settings = self.settings
-        if settings is None:  # a command run without the settings layer (a library caller)
-            config = self.connection.api_config()
-            scope, variables, files = self.manifests.scope(), None, None
-        else:
-            if reload_project or self._stamp() != self.stamp:
-                settings = self.settings = settings.reload()
-                self.stamp = self._stamp()
-            settings.require_environment()
-            config = settings.api_config(insecure=self.connection.insecure)
-            scope, variables = settings.scope(), dict(settings.environ)
-            files = settings.secret_files()
+        if reload_project or self._stamp() != self.stamp:
+            settings = self.settings = settings.reload()
+            self.stamp = self._stamp()
+        settings.require_environment()
+        config = settings.api_config(insecure=self.insecure)
+        scope, variables = settings.scope(), dict(settings.environ)
         if not self.rate_given:
             config = replace(config, rate=_half(config.rate))
-        return Target(config, scope, self.manifests.plan_options(), variables, files)
+        options = self.flags.plan_options(settings)
+        return Target(config, scope, options, variables, settings.secret_files())
 
 
 def _half(rate: Any) -> Any:

@@ -1,5 +1,6 @@
-"""Renderers: plans and apply results as text (for terminals), markdown (for pull-request
-comments) and JSON (for machines, see ``planfile``).
+"""Renderers: plans as text (for terminals), markdown (for pull-request comments) and JSON (for
+machines, see ``planfile``); apply results are rendered beside the apply (``apply.report``),
+with the colours of ``ansi``.
 
 Renderers only turn data into strings; commands decide where they go. Colour is applied only
 when the caller asks for it (a TTY without ``NO_COLOR``). Secrets never reach a renderer in

@@ -1,7 +1,7 @@
 """The client's configuration built from resolved setting values (the one builder of it).
 
-The CLI's connection flags and ``Settings.api_config`` both end here, so a rate, a size or a
-bound is parsed, and refused with the flag and variable it came from, in one place.
+``Settings.api_config`` (which every command calls) ends here, so a rate, a size or a bound is
+parsed, and refused with the flag, variable or project key it came from, in one place.
 """
 
 from __future__ import annotations

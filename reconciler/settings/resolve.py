@@ -23,7 +23,7 @@ environment's key to another.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,22 +40,22 @@ from reconciler.settings.environments import (
     secret_files_of,
 )
 from reconciler.settings.model import (
-    LAZY_DEFAULT,
     NO_PATHS,
     EnvFile,
     Resolved,
     SettingsRequest,
     Source,
-    where_in_project,
 )
+from reconciler.settings.precedence import apply_explicit
 from reconciler.settings.sources import project_file, project_name, read_env_file
-from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+from reconciler.settings.table import SETTINGS, setting_named
 
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
     from reconciler.load.overlays import Layering
     from reconciler.load.project import ProjectFile
     from reconciler.plan.scope import Scope
+    from reconciler.state.backend import Backend
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,12 @@ class Settings:
         """Return the value of a setting named by parameter (``state_path``) or key."""
         return self.values[setting_named(name).param].value
 
+    def seconds(self, name: str) -> float:
+        """Return the value of a setting of seconds (``lock_timeout``) as a number."""
+        value = self.get(name)
+        assert isinstance(value, int | float), name  # the table's kind makes it one
+        return float(value)
+
     def resolved(self, name: str) -> Resolved:
         """Return a setting's value with its source."""
         return self.values[setting_named(name).param]
@@ -88,7 +94,9 @@ class Settings:
     @property
     def manifests(self) -> tuple[str, ...]:
         """Return the manifest paths (explicit, else the project file's)."""
-        paths = self.values["paths"].value  # a tuple of str whatever its source (see _resolve_one)
+        paths = self.values[
+            "paths"
+        ].value  # a tuple of str whatever its source (see precedence._resolve_one)
         return tuple(str(p) for p in paths) if isinstance(paths, tuple | list) else ()
 
     @property
@@ -169,13 +177,30 @@ class Settings:
         return Scope(
             chosen,
             address,
-            self.workspace,
+            self.checked_workspace(),
             self.organization,
             self.layering(),
             self.environment_name,
             self.project_manifests,
             self.origin("state_path"),
         )
+
+    def checked_workspace(self) -> str:
+        """Return the workspace, refused naming the setting that gave it when it is unusable."""
+        from reconciler.state.backend import check_workspace
+
+        try:
+            check_workspace(self.workspace)
+        except ConfigError as exc:
+            raise ConfigError(f"{self.origin('workspace') or '--workspace'}: {exc}") from None
+        return self.workspace
+
+    def open_backend(self, paths: tuple[str, ...] | None = None) -> Backend:
+        """Open the state backend (the caller closes it); no state set: the project's file."""
+        from reconciler.state.stores import open_backend
+
+        address, _warning = self.state_address(paths)
+        return open_backend(address, self.workspace, self.origin("state_path"))
 
     def layering(self) -> Layering | None:
         """Return the chosen environment's overlays and excludes (None without either)."""
@@ -357,92 +382,3 @@ def resolve_environments(
         )
         for name in chosen
     }
-
-
-def apply_explicit(settings: Settings, explicit: Mapping[str, object]) -> Settings:
-    """Return ``settings`` re-resolved with ``explicit`` values on top (no file is read)."""
-    given = {
-        **settings.request.explicit,
-        **{setting_named(k).param: v for k, v in explicit.items()},
-    }
-    values: dict[str, Resolved] = {}
-    for setting in SETTINGS:  # in order: the dashboards URL defaults to the base URL
-        values[setting.param] = _resolve_one(setting, given.get(setting.param), settings, values)
-    return replace(settings, request=replace(settings.request, explicit=given), values=values)
-
-
-def _resolve_one(
-    setting: Setting, given: object, settings: Settings, done: Mapping[str, Resolved]
-) -> Resolved:
-    """Return one setting's value and source (see the module docstring for the order)."""
-    if given is not None and given != ():
-        if setting.kind is Kind.PATHS and isinstance(given, str | Path):
-            given = (str(given),)
-        elif setting.kind is Kind.PATHS and isinstance(given, Iterable):
-            given = tuple(str(g) for g in given)
-        where = f"flag {setting.flag}" if setting.flag else "argument"
-        return Resolved(setting, given, Source.FLAG, where)
-    env, project = settings.environment, settings.project
-    if env is not None and setting.in_environment:
-        found = _from_environment(setting, env, settings)
-        if found is not None:
-            return found
-    if setting.variable and settings.environ.get(setting.variable):
-        variable = setting.variable
-        text = settings.environ[variable]
-        file = settings.env_file_of(variable)
-        where = f"env file {file} ({variable})" if file else f"env {variable}"
-        return Resolved(
-            setting,
-            setting.convert(text, variable),
-            Source.ENV_FILE if file else Source.ENV,
-            where,
-        )
-    if project is not None and setting.in_project:
-        stated = project.get(setting.key)
-        if stated is not None:
-            value: object = stated
-            # The project schema makes a PATHS setting a list: the isinstance only tells mypy so.
-            if setting.kind is Kind.PATHS and isinstance(stated, list):
-                value = tuple(project.path_value(str(v)) for v in stated)
-            elif setting.kind is Kind.PATH:
-                value = project.path_value(str(stated))
-            return Resolved(setting, value, Source.PROJECT, project.where(setting.key))
-    if setting.param == "dashboards_url":
-        base = done.get("base_url")
-        if base is not None and base.value:
-            return Resolved(setting, base.value, Source.DEFAULT, "default (the base URL)")
-    return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
-
-
-def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
-    """Return the value ``env`` writes for ``setting``, or None when it writes none."""
-    project = settings.project
-    assert project is not None
-    name = str(setting.key[0])
-    key = (*env.key, name)
-    ref = env.credentials.get(name)
-    if ref is not None:
-        line = where_in_project(project, key)
-        try:
-            value = ref.read(settings.environ)
-            problem = (
-                f"{line}: the environment variable {ref.variable} is not set (or empty)"
-                if ref.variable
-                else f"{line}: the secret file {ref.file} is empty"
-            )
-        except ConfigError as exc:  # an unreadable file: only a run that needs it stops
-            value, problem = None, f"{line}: {exc}"
-        if value is None:
-            shown = f"{line} ({ref.describe()}: {'not set' if ref.variable else 'unreadable'})"
-            return Resolved(setting, None, Source.ENVIRONMENT, shown, problem)
-        return Resolved(setting, value, Source.ENVIRONMENT, f"{line} ({ref.describe()})")
-    if name in env.values:
-        return Resolved(
-            setting, env.values[name], Source.ENVIRONMENT, where_in_project(project, key)
-        )
-    if setting.param == "workspace":
-        return Resolved(
-            setting, env.workspace, Source.ENVIRONMENT, f"environment {env.name} (its name)"
-        )
-    return None
