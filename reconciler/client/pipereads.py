@@ -164,7 +164,9 @@ class PipeReader:
             return set()
         try:
             pipes = listed.decode()
-        except ApiError:
+        except AuthenticationFailed:
+            raise
+        except ApiError:  # a malformed list: its pipes are planned as errors, none bound
             return set()
         ids = {str(p.get("id")) for p in pipes}
         names = {str(p.get("name")) for p in pipes}

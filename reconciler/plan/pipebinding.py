@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from reconciler.client.livestate import LiveSnapshot, Observed, PipeList, PipeNeed
 from reconciler.client.paths import PipeIds, pipes_path
-from reconciler.model.errors import ApiError
+from reconciler.model.errors import ApiError, AuthenticationFailed
 from reconciler.model.identity import Binding, Bound, Identities, Listed, bind, find_service
 from reconciler.model.json import JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
@@ -186,6 +186,8 @@ def _from_list(
     try:
         by_id = {str(p.get("id")): p for p in listed.decode()} if listed.decode else None
         error = listed.error
+    except AuthenticationFailed:
+        raise
     except ApiError as exc:
         by_id, error = None, str(exc)
     if by_id is None:
