@@ -19,7 +19,6 @@ from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult
-    from reconciler.load.reading import Reading
     from reconciler.plan.actions import Plan
     from reconciler.plan.scope import Scope
 
@@ -113,10 +112,8 @@ def apply(
     scope = manifests.scope(manifests.paths or (saved.manifest_paths if saved else ()))
     sending: list[bool] = []
     try:
-        # Forked workers read the manifests while the apply stage is imported (see reading).
         flags = _Flags(auto_approve, partial, text_out, color, wait, wait_timeout, lock_timeout)
-        with scope.start_reading() as reading:
-            result = _apply(scope, reading, manifests, connection, saved, flags, sending)
+        result = _apply(scope, manifests, connection, saved, flags, sending)
     except KeyboardInterrupt as exc:
         # Once sending has begun the apply reports its own interruption (the usual summary);
         # an interrupt before that, while reading or at the prompt, sent nothing: say so.
@@ -154,7 +151,6 @@ class _Flags:
 
 def _apply(
     scope: Scope,
-    reading: Reading,
     manifests: ManifestOptions,
     connection: Connection,
     saved: Plan | None,
@@ -174,7 +170,6 @@ def _apply(
         partial=flags.partial,
         lock_timeout=flags.lock_timeout,
         wait=WaitOptions(wait=flags.wait, timeout=flags.wait_timeout),
-        reading=reading,
     )
     config = connection.api_config()
 

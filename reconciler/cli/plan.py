@@ -198,17 +198,15 @@ def plan(
 
     announce_environment()
     scope = manifests.scope()
-    # Forked workers read the manifests while the planning stage is imported (see reading).
-    with scope.start_reading() as reading:
-        from reconciler.plan import planfile
-        from reconciler.plan.render import render_markdown, render_text
-        from reconciler.plan.run import compute_plan, save_plan
+    from reconciler.plan import planfile
+    from reconciler.plan.render import render_markdown, render_text
+    from reconciler.plan.run import compute_plan, save_plan
 
-        config = connection.api_config()
-        if out_file:
-            _prepare_out(Path(out_file))
-        options = manifests.plan_options()
-        computed = run(compute_plan(config, scope, options, progress=Progress, reading=reading))
+    config = connection.api_config()
+    if out_file:
+        _prepare_out(Path(out_file))
+    options = manifests.plan_options()
+    computed = run(compute_plan(config, scope, options, progress=Progress))
     result = computed.plan
     note_plan(result)
     if out_file:
