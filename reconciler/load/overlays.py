@@ -33,6 +33,7 @@ from reconciler.load.manifests import (
     _find,
     _Reader,
     load_resources,
+    warn_deprecated_variables,
 )
 from reconciler.load.positions import DocumentLocator, MergedLocator
 from reconciler.load.yamlsource import ManifestLimits
@@ -285,6 +286,7 @@ def load_layered(
     """
     if default_organization:
         check_default_organization(default_organization)
+    warn_deprecated_variables()
     limits = ManifestLimits.from_env() if limits is None else limits
     overlay_files: list[str] = []
     errors: list[ManifestError] = []
