@@ -16,7 +16,6 @@ Run from the repository root: ``python bench/overlays_bench.py [--n 1000]``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -57,7 +56,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     args = parser.parse_args()
-    os.environ.setdefault("RECONCILE_LOAD_WORKERS", "1")  # one process for both: same footing
     with tempfile.TemporaryDirectory() as tmp:
         base, overlay = Path(tmp) / "base", Path(tmp) / "overlay"
         base.mkdir()

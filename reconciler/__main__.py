@@ -1,5 +1,5 @@
 """Run the command line with ``python -m reconciler``."""
 
-from reconciler.cli import entry
+from reconciler.cli import main
 
-entry()
+main()

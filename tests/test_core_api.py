@@ -6,6 +6,7 @@ the new-state guard, and a lazy, deliberate ``__all__``."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 from dataclasses import replace
@@ -17,6 +18,7 @@ import pytest
 import reconciler
 from reconciler.emulator import EmulatorApp
 from reconciler.plan.actions import Plan
+from reconciler.plan.run import ProgressBar, no_progress
 from tests.asgi_helpers import config, emulator_app
 from tests.manifest_helpers import EXAMPLES, set_example_secrets
 from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
@@ -141,3 +143,36 @@ def test_every_public_name_resolves_and_import_stays_light() -> None:
     code = "import sys, reconciler; print('httpx' in sys.modules, 'click' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_plan_should_leave_the_cyclic_collector_running_with_nothing_frozen(
+    tmp_path: Path,
+) -> None:
+    seen: list[tuple[bool, int]] = []
+
+    def progress(description: str, total: int | None = None, unit: str = "req") -> ProgressBar:
+        # Called once the manifests are loaded, as the live state starts to be read.
+        seen.append((gc.isenabled(), gc.get_freeze_count()))
+        return no_progress(description, total, unit)
+
+    transport = httpx.ASGITransport(app=emulator_app())
+    scope = _scope(tmp_path)
+    run = reconciler.compute_plan(config(), scope, progress=progress, transport=transport)
+    assert asyncio.run(run).plan.changed
+    assert seen and set(seen) == {(True, 0)}
+
+
+def test_reading_the_manifests_ahead_should_still_plan_the_same_with_a_deprecation_warning(
+    tmp_path: Path,
+) -> None:
+    app = emulator_app()
+    scope = _scope(tmp_path)
+
+    def summary(plan: Plan) -> list[tuple[str, str, str]]:
+        return [(a.kind, a.name, a.operation) for a in plan.actions]
+
+    expected = summary(_plan(app, scope).plan)
+    with pytest.warns(DeprecationWarning, match="start_reading"), scope.start_reading() as reading:
+        transport = httpx.ASGITransport(app=app)
+        run = reconciler.compute_plan(config(), scope, transport=transport, reading=reading)
+        assert summary(asyncio.run(run).plan) == expected != []

@@ -1,7 +1,7 @@
-"""The compiled fast checker agrees with jsonschema, and messages read well.
+"""The compiled validator (jsonschema-rs) agrees with jsonschema, and messages read well.
 
-``KindSchema.fast_check`` must say "valid" exactly when jsonschema does, or errors would be
-missed. A differential test mutates the example manifests (every leaf replaced by values of
+``KindSchema.fast_check`` must say "valid" exactly when jsonschema, the authority on errors,
+does, or errors would be missed. A differential test mutates the example manifests (every leaf replaced by values of
 other types, out-of-range numbers, unknown keys, removed keys) and compares both verdicts.
 Also covers message helpers: the closest ``oneOf`` alternative and type descriptions.
 """

@@ -4,9 +4,7 @@ Each command runs in a fresh interpreter through the real entry point; at exit t
 the names in ``sys.modules`` to a file. The emulator's server stack, jsonschema (and its format
 checkers), tqdm (without a terminal), httpx's own command line with rich, and package metadata
 must not be imported by a command that does not use them: each costs start-up on every run.
-A command imports no other command's module, and `plan` and `apply` start reading their
-manifests (forked workers) before they import the HTTP stack and the planning stage, which the
-workers' reading then overlaps.
+A command imports no other command's module.
 """
 
 from __future__ import annotations
@@ -104,32 +102,6 @@ def test_help_should_import_no_core_module(tmp_path: Path) -> None:
     modules = modules_loaded(tmp_path, ["--help"])
     assert "click" in modules
     assert loaded_of(modules, (*NOT_AT_START_UP, "httpx", "reconciler.load", "asyncio")) == []
-
-
-_AT_READ = (
-    "import json, os, sys\n"
-    "from reconciler.load import manifests, workers\n"
-    "def start_parts(*args, **kwargs):\n"
-    "    loaded = sorted(k for k, v in sys.modules.items() if v is not None)\n"
-    "    open(os.environ['MODULES_OUT'], 'w').write(json.dumps(loaded))\n"
-    "    return workers.start_parts(*args, **kwargs)\n"
-    "manifests.start_parts = start_parts\n"
-    "from reconciler.cli import main\n"
-    "main()\n"
-)
-
-
-def test_plan_and_apply_should_start_reading_manifests_before_importing_http_or_planning(
-    emulator: Emulator, tmp_path: Path
-) -> None:
-    emulator.reset(seedPipes=1, services=1)
-    write_manifests(tmp_path / "m", 1, 1, changed=1)
-    late = ("httpx", "asyncio", "reconciler.client.api", "reconciler.plan.compute")
-    for command in (["plan"], ["apply", "--auto-approve"]):
-        args = [*command, str(tmp_path / "m"), "--state", str(tmp_path / "s.json")]
-        modules = modules_loaded(tmp_path, args, emulator.env(), script=_AT_READ)
-        assert "reconciler.load.manifests" in modules, command  # reading did start
-        assert loaded_of(modules, (*late, "reconciler.apply")) == [], command
 
 
 def test_a_command_should_import_no_other_commands_module(tmp_path: Path) -> None:

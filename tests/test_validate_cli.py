@@ -8,6 +8,7 @@ manifests through ``python -m reconciler``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -163,3 +164,20 @@ def test_validate_json_carries_exit_code_and_typed_errors_like_every_other_comma
     assert document["valid"] is (code == 0)
     assert all(entry["type"] and entry["message"] for entry in document["errors"])
     assert bool(document["errors"]) is (code != 0)
+
+
+@pytest.mark.parametrize("setting", ["2", "many"])
+def test_the_removed_reader_count_variable_should_be_ignored_with_one_deprecation_line(
+    tmp_path: Path, setting: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler", "validate", str(EXAMPLES)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "RECONCILE_LOAD_WORKERS": setting, "NO_COLOR": "1"},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("RECONCILE_LOAD_WORKERS is deprecated and has no effect") == 1

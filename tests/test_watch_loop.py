@@ -150,9 +150,8 @@ def test_an_interrupted_cycle_is_counted_interrupted_not_failed_nor_a_success() 
 def test_cycles_should_leave_no_more_garbage_after_many_cycles_than_after_one(
     tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each plan froze the garbage left before it out of the collector's sight and gave it back
-    # to the oldest generation, which the collector's own passes rarely visit: the garbage of
-    # every cycle stayed, and a month of cycles grew the process without end.
+    # A watch runs for weeks: the garbage of every cycle must be collectable, or a month of
+    # cycles grows the process without end.
     set_example_secrets(monkeypatch)
     api = config(
         base_url=emulator.url,

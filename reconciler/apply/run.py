@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import signal
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -28,7 +29,6 @@ from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.reading import Reading
-from reconciler.model import collector
 from reconciler.model.errors import ConfigError, InterfaceDown, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
@@ -40,7 +40,7 @@ from reconciler.plan.compute import (
     select_actions,
 )
 from reconciler.plan.run import ProgressFactory, no_progress
-from reconciler.plan.scope import Scope
+from reconciler.plan.scope import DEPRECATED_READING, Scope
 from reconciler.state.backend import locked_state
 from reconciler.state.document import State
 
@@ -121,8 +121,7 @@ class ApplyRequest:
     lock_timeout: float = 0.0
     # Waiting for pipes after state commands and creates (--wait/--no-wait, --wait-timeout).
     wait: WaitOptions = field(default_factory=WaitOptions)
-    # The scope's manifests, when the caller started reading them (``scope.start_reading()``,
-    # as the command line does before importing this stage); by default they are read here.
+    # Deprecated (``Scope.start_reading``), removed in the next release: manifests are read here.
     reading: Reading | None = None
 
 
@@ -196,26 +195,26 @@ async def apply_plan(
     if not scope.paths and saved is not None:
         scope = dataclasses.replace(scope, paths=saved.manifest_paths)
     paths = scope.paths
-    reading = request.reading or (scope.start_reading() if paths else Reading(list))
-    # As in compute_plan: the collector's passes skip the manifests, alive for the whole run.
-    with collector.spared() as loaded, reading:
-        resources = reading.result()
-        loaded()
-        backend = scope.backend()
-        config.check()
-        with (
-            contextlib.closing(backend),
-            locked_state(backend, timeout=request.lock_timeout) as state,
-        ):
-            state.claim(scope.environment, scope.organization, scope.workspace)
-            async with Client(config, transport=transport) as client:
-                options = request.options
-                if saved is None:
-                    options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
-                run = _Run(client, state, hooks, options, request.wait)
-                if saved is not None:
-                    return await run.saved(saved, resources, partial=request.partial)
-                return await run.fresh(resources, paths)
+    if request.reading is not None:
+        warnings.warn(DEPRECATED_READING, DeprecationWarning, stacklevel=2)
+        resources = request.reading.result()
+    else:
+        resources = scope.load() if paths else []
+    backend = scope.backend()
+    config.check()
+    with (
+        contextlib.closing(backend),
+        locked_state(backend, timeout=request.lock_timeout) as state,
+    ):
+        state.claim(scope.environment, scope.organization, scope.workspace)
+        async with Client(config, transport=transport) as client:
+            options = request.options
+            if saved is None:
+                options = dataclasses.replace(options, complete_kinds=scope.complete_kinds())
+            run = _Run(client, state, hooks, options, request.wait)
+            if saved is not None:
+                return await run.saved(saved, resources, partial=request.partial)
+            return await run.fresh(resources, paths)
 
 
 @dataclass

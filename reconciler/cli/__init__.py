@@ -9,7 +9,6 @@ codes in one place (``main``): every ``ReconcileError`` prints its message on st
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -185,30 +184,3 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         restore()
     sys.exit(rv if isinstance(rv, int) else 0)
-
-
-def entry() -> None:
-    """The process entry point (``reconcile``, ``python -m reconciler``): ``main``, then a quick exit.
-
-    A normal interpreter exit frees every object one by one: ~0.1 s after a plan of 1,000
-    pipes and more for 10,000 (``bench/plan_scale.py`` rows 3 and 4), all of it after the
-    answer is printed. Once the command is done, the exit handlers run and the streams are
-    flushed as usual, then the process ends without that teardown. With other threads still
-    running, or a stream that cannot be flushed, Python's own exit runs instead.
-    """
-    try:
-        main()
-        code: str | int | None = 0
-    except SystemExit as exc:
-        code = exc.code
-    if not isinstance(code, int) or threading.active_count() > 1:
-        sys.exit(code)
-    import atexit
-
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(code)
-    os._exit(code)

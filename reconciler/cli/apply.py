@@ -24,7 +24,6 @@ from reconciler.settings import NO_PATHS
 
 if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult
-    from reconciler.load.reading import Reading
     from reconciler.plan.actions import Plan
     from reconciler.plan.scope import Scope
     from reconciler.settings import Settings
@@ -112,9 +111,7 @@ def apply(
     choices = _Choices(auto_approve, partial, output == "text", use_color(), wait, insecure)
     sending: list[bool] = []
     try:
-        # Forked workers read the manifests while the apply stage is imported (see reading).
-        with scope.start_reading() as reading:
-            result = _apply(scope, reading, settings, flags, saved, choices, sending)
+        result = _apply(scope, settings, flags, saved, choices, sending)
     except KeyboardInterrupt as exc:
         # Once sending has begun the apply reports its own interruption (the usual summary);
         # an interrupt before that, while reading or at the prompt, sent nothing: say so.
@@ -162,7 +159,6 @@ class _Choices:
 
 def _apply(
     scope: Scope,
-    reading: Reading,
     settings: Settings,
     flags: PlanFlags,
     saved: Plan | None,
@@ -182,7 +178,6 @@ def _apply(
         partial=choices.partial,
         lock_timeout=settings.seconds("lock_timeout"),
         wait=WaitOptions(wait=choices.wait, timeout=settings.seconds("wait_timeout")),
-        reading=reading,
     )
     config = settings.api_config(insecure=choices.insecure)
 

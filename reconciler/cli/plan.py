@@ -169,15 +169,13 @@ def plan(
     announce_environment()
     warn_legacy_state(settings)
     scope = settings.scope()
-    # Forked workers read the manifests while the planning stage is imported (see reading).
-    with scope.start_reading() as reading:
-        from reconciler.plan.run import compute_plan, save_plan
+    from reconciler.plan.run import compute_plan, save_plan
 
-        config = settings.api_config(insecure=insecure)
-        if out_file:
-            _prepare_out(Path(out_file))
-        options = flags.plan_options(settings)
-        computed = run(compute_plan(config, scope, options, progress=Progress, reading=reading))
+    config = settings.api_config(insecure=insecure)
+    if out_file:
+        _prepare_out(Path(out_file))
+    options = flags.plan_options(settings)
+    computed = run(compute_plan(config, scope, options, progress=Progress))
     result = computed.plan
     note_plan(result)
     if out_file:

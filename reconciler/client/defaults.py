@@ -2,8 +2,7 @@
 
 ``ApiConfig`` and ``RequestLimits`` take their defaults from here, and so do the settings
 (``reconciler.settings``), which show them as every command's defaults. Resolving the settings
-thus does not import the HTTP stack: the command line starts reading the manifests before it
-imports that (``reconciler.load.reading``).
+thus does not import the HTTP stack, which `validate` never needs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Checks that span manifest files: one name per kind, one manifest per live object.
 
-Files are read in parts (``reconciler.load.workers``): a ``Named`` record is a document that
-passed the checks it allows on its own; ``Loader`` takes the parts' records in file order, so
-its errors and resources are exactly those of a sequential read.
+Each file is read on its own into records: a ``Named`` record is a document that passed the
+checks it allows on its own; ``Loader`` takes the records in file order and holds them to
+the checks between files.
 """
 
 from __future__ import annotations

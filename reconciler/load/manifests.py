@@ -16,14 +16,13 @@ depth (``ManifestLimits``, defaults overridable by ``RECONCILE_MANIFEST_MAX_*``)
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reconciler.load.crossfile import Loader, Named, Record
 from reconciler.load.positions import MergedLocator
-from reconciler.load.reading import Reading
-from reconciler.load.workers import plan_processes, start_parts
 from reconciler.load.yamlsource import (
     DocumentLocator,
     ManifestLimits,
@@ -33,7 +32,6 @@ from reconciler.load.yamlsource import (
     parse_located,
     parse_marked,
 )
-from reconciler.model import collector
 from reconciler.model.cdc import CDC, ratio_error
 from reconciler.model.endpoints import ENDPOINT, endpoint_type_errors
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
@@ -52,6 +50,10 @@ SUFFIXES = (".yaml", ".yml")
 FULL_POSITIONS = 2000
 # The dashboards grid is 24 columns wide: a tile's x + w may not pass it.
 GRID_COLUMNS = 24
+# Once the number of forked reader processes; documented, so it is accepted (and ignored,
+# with a deprecation line) for one release.
+WORKERS_VARIABLE = "RECONCILE_LOAD_WORKERS"
+_warned = False
 ORG_MISSING = (
     "organizationId is not set: add spec.organizationId or pass --organization / "
     "RECONCILE_ORGANIZATION_ID"
@@ -155,11 +157,7 @@ def _read_bounded(path: str | Path, max_bytes: int) -> bytes:
 
 
 class _Reader:
-    """Reads files into records, in order: errors, and documents awaiting cross-file checks.
-
-    Holds no state across files, so contiguous parts of the file list can be read in
-    separate processes (``reconciler.load.workers``) and their records taken in order.
-    """
+    """Reads files into records, in order: errors, and documents awaiting cross-file checks."""
 
     def __init__(
         self,
@@ -268,13 +266,13 @@ class _Reader:
             return
         from reconciler.load.schema import kind_schema
 
-        compiled = kind_schema(kind)
+        schema = kind_schema(kind)
         # apiVersion was judged above: the schema sees the known one, so it is not reported twice.
-        for path, message in compiled.errors({**doc, "apiVersion": API_VERSION}):
+        for path, message in schema.errors({**doc, "apiVersion": API_VERSION}):
             self.error(locator, path, message)
         if len(self.records) > count:
             return
-        compiled.normalise(doc)
+        schema.normalise(doc)
         spec = doc["spec"]
         self.check_spec(locator, kind, spec)
         clean = len(self.records) == count
@@ -372,51 +370,37 @@ def load_resources(
     limits: ManifestLimits | None = None,
 ) -> list[Resource]:
     """Load, validate and return every resource in ``paths``; raise ManifestErrors with ALL problems found."""
-    reading = start_loading(
-        paths, default_organization=default_organization, positions=positions, limits=limits
-    )
-    return reading.result()
-
-
-def start_loading(
-    paths: Sequence[str | Path],
-    *,
-    default_organization: str | None = None,
-    positions: bool = False,
-    limits: ManifestLimits | None = None,
-) -> Reading:
-    """Start ``load_resources`` (forked workers read many files); ``result()`` returns its answer."""
     # positions=True is for plans, whose actions name manifest lines. Up to FULL_POSITIONS
     # files, every position is recorded in the same parse (cheapest when many fields change).
     # Beyond, only each document's and its metadata.name's are, and other positions come from
     # parsing that one file again on first use: a plan of 10,000 mostly unchanged manifests
     # keeps no full position maps (about 4.6 KB a manifest).
+    warn_deprecated_variables()
     if default_organization:
         check_default_organization(default_organization)
     limits = ManifestLimits.from_env() if limits is None else limits
     files, errors = _find(paths)
     reader = _Reader(default_organization, positions, len(files) <= FULL_POSITIONS, limits)
-    # Many files are read by forked workers in contiguous parts (``workers``); the records
-    # are taken in file order, so names, identities and errors come out as a sequential read.
-    # Parsing builds a few hundred thousand long-lived containers and no cycles: each pass
-    # of the cyclic collector would walk them all again for nothing (workers are forked with
-    # it paused, and never run it).
-    with collector.paused():
-        parts = start_parts(files, reader.read, plan_processes(len(files)))
+    loader = Loader()
+    loader.errors.extend(errors)
+    loader.take(reader.read(files))
+    if loader.errors:
+        raise ManifestErrors(sorted(loader.errors, key=_error_order))
+    # Files are read in sorted order of their names, documents in order within a file:
+    # the resources are already sorted by (file, index).
+    return loader.resources
 
-    def finish() -> list[Resource]:
-        loader = Loader()
-        loader.errors.extend(errors)
-        with collector.paused():
-            for records in parts.finish():
-                loader.take(records)
-        if loader.errors:
-            raise ManifestErrors(sorted(loader.errors, key=_error_order))
-        # Files are read in sorted order of their names, documents in order within a file:
-        # the resources are already sorted by (file, index).
-        return loader.resources
 
-    return Reading(finish, parts.close)
+def warn_deprecated_variables() -> None:
+    """Say once per process, on stderr, that ``RECONCILE_LOAD_WORKERS`` is set but ignored."""
+    global _warned
+    if _warned or WORKERS_VARIABLE not in os.environ:
+        return
+    _warned = True
+    sys.stderr.write(
+        f"warning: {WORKERS_VARIABLE} is deprecated and has no effect: manifests are read in "
+        "one process; it will be removed in the next release\n"
+    )
 
 
 def _error_order(error: ManifestError) -> tuple[str, int, int, str]:

@@ -32,10 +32,10 @@ from reconciler.load.manifests import (
     _error_order,
     _find,
     _Reader,
-    start_loading,
+    load_resources,
+    warn_deprecated_variables,
 )
 from reconciler.load.positions import DocumentLocator, MergedLocator
-from reconciler.load.reading import Reading
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue
@@ -286,6 +286,7 @@ def load_layered(
     """
     if default_organization:
         check_default_organization(default_organization)
+    warn_deprecated_variables()
     limits = ManifestLimits.from_env() if limits is None else limits
     overlay_files: list[str] = []
     errors: list[ManifestError] = []
@@ -360,25 +361,7 @@ def load_environment(
 ) -> list[Resource]:
     """Load for planning: the manifests in ``paths``, or with ``layering`` (an environment's
     overlays and excludes) that environment's effective manifests; raise ``ManifestErrors``."""
-    return start_environment(paths, organization=organization, layering=layering).result()
-
-
-def start_environment(
-    paths: Sequence[str | Path],
-    *,
-    organization: str | None = None,
-    layering: Layering | None = None,
-) -> Reading:
-    """Start ``load_environment``; ``result()`` returns its answer (see ``reading``).
-
-    Without layering, many files are being read by forked workers when this returns; an
-    environment's manifests are read when the result is asked for.
-    """
     if not layering:
-        return start_loading(paths, default_organization=organization, positions=True)
-
-    def effective() -> list[Resource]:
-        found = load_layered(paths, layering, default_organization=organization, written=False)
-        return [e.resource for e in found]
-
-    return Reading(effective)
+        return load_resources(paths, default_organization=organization, positions=True)
+    found = load_layered(paths, layering, default_organization=organization, written=False)
+    return [e.resource for e in found]

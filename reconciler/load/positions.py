@@ -65,12 +65,6 @@ class SourceFile:
     digest: int = 0
     size: int = 0
 
-    def __reduce__(self) -> tuple[type[SourceFile], tuple[object, ...]]:
-        # Loader workers send thousands of these: plain fields pickle several times faster
-        # than the dataclass default (which looks its fields up on every call).
-        state = (self.name, self.data, self._index, self._marks, self.path, self.digest, self.size)
-        return (SourceFile, state)
-
     @classmethod
     def unloaded(
         cls,

@@ -22,8 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reconciler.load.schema import explain, schema_dir, suggest
-from reconciler.load.schemacompile import Compiler, Unsupported
+from reconciler.load.schema import compiled_check, explain, schema_dir, suggest
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue
@@ -239,8 +238,5 @@ def _is_reference(value: Any) -> bool:
 
 
 def _fast_check(schema: dict[str, Any]) -> Callable[[Any], bool]:
-    """Return the compiled validity check of the project schema (always false if unsupported)."""
-    try:
-        return Compiler({SCHEMA_FILE: schema}).check(schema, SCHEMA_FILE)
-    except Unsupported:
-        return lambda doc: False
+    """Return the compiled validity check of the project schema."""
+    return compiled_check(schema, {SCHEMA_FILE: schema})

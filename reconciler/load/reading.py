@@ -1,12 +1,10 @@
-"""``Reading``: manifests being read now, their resources taken later.
+"""``Reading``: manifests read when their resources are first asked for (deprecated).
 
-``start_loading`` and ``start_environment`` begin a read and return at once: with many files,
-forked workers (``reconciler.load.workers``) are parsing while the caller goes on. The command
-line starts the read before it imports the plan and apply stages, so that the workers parse
-while the rest of the program loads. ``result()`` ends the read (this process reads the
-blocks left, then takes the workers' answers) and returns exactly what ``load_resources``
-returns, or raises its ``ManifestErrors``. A read never taken is ended by ``close()`` or by
-leaving its ``with`` block: its workers are killed and reaped.
+What ``Scope.start_reading()`` returns and ``compute_plan(reading=...)`` and
+``ApplyRequest(reading=...)`` take, kept for one release: manifests were once parsed by forked
+workers while the caller went on. They are now read in this process, when ``result()`` is
+first called; ``result()`` returns exactly what ``load_environment`` returns, or raises its
+``ManifestErrors``, each call alike.
 """
 
 from __future__ import annotations
@@ -47,7 +45,7 @@ class Reading:
         return self._resources
 
     def close(self) -> None:
-        """End the read if it was never taken (its workers are killed and reaped)."""
+        """Abandon the read if it was never taken."""
         if self._finish is not None:
             self._finish = None
             self._error = RuntimeError("the manifests' read was closed before it was taken")

@@ -62,7 +62,7 @@ class ManifestError(ReconcileError):
         super().__init__(self._build())
 
     def __reduce__(self) -> tuple[type[ManifestError], tuple[Location, str, str]]:
-        # Pickled by the loader's workers; the default would call __init__ with the message.
+        # The default pickling would call __init__ with the message alone (as for any exception).
         return (type(self), (self.location, self.path, self.message))
 
     def _build(self) -> str:

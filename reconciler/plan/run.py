@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -19,7 +20,6 @@ import httpx
 
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.reading import Reading
-from reconciler.model import collector
 from reconciler.model.errors import StateError
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (
@@ -29,6 +29,7 @@ from reconciler.plan.compute import (
     plan_resources,
 )
 from reconciler.plan.planfile import dumps
+from reconciler.plan.scope import DEPRECATED_READING
 from reconciler.plan.scope import Scope as Scope  # re-exported: the Python API names it here
 from reconciler.state.backend import (
     create_state,
@@ -89,31 +90,30 @@ async def compute_plan(
 ) -> PlanResult:
     """Plan ``scope`` against the server ``config`` names: the whole of ``reconcile plan``.
 
-    ``reading``: the scope's manifests, when the caller started reading them already
-    (``scope.start_reading()``); by default they are read here.
+    ``reading`` is deprecated (``Scope.start_reading``): the manifests are read here.
     """
-    with collector.spared() as loaded, reading or scope.start_reading() as manifests:
-        resources = manifests.result()
-        loaded()
-        with contextlib.closing(scope.backend()) as backend:
-            state = read_state(backend)
-        state.claim(scope.environment, scope.organization, scope.workspace)
-        config.check()
-        bar = progress("reading live state")
-        try:
-            async with Client(config, transport=transport) as client:
-                plan = await plan_resources(
-                    client,
-                    resources,
-                    state,
-                    dataclasses.replace(
-                        options or PlanOptions(), complete_kinds=scope.complete_kinds()
-                    ),
-                    manifest_paths=scope.paths,
-                    progress=bar,
-                )
-        finally:
-            bar.close()
+    if reading is not None:
+        warnings.warn(DEPRECATED_READING, DeprecationWarning, stacklevel=2)
+    resources = reading.result() if reading is not None else scope.load()
+    with contextlib.closing(scope.backend()) as backend:
+        state = read_state(backend)
+    state.claim(scope.environment, scope.organization, scope.workspace)
+    config.check()
+    bar = progress("reading live state")
+    try:
+        async with Client(config, transport=transport) as client:
+            plan = await plan_resources(
+                client,
+                resources,
+                state,
+                dataclasses.replace(
+                    options or PlanOptions(), complete_kinds=scope.complete_kinds()
+                ),
+                manifest_paths=scope.paths,
+                progress=bar,
+            )
+    finally:
+        bar.close()
     if scope.environment:
         plan = replace(plan, environment=scope.environment)
     return PlanResult(plan, state, scope)

@@ -1,22 +1,27 @@
 """``Scope``: what one run reconciles (manifests, state, environment), and its first steps.
 
-Kept apart from ``run`` and light to import: the command line builds the scope and starts
-reading its manifests (``Scope.start_reading``) before it imports the planning and apply
-stages, so that forked workers parse while the rest of the program loads.
+Kept apart from ``run`` and light to import: the command line builds the scope before it
+imports the planning and apply stages.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.load.manifests import find_manifest_files, load_resources
-from reconciler.load.overlays import Layering, start_environment
+from reconciler.load.overlays import Layering, load_environment
 from reconciler.load.reading import Reading
 from reconciler.model.errors import ReconcileError
-from reconciler.model.resources import KINDS
+from reconciler.model.resources import KINDS, Resource
 from reconciler.state.backend import DEFAULT_WORKSPACE, Backend
 from reconciler.state.stores import open_backend
+
+DEPRECATED_READING = (
+    "Scope.start_reading() and reading= are deprecated and will be removed in the next release: "
+    "manifests are read in one process, so compute_plan and ApplyRequest read them themselves"
+)
 
 
 @dataclass(frozen=True)
@@ -39,9 +44,14 @@ class Scope:
         """Open the state backend (the caller closes it)."""
         return open_backend(self.state, self.workspace, self.state_origin)
 
+    def load(self) -> list[Resource]:
+        """Read the scope's manifests (as ``compute_plan`` and ``apply_plan`` do)."""
+        return load_environment(self.paths, organization=self.organization, layering=self.layering)
+
     def start_reading(self) -> Reading:
-        """Start reading the scope's manifests (as ``compute_plan`` and ``apply_plan`` do)."""
-        return start_environment(self.paths, organization=self.organization, layering=self.layering)
+        """Deprecated (removed in the next release): ``load()`` when ``result()`` is asked."""
+        warnings.warn(DEPRECATED_READING, DeprecationWarning, stacklevel=2)
+        return Reading(self.load)
 
     def complete_kinds(self) -> frozenset[str] | None:
         """Return the kinds of which ``paths`` hold every manifest the project has.
