@@ -99,6 +99,7 @@ class ActionSender:
         self.last: Any = None
         self.created: str | None = None
 
+    # Any: the last answer is whatever JSON the server sent; the caller only hands it on.
     async def send(self) -> tuple[Any, ActionResult | None]:
         """Return the last answer, or the action's result when a request failed, apply was
         interrupted or the interface was given up (the rest not sent)."""

@@ -131,6 +131,7 @@ def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, JsonValue]:
     return found
 
 
+# Any: schema documents are JSON walked by the validator, not by this code.
 def compiled_check(schema: JsonObject, documents: dict[str, dict[str, Any]]) -> Check:
     """Return jsonschema-rs's validity check of ``schema`` (its ``$ref``s found in ``documents``)."""
     import jsonschema_rs
@@ -204,6 +205,7 @@ class KindSchema:
             return []
         return explain(self.validator.iter_errors(doc))
 
+    # Any: the document is edited in place along paths the validator found, of any shape.
     def normalise(self, doc: Any) -> None:
         """Turn integral floats into ints, in place, wherever the schema says ``integer``."""
         if not _has_integral_float(doc):

@@ -11,33 +11,40 @@ table's default; a built-in default is read from its owner only when asked for
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from reconciler.model.errors import ConfigError
 from reconciler.settings.environments import Environment
 from reconciler.settings.model import LAZY_DEFAULT, Resolved, Source, where_in_project
-from reconciler.settings.table import SETTINGS, Kind, Setting, setting_named
+from reconciler.settings.table import SETTINGS, Kind, Setting
 
 if TYPE_CHECKING:
-    from reconciler.settings.resolve import Settings
+    from reconciler.load.project import ProjectFile
 
 
-def apply_explicit(settings: Settings, explicit: Mapping[str, object]) -> Settings:
-    """Return ``settings`` re-resolved with ``explicit`` values on top (no file is read)."""
-    given = {
-        **settings.request.explicit,
-        **{setting_named(k).param: v for k, v in explicit.items()},
-    }
+class Sources(Protocol):
+    """What the order of precedence reads a setting from (``Settings`` is one)."""
+
+    @property
+    def environment(self) -> Environment | None: ...
+    @property
+    def project(self) -> ProjectFile | None: ...
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+    def env_file_of(self, variable: str) -> str | None: ...
+
+
+def resolve_all(sources: Sources, given: Mapping[str, object]) -> dict[str, Resolved]:
+    """Return every setting's value and source, ``given`` (explicit values) on top."""
     values: dict[str, Resolved] = {}
     for setting in SETTINGS:  # in order: the dashboards URL defaults to the base URL
-        values[setting.param] = _resolve_one(setting, given.get(setting.param), settings, values)
-    return replace(settings, request=replace(settings.request, explicit=given), values=values)
+        values[setting.param] = _resolve_one(setting, given.get(setting.param), sources, values)
+    return values
 
 
 def _resolve_one(
-    setting: Setting, given: object, settings: Settings, done: Mapping[str, Resolved]
+    setting: Setting, given: object, settings: Sources, done: Mapping[str, Resolved]
 ) -> Resolved:
     """Return one setting's value and source (see the module docstring for the order)."""
     if given is not None and given != ():
@@ -80,7 +87,7 @@ def _resolve_one(
     return Resolved(setting, LAZY_DEFAULT, Source.DEFAULT, "default")
 
 
-def _from_environment(setting: Setting, env: Environment, settings: Settings) -> Resolved | None:
+def _from_environment(setting: Setting, env: Environment, settings: Sources) -> Resolved | None:
     """Return the value ``env`` writes for ``setting``, or None when it writes none."""
     project = settings.project
     assert project is not None

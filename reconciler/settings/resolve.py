@@ -46,7 +46,7 @@ from reconciler.settings.model import (
     SettingsRequest,
     Source,
 )
-from reconciler.settings.precedence import apply_explicit
+from reconciler.settings.precedence import resolve_all
 from reconciler.settings.sources import project_file, project_name, read_env_file
 from reconciler.settings.table import SETTINGS, setting_named
 
@@ -269,7 +269,12 @@ class Settings:
 
     def override(self, explicit: Mapping[str, object]) -> Settings:
         """Return these settings with more explicit values (flags) on top; no file is read."""
-        return apply_explicit(self, explicit)
+        given = {
+            **self.request.explicit,
+            **{setting_named(k).param: v for k, v in explicit.items()},
+        }
+        request = replace(self.request, explicit=given)
+        return replace(self, request=request, values=resolve_all(self, given))
 
     def secret_variables(self) -> AbstractContextManager[None]:
         """Return a context in which manifests' ``{fromEnv}`` references read ``environ``
@@ -351,7 +356,7 @@ def resolve_request(request: SettingsRequest) -> Settings:
         environ=environ,
         env_file_values=file_values,
     )
-    return apply_explicit(settings, request.explicit)
+    return settings.override({})
 
 
 def list_environments(
