@@ -23,9 +23,9 @@ from reconciler.client.health import REFUSED_GRACE
 from reconciler.client.limits import RequestLimits
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.model.errors import Delivery, InterfaceDown, NotSent, ReconcileError
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import start_emulator, stop_emulator
-from tests.test_hostile_servers import Handler, HostileServer, client_config, envelope
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import start_emulator, stop_emulator
+from tests.support.hostile_server import Handler, HostileServer, client_config, envelope
 
 PIPES = 12
 

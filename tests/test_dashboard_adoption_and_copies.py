@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli_helpers import TILE, run_cli, write_manifest
-from tests.conftest import Emulator
+from tests.support.cli import TILE, run_cli, write_manifest
+from tests.support.emulator import Emulator
 
 FAST = ("--rate", "none")
 

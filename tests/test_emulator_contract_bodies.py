@@ -17,10 +17,19 @@ from typing import Any
 import pytest
 
 from reconciler.emulator import EmulatorApp
-from tests.emulator_contract_helpers import body_errors, exchange
-from tests.seed_ids import ANALYTICS, KINESIS_PIPE, OBJECT_STORAGE_PIPE, STAGING
-from tests.test_emulator_api import AUTH, Client, error, ok
-from tests.test_emulator_lifecycle import DESTINATION, SOURCES, TRANSITION_MS, Clock, make_app
+from tests.support.contract_exchange import body_errors, exchange
+from tests.support.emulator_app import (
+    AUTH,
+    DESTINATION,
+    SOURCES,
+    TRANSITION_MS,
+    Client,
+    Clock,
+    error,
+    make_app,
+    ok,
+)
+from tests.support.seed_ids import ANALYTICS, KINESIS_PIPE, OBJECT_STORAGE_PIPE, STAGING
 
 ORG = "/v1/organizations/{organizationId}"
 PIPES = ORG + "/services/{serviceId}/pipes"

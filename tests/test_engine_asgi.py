@@ -20,8 +20,8 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Plan, Purpose, Request
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import BASE, emulator_app, in_process
-from tests.seed_ids import (
+from tests.support.asgi import BASE, emulator_app, in_process
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import copy_environments_example, environments_env, run_cli
-from tests.conftest import Emulator, start_emulator, stop_emulator
+from tests.support.cli import copy_environments_example, environments_env, run_cli
+from tests.support.emulator import Emulator, start_emulator, stop_emulator
 
 pytestmark = pytest.mark.integration
 
@@ -317,7 +317,7 @@ def test_the_readme_environments_section_project_file_is_valid() -> None:
     from ruamel.yaml import YAML
 
     from reconciler.load.project import project_errors
-    from tests.docs_helpers import page_text
+    from tests.support.docs import page_text
 
     section = page_text("concepts/environments.md").split("## Environments\n", 1)[1]
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
@@ -334,7 +334,7 @@ def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
     tmp_path: Path, emulator: Emulator
 ) -> None:
     """A manifest's ``fromEnv`` resolves from the environment's envFile, per environment."""
-    from tests.cli_helpers import pipe_spec, write_manifest
+    from tests.support.cli import pipe_spec, write_manifest
 
     credentials = {
         "username": {"fromEnv": "ENV_KAFKA_USER"},

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 from ruamel.yaml import YAML
 
-from tests.cli_helpers import run_cli, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, OBJECT_STORAGE_PIPE, ORG_ID
+from tests.support.cli import run_cli, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import ANALYTICS, OBJECT_STORAGE_PIPE, ORG_ID
 
 FAST = ("--rate", "none")
 

@@ -15,8 +15,8 @@ import pytest
 from bench.hostile_manifests import alias_bomb, deep_nesting
 from reconciler.load.manifests import ManifestLimits, load_resources
 from reconciler.model.errors import ManifestErrors
-from tests.cli_helpers import run_cli
-from tests.manifest_helpers import KAFKA_PIPE, error_lines, replace_line, write
+from tests.support.cli import run_cli
+from tests.support.manifests import KAFKA_PIPE, error_lines, replace_line, write
 
 
 def test_alias_bomb_should_stop_at_the_alias_that_crosses_the_bound(tmp_path: Path) -> None:

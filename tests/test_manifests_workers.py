@@ -35,7 +35,7 @@ from reconciler.load.manifests import load_resources, start_loading
 from reconciler.load.yamlsource import ManifestLimits
 from reconciler.model.errors import ConfigError, ManifestErrors
 from reconciler.model.resources import Resource
-from tests.manifest_helpers import write
+from tests.support.manifests import write
 
 N = 60  # three parts of 20 files with RECONCILE_LOAD_WORKERS=3
 real_can_fork = workers.can_fork

@@ -93,8 +93,8 @@ def test_a_start_after_a_pause_should_not_wait_for_the_old_schedule(clock: FakeC
 
 
 def test_the_client_should_learn_round_trips_and_pace_its_backlog() -> None:
-    from tests.asgi_helpers import emulator_app, in_process
-    from tests.seed_ids import ORG_ID
+    from tests.support.asgi import emulator_app, in_process
+    from tests.support.seed_ids import ORG_ID
 
     async def scenario() -> tuple[float, int]:
         async with in_process(emulator_app(latency_ms=40), parallelism=2) as (client, _):

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli, settle, write_manifest, writes
-from tests.conftest import Emulator
-from tests.state_servers import Postgres
-from tests.test_pipe_lifecycle import kafka_spec, pipes_named
+from tests.support.cli import SECRET_ENV, run_cli, settle, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.state_servers import Postgres
 
 FAST = ("--rate", "none")
 

@@ -10,49 +10,10 @@ from typing import Any
 
 import httpx
 
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-
-FAST = ("--rate", "none")
-
-
-def kafka_spec(
-    name: str = "returns", topics: str = "returns", table: str = "returns", **extra: Any
-) -> dict[str, Any]:
-    """A complete Kafka pipe spec without pipeId, in the analytics service."""
-    credentials = {"username": {"fromEnv": "KAFKA_USER"}, "password": {"fromEnv": "KAFKA_PASSWORD"}}
-    return {
-        "organizationId": ORG_ID,
-        "service": "analytics",
-        "name": name,
-        "source": {
-            "kafka": {
-                "type": "kafka",
-                "format": "JSONEachRow",
-                "brokers": "broker-1.example.com:9092",
-                "topics": topics,
-                "authentication": "PLAIN",
-                "credentials": credentials,
-            }
-        },
-        "destination": {
-            "database": "sales",
-            "table": table,
-            "managedTable": True,
-            "columns": [{"name": "id", "type": "String"}, {"name": "amount", "type": "Float64"}],
-        },
-        "fieldMappings": [
-            {"sourceField": "id", "destinationField": "id"},
-            {"sourceField": "total", "destinationField": "amount"},
-        ],
-        **extra,
-    }
-
-
-def pipes_named(emulator: Emulator, name: str) -> list[dict[str, Any]]:
-    """The live pipes called ``name`` (in any service)."""
-    return [p for p in emulator.data()["pipes"].values() if p["name"] == name]
+from tests.support.cli import run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import FAST, kafka_spec, pipes_named
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:

@@ -12,9 +12,9 @@ import pytest
 
 from reconciler.load.schema import json_validator
 from reconciler.model.fields import is_create_time_secret, is_secret_path
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.test_pipe_lifecycle import FAST, kafka_spec, pipes_named
+from tests.support.cli import run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import FAST, kafka_spec, pipes_named
 
 REGISTRY_ENV = {
     "REGISTRY_USER": "reg-user-SECRETVALUE-R1",

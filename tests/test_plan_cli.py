@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES, example_copy
-from tests.seed_ids import (
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES, example_copy
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,

@@ -29,7 +29,7 @@ from reconciler.plan.actions import Action, Plan
 from reconciler.plan.compute import PlanOptions, plan_resource, plan_resources
 from reconciler.plan.render import render_text
 from reconciler.state.document import new_state
-from tests.asgi_helpers import BASE, config, emulator_app
+from tests.support.asgi import BASE, config, emulator_app
 
 PIPES = 12
 SERVICES = 3

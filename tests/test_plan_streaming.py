@@ -24,7 +24,7 @@ from reconciler.plan.actions import Action, Plan
 from reconciler.plan.compute import PlanOptions, plan_resource, plan_resources
 from reconciler.plan.render import render_text
 from reconciler.state.document import new_state
-from tests.asgi_helpers import config, emulator_app, in_process
+from tests.support.asgi import config, emulator_app, in_process
 
 PIPES = 12
 

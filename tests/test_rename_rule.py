@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import TILE, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-from tests.test_pipe_lifecycle import kafka_spec, pipes_named
+from tests.support.cli import TILE, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 FAST = ("--rate", "none")
 

@@ -17,9 +17,9 @@ from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 from reconciler.plan.planfile import dumps
 from reconciler.plan.render import render_markdown, render_text
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 WHERE = Location("dashboards/overview.yaml", 9, 3)

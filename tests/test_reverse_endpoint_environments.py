@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.test_reverse_endpoint_cli import MSK, kafka_pipe
+from tests.support.cli import run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.pipes import MSK, kafka_pipe
 
 pytestmark = pytest.mark.integration
 

@@ -17,15 +17,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
-from tests.conftest import Emulator
-from tests.manifest_helpers import (
+from tests.support.cli import SECRET_ENV, run_cli, settle, writes
+from tests.support.emulator import Emulator
+from tests.support.manifests import (
     EXAMPLES,
     EXAMPLES_APPLIED,
     SPEC_ONLY_EXAMPLES_APPLIED,
     spec_only_examples,
 )
-from tests.state_servers import Postgres, S3Server
+from tests.support.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
 # The emulator is on loopback: no request budget (the default one only paces these tests).

@@ -21,7 +21,7 @@ import pytest
 from reconciler.model.errors import StateConflictError, StateError, StateLockedError
 from reconciler.state.backend import Backend, Holder, locked_state, read_state
 from reconciler.state.stores import open_backend
-from tests.state_servers import Postgres, S3Server
+from tests.support.state_servers import Postgres, S3Server
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = ["local", "postgresql", "s3"]

@@ -26,9 +26,9 @@ import reconciler
 from reconciler.client.api import Client
 from reconciler.client.transport import LeanTransport, environment_proxies
 from reconciler.model.errors import NotFound
-from tests.asgi_helpers import config as client_config
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES, set_example_secrets
+from tests.support.asgi import config as client_config
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES, set_example_secrets
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -18,9 +18,9 @@ import pytest
 from reconciler.cli.watch import Duration, Fraction
 from reconciler.model.errors import ConfigError
 from reconciler.watch import parse_listen
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.watch_helpers import WatchProcess, project, until
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.watch import WatchProcess, project, until
 
 FAST_ARGS = ("--rate", "none", "--jitter", "0", "--interval", "1s")
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.state.local import locked_state
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.docs_helpers import page_text
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.docs import page_text
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,10 +15,10 @@ from reconciler.cli import common
 from reconciler.cli.demo import main as demo_main
 from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import DASHBOARD, EXAMPLES, KAFKA_PIPE, REPO, replace_line, write
-from tests.test_inventory_get import invoke
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.inventory import invoke
+from tests.support.manifests import DASHBOARD, EXAMPLES, KAFKA_PIPE, REPO, replace_line, write
 
 
 def test_state_show_accepts_the_lowercase_kind_that_target_and_explain_accept(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
-from tests.seed_ids import KAFKA_MUTUAL_TLS_PIPE, ORG_ID, OTHER_ORG_ID
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.seed_ids import KAFKA_MUTUAL_TLS_PIPE, ORG_ID, OTHER_ORG_ID
 
 WRONG_ORG = "11111111-2222-4333-8444-555555555555"
 

@@ -7,12 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import (
-    copy_environments_example,
-    environments_env,
-    run_cli,
-    write_manifest,
-)
+from tests.support.cli import copy_environments_example, environments_env, run_cli, write_manifest
 
 pytestmark = pytest.mark.integration
 
