@@ -10,14 +10,14 @@ from typing import Any
 
 import httpx
 
-from tests.support.cli import run_cli, write_manifest, writes
+from tests.support.cli import UNPACED, run_cli, write_manifest, writes
 from tests.support.emulator import Emulator
-from tests.support.pipes import FAST, kafka_spec, pipes_named
+from tests.support.pipes import kafka_spec, pipes_named
 from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:
-    args = [command, str(root), "--state", str(state), *FAST, *extra]
+    args = [command, str(root), "--state", str(state), *UNPACED, *extra]
     return run_cli([*args, "--auto-approve"] if command == "apply" else args, env)
 
 
@@ -181,7 +181,7 @@ def test_a_saved_plan_with_a_create_applies_once_and_is_stale_once_the_pipe_exis
     assert '"operation": "create"' in text and "kafka-pass-SECRETVALUE" not in text
 
     def apply_saved(saved: Path, where: Path) -> Any:
-        args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(where), *FAST]
+        args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(where), *UNPACED]
         return run_cli(args, emulator.env())
 
     applied = apply_saved(mine, state)

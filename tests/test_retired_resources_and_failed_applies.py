@@ -14,16 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import TILE, run_cli, write_manifest
+from tests.support.cli import TILE, UNPACED, run_cli, write_manifest
 from tests.support.emulator import Emulator
 from tests.support.pipes import kafka_spec
 from tests.support.seed_ids import ORG_ID
 
-FAST = ("--rate", "none")
-
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:
-    args = [command, str(root), "--state", str(state), *FAST, *extra]
+    args = [command, str(root), "--state", str(state), *UNPACED, *extra]
     return run_cli([*args, "--auto-approve"] if command == "apply" else args, env)
 
 

@@ -2,8 +2,7 @@
 
 ``kafka_spec`` is a complete Kafka pipe in the analytics service (no pipeId: a create);
 ``kafka_pipe`` a private Kafka pipe naming reverse private endpoints by manifest, ``MSK`` such
-an endpoint; ``pipes_named`` the emulator's live pipes of one name; ``FAST`` the flags of an
-unpaced run.
+an endpoint; ``pipes_named`` the emulator's live pipes of one name.
 """
 
 from __future__ import annotations
@@ -12,8 +11,6 @@ from typing import Any
 
 from tests.support.emulator import Emulator
 from tests.support.seed_ids import ORG_ID
-
-FAST = ("--rate", "none")
 
 
 def kafka_spec(
