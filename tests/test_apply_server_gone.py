@@ -1,7 +1,7 @@
 """The server going away mid-apply (a real emulator process, stopped while apply sends): apply
 gives up promptly, reports each action once (applied, not sent, or unknown), says "not sent"
 of requests whose connection was refused, ends with one run-level line on what was sent and
-what was not, and a second apply against the server back up finishes the job. Issue 25 item 6.
+what was not, and a second apply against the server back up finishes the job.
 """
 
 from __future__ import annotations

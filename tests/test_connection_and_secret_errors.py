@@ -1,5 +1,5 @@
 """Errors a new user meets point at the cause: a wrong organization, missing or empty secrets,
-bad URLs and variable values (issue 25, items 1-4), through the real CLI and the emulator."""
+bad URLs and variable values, through the real CLI and the emulator."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`--env NAME` / RECONCILE_ENV on the commands, and `reconcile config --env` (issue: environments)."""
+"""`--env NAME` / RECONCILE_ENV on the commands, and `reconcile config --env`."""
 
 from __future__ import annotations
 

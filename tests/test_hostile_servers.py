@@ -4,9 +4,8 @@ One small loopback server per misbehaviour (a redirect, HTML, truncated JSON, a 
 trickled body, 429s with epoch / HTTP-date / negative / garbage wait headers), each run with
 small configured limits (a 1 s deadline, a 3 s retry budget, a 64 KiB size cap). Each test
 asserts the error's type and message, that it ended well inside a generous multiple of the
-limits (never a wall-clock benchmark: a bound like 10x, as the issue asks), and that a trap
-server standing for "anywhere else" received nothing. Issue 14 items 3 to 7; the CLI test
-shows what a user sees from ``plan``.
+limits (never a wall-clock benchmark: a bound like 10x), and that a trap server standing for
+"anywhere else" received nothing; the CLI test shows what a user sees from ``plan``.
 """
 
 from __future__ import annotations
@@ -91,7 +90,7 @@ def timed_error(server: HostileServer, **kw: Any) -> tuple[ApiError, float]:
     return caught.value, time.monotonic() - start
 
 
-# -- redirects, HTML, truncated JSON (item 7 and the clean-error cases) ---------------------
+# -- redirects, HTML, truncated JSON, and the other clean-error cases ------------------------------
 
 
 def test_redirect_should_be_refused_naming_where_it_pointed(
@@ -143,7 +142,7 @@ def test_connection_cut_mid_body_should_name_the_server_and_what_was_tried(
     assert elapsed < GENEROUS
 
 
-# -- item 6: a huge body ---------------------------------------------------------------------
+# -- a huge body -----------------------------------------------------------------------------------
 
 
 def endless_body(h: Handler) -> None:
@@ -187,7 +186,7 @@ def test_declared_huge_body_should_be_refused_before_reading(
     assert "(Content-Length says 4 GiB)" in str(error)
 
 
-# -- item 5: a trickled body -----------------------------------------------------------------
+# -- a trickled body -------------------------------------------------------------------------------
 
 
 def trickle(h: Handler) -> None:
@@ -226,7 +225,7 @@ def test_trickle_should_be_cut_by_the_retry_budget_too(
     assert "its last answer: HTTP 200, then no complete answer within" in text
 
 
-# -- items 3 and 4: 429 wait headers ----------------------------------------------------------
+# -- 429 wait headers ------------------------------------------------------------------------------
 
 
 def throttle_once(headers: Callable[[], dict[str, str]]) -> Behaviour:
@@ -324,7 +323,7 @@ def test_parse_wait_should_read_delta_epoch_and_date_and_ignore_the_rest(
     assert parse_wait(value, now=1_000_000_000.0) == seconds
 
 
-# -- what a user sees --------------------------------------------------------------------------
+# -- what a user sees ------------------------------------------------------------------------------
 
 
 def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
@@ -347,7 +346,7 @@ def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
     assert SECRET not in result.output and TOKEN not in result.output
 
 
-# -- issue 26 item 1: the run-level retry budget ----------------------------------------------
+# -- the run-level retry budget --------------------------------------------------------------------
 
 
 def _always_429(reset: Callable[[], dict[str, str]]) -> Behaviour:

@@ -1,7 +1,7 @@
 """When a rename of metadata.name is inferred: only when the run's paths cover every manifest
 of that kind the project file names, or when the manifest says `metadata.renamedFrom`. A copy
 of a manifest planned on its own is a new resource, never a second owner of the original's
-live object (issue 25, item 8); pipes follow the same rule."""
+live object; pipes follow the same rule."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """List changes in plan output, element by element: keyed lists (tiles, fieldMappings,
 columns, table mappings) as added / removed / changed elements with the changed fields, other
 lists as a compact line diff, never cut before the difference; in text, markdown and the JSON
-plan (issue 25 item 5)."""
+plan."""
 
 from __future__ import annotations
 
