@@ -23,7 +23,7 @@ import httpx
 
 from tests.support.dist import REPO
 
-__all__ = ["DEFAULT_CONFIG", "Emulator", "start_emulator", "stop_emulator"]
+__all__ = ["DEFAULT_CONFIG", "Emulator", "start_emulator", "stop_emulator", "stop_process"]
 
 _MANAGEMENT_LINE = re.compile(
     r"^management API: (?P<url>http://\S+)  organization=(?P<org>\S+)  "
@@ -171,9 +171,12 @@ def start_emulator(
 def stop_emulator(emulator: Emulator) -> None:
     """Terminate the emulator process (kill it if it does not stop within 5 s)."""
     emulator.close()
-    process = emulator.process
-    if process is None:
-        return
+    if emulator.process is not None:
+        stop_process(emulator.process)
+
+
+def stop_process(process: subprocess.Popen[Any]) -> None:
+    """Terminate a server process the suite started (kill it if it does not stop within 5 s)."""
     process.terminate()
     try:
         process.wait(timeout=5)

@@ -32,14 +32,15 @@ PIPE_PATH = "/v1/organizations/org-1/services/svc-1/pipes/pipe-1"
 class LineLocator:
     """Answers line N for a path registered as N, else the nearest registered parent."""
 
-    def __init__(self, lines: Mapping[tuple[PathPart, ...], int]) -> None:
+    def __init__(self, lines: Mapping[tuple[PathPart, ...], int], column: int = 1) -> None:
         self.lines = dict(lines)
+        self.column = column
 
     def locate(self, path: Sequence[PathPart]) -> Location:
         parts = tuple(path)
         while parts and parts not in self.lines:
             parts = parts[:-1]
-        return Location("m.yaml", self.lines.get(parts, 1), 1)
+        return Location("m.yaml", self.lines.get(parts, 1), self.column)
 
 
 def pipe_resource(spec: Mapping[str, Any]) -> Resource:
