@@ -126,6 +126,14 @@ def test_make_demo_leaves_no_temporary_directory_and_ends_saying_where_the_docs_
     project = tmp_path / "project"  # the repository's project file and example manifests
     shutil.copytree(EXAMPLES, project / "manifests")
     shutil.copy(REPO / "reconcile.yaml", project)
+    # Unpaced: what is checked is where the demo leaves files and how it ends, not its pacing.
+    unpaced = (
+        (project / "reconcile.yaml")
+        .read_text(encoding="utf-8")
+        .replace("management: 10/10", "management: none")
+    )
+    assert "management: none" in unpaced
+    (project / "reconcile.yaml").write_text(unpaced, encoding="utf-8")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
