@@ -35,7 +35,8 @@ def recipe(title: str) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project directory with the example manifests and a fake `alert` command."""
+    """A project directory with the example manifests, an unpaced project file and a fake `alert`
+    command."""
     shutil.copytree(EXAMPLES, tmp_path / "manifests")
     (tmp_path / ".git").mkdir()
     bin_dir = tmp_path / "bin"
@@ -43,6 +44,8 @@ def project(tmp_path: Path) -> Path:
     alert = bin_dir / "alert"
     alert.write_text('#!/bin/sh\nprintf "%s\\n" "$*" >> "$ALERTS"\n', encoding="utf-8")
     alert.chmod(0o755)
+    # Unpaced: the recipes' statuses and alerts are checked here, not the request budget.
+    (tmp_path / "reconcile.yaml").write_text("rates:\n  management: none\n", encoding="utf-8")
     return tmp_path
 
 
@@ -59,6 +62,7 @@ def run_recipe(project: Path, title: str, env: dict[str, str]) -> tuple[int, lis
         env={
             **os.environ,
             **SECRET_ENV,
+            "RECONCILE_CONFIG": str(project / "reconcile.yaml"),
             **env,
             "PATH": path,
             "ALERTS": str(alerts),
