@@ -27,7 +27,7 @@ def _project(emulator: Emulator, tmp_path: Path, secret: str) -> tuple[Path, dic
     directory = project(tmp_path)
     (directory / "reconcile.yaml").write_text(
         "manifests: [manifests]\nstate: state.json\n"
-        f"organizationId: {emulator.org_id}\nrates: {{management: 10/10}}\nenvFile: .env\n"
+        f"organizationId: {emulator.org_id}\nrates: {{management: 600/10}}\nenvFile: .env\n"
     )
     (directory / ".env").write_text(f"RECONCILE_KEY_SECRET={secret}\n")
     env = {k: v for k, v in emulator.env().items() if k != "RECONCILE_KEY_SECRET"}
@@ -56,7 +56,7 @@ def test_sighup_reads_the_project_file_again(emulator: Emulator, tmp_path: Path)
     _apply(directory, env, emulator)
     watch = WatchProcess(["--interval", "1s", "--jitter", "0"], directory, env).start()
     try:
-        watch.wait_for_line(r"management budget 5/10s")  # half the project's 10/10
+        watch.wait_for_line(r"management budget 300/10s")  # half the project's 600/10
         watch.wait_for_line(r"cycle 1: in-sync")
         assert any(r["resource"] == "Dashboard/pipes-overview" for r in watch.status()["resources"])
         config = directory / "reconcile.yaml"
