@@ -36,7 +36,10 @@ servers:
 
 # Four workers on two cores: the suite mostly waits on the servers it starts (latency, pacing,
 # timeouts), so it takes about half the wall time of one worker. Each module stays on one
-# worker (--dist loadfile): some modules' tests read what earlier tests of the module recorded.
+# worker (--dist loadfile) so that a module's costly fixtures (an emulator of its own, the built
+# site, a venv) are set up once. The order of the tests is new each run (pytest-randomly: no
+# test leans on another's order or output); the summary names the seed that replays it, and
+# -p no:randomly keeps the written order.
 test: servers lint types docs
 	$(BIN)/python -m pytest -n 4 --dist loadfile
 

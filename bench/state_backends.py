@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.plan_scale import CHILD_ENV, Emulator, manifests, prepare_bytecode  # noqa: E402
-from tests.state_servers import running_postgres, running_s3  # noqa: E402
+from tests.support.state_servers import running_postgres, running_s3  # noqa: E402
 
 # Runs ``reconcile`` with the backend's write timed; the figures go to argv[1] at exit.
 WRAPPER = """

@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.cli_helpers import SECRET_ENV  # noqa: E402
-from tests.conftest import start_emulator, stop_emulator  # noqa: E402
+from tests.support.cli import SECRET_ENV  # noqa: E402
+from tests.support.emulator import start_emulator, stop_emulator  # noqa: E402
 
 TARGET_MB = 2.0
 SETTLED = 50  # the cycle whose RSS is the baseline
@@ -74,7 +74,7 @@ def state_address(kind: str, work: Path) -> Iterator[str]:
     if kind == "local":
         yield str(work / "state.json")
         return
-    from tests.state_servers import running_postgres
+    from tests.support.state_servers import running_postgres
 
     with running_postgres() as server:
         yield server.url

@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.cli_helpers import SECRET_ENV
-from tests.conftest import start_emulator, stop_emulator
+from tests.support.cli import SECRET_ENV
+from tests.support.emulator import start_emulator, stop_emulator
 
 REPO = Path(__file__).resolve().parent.parent
 CYCLES_PER_HOUR = 60 / 1.05  # --interval 1m with the default jitter (mean 5 %)

@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from reconciler.state.local import locked_state
-from tests.cli_helpers import (
+from tests.support.cli import (
     SECRET_ENV,
     TILE,
     UNPACED,
@@ -30,14 +30,14 @@ from tests.cli_helpers import (
     write_manifest,
     writes,
 )
-from tests.conftest import Emulator
-from tests.manifest_helpers import (
+from tests.support.emulator import Emulator
+from tests.support.manifests import (
     EXAMPLES,
     EXAMPLES_APPLIED,
     SPEC_ONLY_EXAMPLES_APPLIED,
     example_copy,
 )
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
 

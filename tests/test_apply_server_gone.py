@@ -1,7 +1,7 @@
 """The server going away mid-apply (a real emulator process, stopped while apply sends): apply
 gives up promptly, reports each action once (applied, not sent, or unknown), says "not sent"
 of requests whose connection was refused, ends with one run-level line on what was sent and
-what was not, and a second apply against the server back up finishes the job. Issue 25 item 6.
+what was not, and a second apply against the server back up finishes the job.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from reconciler.client.health import REFUSED_GRACE
 from reconciler.client.limits import RequestLimits
 from reconciler.emulator.seed import scale_ids, scale_service_id
 from reconciler.model.errors import Delivery, InterfaceDown, NotSent, ReconcileError
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import start_emulator, stop_emulator
-from tests.test_hostile_servers import Handler, HostileServer, client_config, envelope
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import start_emulator, stop_emulator
+from tests.support.hostile_server import Handler, HostileServer, client_config, envelope
 
 PIPES = 12
 

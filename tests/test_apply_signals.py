@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
-from tests.conftest import Emulator
-from tests.test_pipe_lifecycle import kafka_spec, pipes_named
-from tests.watch_helpers import WatchProcess
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, settle, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.watch import WatchProcess
 
 PIPES = 12
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import postgres_source, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, ARCHIVE, ORG_ID
+from tests.support.cli import postgres_source, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import ANALYTICS, ARCHIVE, ORG_ID
 
 
 def _args(command: str, tmp_path: Path, *extra: str) -> list[str]:

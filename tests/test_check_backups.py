@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from reconciler.inventory.reads import assess_backups
 from reconciler.inventory.views import offender_line
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, ORG_ID, STAGING
-from tests.test_inventory_get import ISO, api_paths, invoke
+from tests.support.emulator import Emulator
+from tests.support.inventory import ISO, api_paths, invoke
+from tests.support.seed_ids import ANALYTICS, ORG_ID, STAGING
 
 
 def test_all_services_are_checked_and_staging_is_the_only_offender(emulator: Emulator) -> None:

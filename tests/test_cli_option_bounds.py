@@ -13,8 +13,8 @@ import pytest
 
 from reconciler.client.api import ApiConfig
 from reconciler.model.errors import ConfigError
-from tests.cli_helpers import run_cli
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.manifests import EXAMPLES
 
 MANIFESTS = str(EXAMPLES)
 ENV = {

@@ -24,9 +24,9 @@ from reconciler.model.errors import (
     Unsupported,
     api_error_type,
 )
-from tests.asgi_helpers import emulator_app, in_process
 from tests.contract.plugin import Planted
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
+from tests.support.asgi import emulator_app, in_process
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 MISSING_PIPE = "0b5e7d1c-2a3f-4b6e-8c9d-000000000000"
 

@@ -25,7 +25,7 @@ import trustme
 import reconciler.client
 from reconciler.client.api import Client
 from reconciler.model.errors import ServiceUnreachable
-from tests.asgi_helpers import config as client_config
+from tests.support.asgi import config as client_config
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

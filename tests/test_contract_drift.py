@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.contract.drift import misfiled, refused, unmanaged
-from tests.manifest_helpers import ORG, SERVICE, error_lines, write
+from tests.support.manifests import ORG, SERVICE, error_lines, write
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,10 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.asgi_helpers import BASE, emulator_app, in_process
 from tests.contract.oracle import ALLOWED_FILE, Contract, read_allowed
 from tests.contract.plugin import Planted
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID, POSTGRES_PAUSED_PIPE
+from tests.support.asgi import BASE, emulator_app, in_process
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID, POSTGRES_PAUSED_PIPE
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPE = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{KAFKA_PIPE}"
@@ -214,8 +214,8 @@ def test_allow_list_should_give_a_reason_for_every_entry() -> None:
 _PLANTED = """
 import asyncio
 
-from tests.asgi_helpers import in_process
-from tests.seed_ids import ANALYTICS, ORG_ID, POSTGRES_PAUSED_PIPE
+from tests.support.asgi import in_process
+from tests.support.seed_ids import ANALYTICS, ORG_ID, POSTGRES_PAUSED_PIPE
 
 
 async def read():

@@ -19,9 +19,9 @@ import reconciler
 from reconciler.emulator import EmulatorApp
 from reconciler.plan.actions import Plan
 from reconciler.plan.run import ProgressBar, no_progress
-from tests.asgi_helpers import config, emulator_app
-from tests.manifest_helpers import EXAMPLES, set_example_secrets
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
+from tests.support.asgi import config, emulator_app
+from tests.support.manifests import EXAMPLES, set_example_secrets
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 MANIFESTS = EXAMPLES
 

@@ -15,10 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli_helpers import TILE, run_cli, write_manifest
-from tests.conftest import Emulator
-
-FAST = ("--rate", "none")
+from tests.support.cli import TILE, UNPACED, run_cli, write_manifest
+from tests.support.emulator import Emulator
 
 
 def _dashboard(path: Path, slug: str, display: str = "Ops") -> Path:
@@ -40,7 +38,7 @@ def _live_dashboard(emulator: Emulator, name: str) -> str:
 def test_an_adopted_dashboard_is_shown_with_its_live_id(emulator: Emulator, tmp_path: Path) -> None:
     ident = _live_dashboard(emulator, "Handmade")
     _dashboard(tmp_path / "m" / "handmade.yaml", "handmade", "Handmade")
-    result = run_cli(["plan", str(tmp_path / "m"), "--show-unchanged", *FAST], emulator.env())
+    result = run_cli(["plan", str(tmp_path / "m"), "--show-unchanged", *UNPACED], emulator.env())
     assert result.exit_code == 0, result.output
     assert f"dashboard handmade (adopted by name: dashboard {ident})" in result.stdout
     assert "adopted by name: pipe" not in result.stdout
@@ -61,15 +59,15 @@ def test_a_copy_planned_alone_is_a_new_dashboard(
     _dashboard(tmp_path / "m" / "ops.yaml", "ops")
     state = tmp_path / ".reconcile" / "state.json"
     env = {**emulator.env(), "RECONCILE_STATE": str(state)}
-    assert run_cli(["apply", "m", "--auto-approve", *FAST], env).exit_code == 0
+    assert run_cli(["apply", "m", "--auto-approve", *UNPACED], env).exit_code == 0
     original = json.loads(state.read_text())["resources"]["Dashboard/ops"]["id"]
     _dashboard(tmp_path / "extra" / "copy.yaml", "ops-copy")
-    alone = run_cli(["plan", "extra/copy.yaml", *FAST], env)
+    alone = run_cli(["plan", "extra/copy.yaml", *UNPACED], env)
     assert alone.exit_code == 0, alone.output
     assert "renamed from" not in alone.stdout
     assert "to rename" not in alone.stdout
     assert "+ dashboard ops-copy (create)" in alone.stdout, alone.output
-    applied = run_cli(["apply", "extra/copy.yaml", "--auto-approve", *FAST], env)
+    applied = run_cli(["apply", "extra/copy.yaml", "--auto-approve", *UNPACED], env)
     assert applied.exit_code == 0, applied.output
     records = json.loads(state.read_text())["resources"]
     assert records["Dashboard/ops"]["id"] == original

@@ -3,7 +3,7 @@ expectations, organizations and dashboards (``reconciler.plan.diff``, ``reconcil
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -24,23 +24,9 @@ from reconciler.plan.diff import (
     same,
 )
 from reconciler.plan.pipediff import diff_pipe
+from tests.support.plan_inputs import KEY, NO_SECRETS, LineLocator
 
-KEY = b"k" * 32
-NO_SECRETS = SecretCheck(KEY, {})
 IDENTITY = {"organizationId": "org-1", "serviceId": "svc-1", "pipeId": "pipe-1"}
-
-
-class LineLocator:
-    """Answers a distinct line per known path (nearest present parent otherwise)."""
-
-    def __init__(self, lines: Mapping[tuple[PathPart, ...], int]) -> None:
-        self.lines = dict(lines)
-
-    def locate(self, path: Sequence[PathPart]) -> Location:
-        parts = tuple(path)
-        while parts and parts not in self.lines:
-            parts = parts[:-1]
-        return Location("m.yaml", self.lines.get(parts, 1), 3)
 
 
 def pipe(spec: Mapping[str, Any], locator: Any = None) -> Resource:
@@ -354,7 +340,7 @@ def test_diff_pipe_postgres_settings_split_writable_from_create_time() -> None:
 
 def test_diff_pipe_table_mapping_changes_are_located_at_their_manifest_item() -> None:
     locator = LineLocator(
-        {("spec", *TM): 20, ("spec", *TM, 0): 21, ("spec", *TM, 1): 24, ("spec",): 5}
+        {("spec", *TM): 20, ("spec", *TM, 0): 21, ("spec", *TM, 1): 24, ("spec",): 5}, column=3
     )
     resource = pipe(pg_spec([A, C]), locator)
     changes = diff_pipe(resource, resource.spec, pg_live([A, B]), NO_SECRETS)
@@ -364,7 +350,7 @@ def test_diff_pipe_table_mapping_changes_are_located_at_their_manifest_item() ->
 
 def test_diff_pipe_changes_carry_the_location_of_their_field() -> None:
     locator = LineLocator(
-        {("spec", "settings"): 10, ("spec", "settings", "engine_max_threads"): 12}
+        {("spec", "settings"): 10, ("spec", "settings", "engine_max_threads"): 12}, column=3
     )
     resource = pipe({"settings": {"engine_max_threads": 9}}, locator)
     (change,) = diff_pipe(resource, resource.spec, LIVE_KAFKA, NO_SECRETS)

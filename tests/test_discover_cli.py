@@ -12,8 +12,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from reconciler.inventory.discover import column_type
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.emulator import Emulator
 
 # Four lines of kafka source; the destination names the table the pipe creates.
 SOURCE = """\

@@ -17,9 +17,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from tests.conftest import start_emulator, stop_emulator
-from tests.dist_helpers import DISTRIBUTION, REPO, Dist, as_a_user, project_version
-from tests.manifest_helpers import EXAMPLES
+from tests.support.dist import DISTRIBUTION, REPO, Dist, as_a_user, project_version
+from tests.support.emulator import start_emulator, stop_emulator
+from tests.support.manifests import EXAMPLES
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$")
 

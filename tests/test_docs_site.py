@@ -19,7 +19,7 @@ import pytest
 
 from reconciler.cli import cli
 from reconciler.load.schema import KIND_FILES
-from tests.docs_helpers import REPO, Browser, build_site
+from tests.support.docs import REPO, Browser, build_site
 
 pytestmark = pytest.mark.slow
 

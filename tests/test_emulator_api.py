@@ -18,7 +18,8 @@ import pytest
 from reconciler.emulator import ConnectionDropped, EmulatorApp, Identities, create_app
 from reconciler.emulator.faults import SlidingWindowLimiter
 from reconciler.emulator.seed import build_seed
-from tests.seed_ids import (
+from tests.support.emulator_app import AUTH, ORG, Client, error, ok, patch, pipe_url
+from tests.support.seed_ids import (
     ANALYTICS,
     ARCHIVE,
     ENDPOINT_PROVISIONING,
@@ -29,15 +30,12 @@ from tests.seed_ids import (
     KAFKA_PIPE,
     KINESIS_PIPE,
     OBJECT_STORAGE_PIPE,
-    ORG_ID,
     OTHER_ORG_ID,
     POSTGRES_PAUSED_PIPE,
     POSTGRES_RUNNING_PIPE,
     STAGING,
 )
 
-AUTH = ("demo-key-id", "demo-key-secret")
-ORG = f"/v1/organizations/{ORG_ID}"
 BEARER = {"Authorization": "Bearer demo-dashboards-token"}
 OTHER_BEARER = {"Authorization": "Bearer other-dashboards-token"}
 PIPE_FIELDS = {
@@ -56,54 +54,6 @@ PIPE_FIELDS = {
 TILE = {"name": "Orders", "x": 0, "y": 0, "w": 12, "h": 4, "series": [{"type": "time"}]}
 
 
-def pipe_url(pipe_id: str, service_id: str = ANALYTICS) -> str:
-    """The management path of a pipe."""
-    return f"{ORG}/services/{service_id}/pipes/{pipe_id}"
-
-
-class Client:
-    """A synchronous client of an in-process app (httpx's ASGI transport on a private loop)."""
-
-    def __init__(self, app: EmulatorApp, auth: tuple[str, str] | None = None):
-        self._loop = asyncio.new_event_loop()
-        transport = httpx.ASGITransport(app=app)
-        self._http = httpx.AsyncClient(transport=transport, base_url="http://emulator", auth=auth)
-
-    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """Send one request and wait for the answer (an explicit Authorization header wins)."""
-        headers = kwargs.get("headers") or {}
-        if any(k.lower() == "authorization" for k in headers):
-            kwargs.setdefault("auth", None)
-        return self._loop.run_until_complete(self._http.request(method, url, **kwargs))
-
-    def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        """GET."""
-        return self.request("GET", url, **kwargs)
-
-    def post(self, url: str, **kwargs: Any) -> httpx.Response:
-        """POST."""
-        return self.request("POST", url, **kwargs)
-
-    def patch(self, url: str, **kwargs: Any) -> httpx.Response:
-        """PATCH."""
-        return self.request("PATCH", url, **kwargs)
-
-    def put(self, url: str, **kwargs: Any) -> httpx.Response:
-        """PUT."""
-        return self.request("PUT", url, **kwargs)
-
-    def delete(self, url: str, **kwargs: Any) -> httpx.Response:
-        """DELETE."""
-        return self.request("DELETE", url, **kwargs)
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.run_until_complete(self._http.aclose())
-        self._loop.close()
-
-
 @pytest.fixture
 def app() -> EmulatorApp:
     """A fresh in-process emulator with the default demo credentials."""
@@ -115,29 +65,6 @@ def client(app: EmulatorApp) -> Iterator[Client]:
     """A client of the in-process emulator authenticated with the demo key."""
     with Client(app, auth=AUTH) as test_client:
         yield test_client
-
-
-def ok(response: httpx.Response) -> Any:
-    """The result of a management success envelope (asserting its shape)."""
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["status"] == 200
-    assert uuid.UUID(body["requestId"]).version == 4
-    return body["result"]
-
-
-def error(response: httpx.Response, status: int) -> str:
-    """The error text of a management error envelope with ``status``."""
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["status"] == status and set(body) == {"status", "requestId", "error"}
-    message: str = body["error"]
-    return message
-
-
-def patch(client: Client, pipe_id: str, body: Any, service_id: str = ANALYTICS) -> httpx.Response:
-    """PATCH a pipe."""
-    return client.patch(pipe_url(pipe_id, service_id), json=body)
 
 
 # Reads.

@@ -11,16 +11,21 @@ authentication changed by a patch.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from reconciler.emulator import EmulatorApp
-from tests.emulator_contract_helpers import body_errors, exchange
-from tests.seed_ids import ANALYTICS, KINESIS_PIPE, OBJECT_STORAGE_PIPE, STAGING
-from tests.test_emulator_api import AUTH, Client, error, ok
-from tests.test_emulator_lifecycle import DESTINATION, SOURCES, TRANSITION_MS, Clock, make_app
+from tests.support.contract_exchange import body_errors, exchange
+from tests.support.emulator_app import (
+    DESTINATION,
+    SOURCES,
+    TRANSITION_MS,
+    Client,
+    Clock,
+    error,
+    ok,
+)
+from tests.support.seed_ids import ANALYTICS, KINESIS_PIPE, OBJECT_STORAGE_PIPE, STAGING
 
 ORG = "/v1/organizations/{organizationId}"
 PIPES = ORG + "/services/{serviceId}/pipes"
@@ -71,20 +76,6 @@ NEW_KINDS: dict[str, dict[str, Any]] = {
 }
 SECRETS = {"mysql": "credentials", "mongodb": "credentials", "bigquery": "credentials"}
 SECRETS["pubsub"] = "serviceAccountKey"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    """A hand-moved clock."""
-    return Clock()
-
-
-@pytest.fixture
-def client(clock: Clock) -> Iterator[Client]:
-    """A demo-key client of a fresh emulator on the hand-moved clock."""
-    app: EmulatorApp = make_app(clock)
-    with Client(app, auth=AUTH) as test_client:
-        yield test_client
 
 
 def create_body(kind: str, source: dict[str, Any]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ import pytest
 from reconciler.emulator import EmulatorApp, Identities, create_app
 from reconciler.emulator.operations import OPERATIONS
 from reconciler.emulator.seed import backup_id
-from tests.emulator_contract_helpers import contract, contract_errors, exchange
-from tests.seed_ids import (
+from tests.support.contract_exchange import contract, contract_errors, exchange
+from tests.support.emulator_app import AUTH, Client, error, ok
+from tests.support.seed_ids import (
     ANALYTICS,
     ARCHIVE,
     ENDPOINT_PROVISIONING,
@@ -27,7 +28,6 @@ from tests.seed_ids import (
     PIPE_SERVICE,
     STAGING,
 )
-from tests.test_emulator_api import AUTH, Client, error, ok
 
 V1 = "/v1/organizations"
 ORG = V1 + "/{organizationId}"

@@ -7,14 +7,13 @@ clock is moved by hand (no sleeping) to see an endpoint become Ready.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from reconciler.emulator import EmulatorApp
-from tests.emulator_contract_helpers import exchange
-from tests.seed_ids import (
+from tests.support.contract_exchange import exchange
+from tests.support.emulator_app import TRANSITION_MS, Client, Clock, error, ok
+from tests.support.seed_ids import (
     ANALYTICS,
     ARCHIVE,
     ENDPOINT_READY,
@@ -23,8 +22,6 @@ from tests.seed_ids import (
     ORG_ID,
     STAGING,
 )
-from tests.test_emulator_api import AUTH, Client, error, ok
-from tests.test_emulator_lifecycle import TRANSITION_MS, Clock, make_app
 
 SERVICE = "/v1/organizations/{organizationId}/services/{serviceId}"
 SETTINGS = SERVICE + "/pipes/{pipeId}/settings"
@@ -33,25 +30,6 @@ ENDPOINTS = SERVICE + "/pipesReversePrivateEndpoints"
 ENDPOINT = ENDPOINTS + "/{reversePrivateEndpointId}"
 DISCOVERY = SERVICE + "/pipes/schemaDiscovery"
 PIPE = SERVICE + "/pipes/{pipeId}"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    """A hand-moved clock."""
-    return Clock()
-
-
-@pytest.fixture
-def app(clock: Clock) -> EmulatorApp:
-    """A fresh in-process emulator on the hand-moved clock."""
-    return make_app(clock)
-
-
-@pytest.fixture
-def client(app: EmulatorApp) -> Iterator[Client]:
-    """A demo-key client of the app."""
-    with Client(app, auth=AUTH) as test_client:
-        yield test_client
 
 
 def send(client: Client, method: str, template: str, body: Any = None, **ids: str) -> Any:

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from reconciler.emulator import EmulatorApp, Identities, create_app
-from tests.seed_ids import ANALYTICS, ARCHIVE, ORG_ID, STAGING
-from tests.test_emulator_api import AUTH, Client, error, ok
+from tests.support.emulator_app import AUTH, Client, error, ok
+from tests.support.seed_ids import ANALYTICS, ARCHIVE, ORG_ID, STAGING
 
 ORG = f"/v1/organizations/{ORG_ID}"
 CLOUDS = {"aws", "gcp", "azure"}

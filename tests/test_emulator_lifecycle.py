@@ -11,8 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,53 +19,22 @@ import httpx
 import pytest
 
 from reconciler.emulator import EmulatorApp, EmulatorConfig, Identities, create_app
-from tests.conftest import start_emulator, stop_emulator
-from tests.seed_ids import ANALYTICS, ARCHIVE, KAFKA_PIPE, ORG_ID, POSTGRES_PAUSED_PIPE
-from tests.test_emulator_api import AUTH, Client, error, ok
+from tests.support.emulator import start_emulator, stop_emulator
+from tests.support.emulator_app import (
+    AUTH,
+    DESTINATION,
+    MAPPINGS,
+    SOURCES,
+    TRANSITION_MS,
+    Client,
+    Clock,
+    error,
+    make_app,
+    ok,
+)
+from tests.support.seed_ids import ANALYTICS, ARCHIVE, KAFKA_PIPE, ORG_ID, POSTGRES_PAUSED_PIPE
 
 PIPES = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes"
-TRANSITION_MS = 300
-START = datetime(2026, 1, 1, tzinfo=UTC)
-
-COLUMNS = [{"name": "id", "type": "String"}, {"name": "amount", "type": "Float64"}]
-MAPPINGS = [
-    {"sourceField": "id", "destinationField": "id"},
-    {"sourceField": "amount", "destinationField": "amount"},
-]
-DESTINATION = {"database": "sales", "table": "orders", "managedTable": True, "columns": COLUMNS}
-SOURCES: dict[str, dict[str, Any]] = {
-    "kafka": {
-        "type": "confluent",
-        "format": "JSONEachRow",
-        "brokers": "broker-1:9092",
-        "topics": "orders",
-        "authentication": "SCRAM-SHA-512",
-        "credentials": {"username": "u", "password": "kafka-secret"},
-    },
-    "objectStorage": {
-        "type": "s3",
-        "format": "CSVWithNames",
-        "url": "https://bucket.s3.amazonaws.com/data/*.csv",
-        "authentication": "IAM_USER",
-        "accessKey": {"accessKeyId": "AKIA", "secretKey": "s3-secret"},
-    },
-    "kinesis": {
-        "format": "JSONEachRow",
-        "streamName": "clicks",
-        "region": "us-east-1",
-        "iamRole": "arn:aws:iam::123456789012:role/pipe",
-    },
-    "postgres": {
-        "type": "postgres",
-        "host": "db.example.com",
-        "port": 5432,
-        "database": "crm",
-        "credentials": {"username": "u", "password": "pg-secret"},
-        "tableMappings": [
-            {"sourceSchemaName": "public", "sourceTable": "customers", "targetTable": "customers"}
-        ],
-    },
-}
 
 
 def body_of(kind: str, **top: Any) -> dict[str, Any]:
@@ -79,49 +47,6 @@ def body_of(kind: str, **top: Any) -> dict[str, Any]:
     }
     body.update(top)
     return body
-
-
-class Clock:
-    """The store's clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        """Move the clock forward."""
-        self.now += timedelta(milliseconds=ms)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    """A hand-moved clock."""
-    return Clock()
-
-
-def make_app(clock: Clock, **config: Any) -> EmulatorApp:
-    """A fresh emulator whose store reads ``clock``."""
-    app = create_app(
-        config=EmulatorConfig(transition_ms=TRANSITION_MS, **config),
-        identities=Identities.from_env({}),
-    )
-    app.runtime.store.clock = clock
-    return app
-
-
-@pytest.fixture
-def app(clock: Clock) -> EmulatorApp:
-    """A fresh in-process emulator on the hand-moved clock."""
-    return make_app(clock)
-
-
-@pytest.fixture
-def client(app: EmulatorApp) -> Iterator[Client]:
-    """A demo-key client of the app."""
-    with Client(app, auth=AUTH) as test_client:
-        yield test_client
 
 
 def create(client: Client, body: dict[str, Any]) -> dict[str, Any]:

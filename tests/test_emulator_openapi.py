@@ -11,7 +11,6 @@ operation) against a real emulator on loopback: no server error, every response 
 from __future__ import annotations
 
 import base64
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,8 +31,8 @@ from schemathesis.specs.openapi.checks import (
 
 from reconciler.emulator.openapi import document
 from reconciler.emulator.seed import backup_id
-from tests.conftest import Emulator, start_emulator, stop_emulator
-from tests.seed_ids import SEED
+from tests.support.emulator import Emulator, start_emulator, stop_emulator
+from tests.support.seed_ids import SEED
 
 EXAMPLES_PER_OPERATION = 20
 # No server error and a conforming response (status, content type, headers, body schema).
@@ -46,7 +45,6 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-RAN: Counter[str] = Counter()
 
 
 @pytest.fixture(scope="module")
@@ -215,8 +213,10 @@ def loaded(emulator: Emulator) -> Any:
 def test_schemathesis_should_find_no_server_error_and_only_conforming_responses(
     fuzzed: Emulator, method: str, template: str, mode: GenerationMode
 ) -> None:
+    fuzzed.reset()  # each operation is fuzzed from the seed, whatever ran before it
     operation = loaded(fuzzed)[template][method]
     strategy = operation.as_strategy(generation_mode=mode)
+    ran: list[str] = []
 
     @given(case=strategy)
     @settings(
@@ -227,13 +227,9 @@ def test_schemathesis_should_find_no_server_error_and_only_conforming_responses(
         suppress_health_check=list(HealthCheck),
     )
     def check(case: Any) -> None:
-        RAN[f"{method} {template}"] += 1
+        ran.append(case.path)
         case.call_and_validate(headers=auth(fuzzed, case.path), checks=CHECKS, timeout=10)
 
     check()
-
-
-def test_schemathesis_run_should_have_covered_every_operation() -> None:
-    """Runs after the fuzz test (file order): every operation got examples; prints the tally."""
-    print(f"schemathesis: {len(RAN)} operations, {sum(RAN.values())} examples, 0 failures")
-    assert set(RAN) == {f"{method} {template}" for method, template in OPERATIONS}
+    # Every operation gets examples of its own: none is skipped as ungeneratable.
+    assert ran, f"schemathesis generated no example for {method} {template} ({mode.value})"

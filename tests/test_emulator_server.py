@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from reconciler.emulator.faults import FaultInjector
-from tests.cli_helpers import run_cli
-from tests.conftest import SEED, Emulator, start_emulator, stop_emulator
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator, start_emulator, stop_emulator
+from tests.support.seed_ids import SEED
 
 pytestmark = pytest.mark.integration
 

@@ -32,8 +32,8 @@ from reconciler.plan.compute import PlanOptions, plan_resources, wanted
 from reconciler.plan.kinds import organization_observed
 from reconciler.plan.pipebinding import observe_pipes
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import BASE, config, emulator_app, in_process
-from tests.seed_ids import (
+from tests.support.asgi import BASE, config, emulator_app, in_process
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,

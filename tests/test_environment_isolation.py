@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import copy_environments_example, environments_env, run_cli
-from tests.conftest import Emulator
+from tests.support.cli import copy_environments_example, environments_env, run_cli
+from tests.support.emulator import Emulator
 
 pytestmark = pytest.mark.integration
 

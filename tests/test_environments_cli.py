@@ -1,4 +1,4 @@
-"""`--env NAME` / RECONCILE_ENV on the commands, and `reconcile config --env` (issue: environments)."""
+"""`--env NAME` / RECONCILE_ENV on the commands, and `reconcile config --env`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 

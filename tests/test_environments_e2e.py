@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from reconciler.emulator import OTHER_ORG_ID
-from tests.cli_helpers import copy_environments_example, environments_env, run_cli
-from tests.conftest import Emulator, start_emulator, stop_emulator
+from tests.support.cli import UNPACED, copy_environments_example, environments_env, run_cli
+from tests.support.emulator import Emulator, start_emulator, stop_emulator
 
 pytestmark = pytest.mark.integration
 
@@ -119,10 +119,10 @@ def test_plan_all_envs_then_apply_each_environment_converges(
     assert "| `production` | changes | 2 | 0 | 0 | 0 | 1 | 0 |" in markdown.stdout
     assert "#### Environment `production`" in markdown.stdout
 
-    applied = run_cli(["apply", "--env", "staging", "--auto-approve"], env)
+    applied = run_cli(["apply", "--env", "staging", "--auto-approve", *UNPACED], env)
     assert applied.exit_code == 0, applied.output
     assert "Environment staging: workspace staging" in applied.stderr
-    again = run_cli(["plan", "--env", "staging", "--detailed-exitcode"], env)
+    again = run_cli(["plan", "--env", "staging", "--detailed-exitcode", *UNPACED], env)
     assert again.exit_code == 0, again.output
     assert _dashboards(emulator, OTHER_ORG_ID) == ["Ingestion", "Load test"]
 
@@ -135,9 +135,9 @@ def test_plan_all_envs_then_apply_each_environment_converges(
         "Pipe/events": "create",
     }
 
-    applied = run_cli(["apply", "--env", "production", "--auto-approve", "--prune"], env)
+    applied = run_cli(["apply", "--env", "production", "--auto-approve", "--prune", *UNPACED], env)
     assert applied.exit_code == 0, applied.output
-    again = run_cli(["plan", "--env", "production", "--detailed-exitcode"], env)
+    again = run_cli(["plan", "--env", "production", "--detailed-exitcode", *UNPACED], env)
     assert again.exit_code == 0, again.output
     assert _dashboards(emulator, emulator.org_id) == ["Ingestion"]
     assert _dashboards(emulator, OTHER_ORG_ID) == ["Ingestion", "Load test"]
@@ -176,7 +176,7 @@ def test_one_pipe_manifest_creates_a_different_pipe_in_each_environment(
     env = environments_env(project, emulator)
     outputs = []
     for name in ("staging", "production"):
-        applied = run_cli(["apply", "--env", name, "--auto-approve"], env)
+        applied = run_cli(["apply", "--env", name, "--auto-approve", *UNPACED], env)
         assert applied.exit_code == 0, applied.output
         assert "Pipe/events: applied\n" in applied.stdout
         outputs.append(applied.output)
@@ -195,12 +195,12 @@ def test_one_pipe_manifest_creates_a_different_pipe_in_each_environment(
     assert production_pipe["settings"]["streaming_max_insert_wait_ms"] == 10000
 
     for name in ("staging", "production"):
-        plan = run_cli(["plan", "--env", name, "--detailed-exitcode"], env)
+        plan = run_cli(["plan", "--env", name, "--detailed-exitcode", *UNPACED], env)
         assert plan.exit_code == 0, plan.output
         outputs.append(plan.output)
     before = len(emulator.requests())
     for name in ("staging", "production"):
-        again = run_cli(["apply", "--env", name, "--auto-approve"], env)
+        again = run_cli(["apply", "--env", name, "--auto-approve", *UNPACED], env)
         assert again.exit_code == 0, again.output
         assert "No changes." in again.output
         outputs.append(again.output)
@@ -317,7 +317,7 @@ def test_the_readme_environments_section_project_file_is_valid() -> None:
     from ruamel.yaml import YAML
 
     from reconciler.load.project import project_errors
-    from tests.docs_helpers import page_text
+    from tests.support.docs import page_text
 
     section = page_text("concepts/environments.md").split("## Environments\n", 1)[1]
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
@@ -334,7 +334,7 @@ def test_all_envs_reads_each_environments_secrets_from_its_own_env_file(
     tmp_path: Path, emulator: Emulator
 ) -> None:
     """A manifest's ``fromEnv`` resolves from the environment's envFile, per environment."""
-    from tests.cli_helpers import pipe_spec, write_manifest
+    from tests.support.cli import pipe_spec, write_manifest
 
     credentials = {
         "username": {"fromEnv": "ENV_KAFKA_USER"},

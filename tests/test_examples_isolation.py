@@ -1,5 +1,5 @@
 """Manifests a user keeps in the repository's `manifests/` change no test's result: tests use a
-private copy of the shipped examples (tests.manifest_helpers.EXAMPLES), proved here by running
+private copy of the shipped examples (tests.support.manifests.EXAMPLES), proved here by running
 the tests that once read `manifests/` directly in a copy of the repository that holds extra,
 untracked manifests (valid, conflicting and unplannable ones)."""
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
-from tests.manifest_helpers import (
+from tests.support.manifests import (
     DASHBOARD,
     EXAMPLES,
     KAFKA_PIPE,
@@ -125,17 +125,17 @@ def test_extra_manifests_in_manifests_change_no_tests_result(tmp_path: Path) -> 
     ), counts
     assert counts["failures"] == counts["errors"] == counts["skipped"] == 0, counts
     # The copy's own helpers ran (so EXAMPLES came from the copy's manifests/, extras and all).
-    assert list((repo / "tests" / "__pycache__").glob("manifest_helpers.*.pyc"))
+    assert list((repo / "tests" / "support" / "__pycache__").glob("manifests.*.pyc"))
 
 
 def test_no_test_reads_the_repositorys_manifests_directory_directly() -> None:
     """A guard for tests written later: the examples come from EXAMPLES, never from the tree."""
     direct = re.compile(r"""(REPO|ROOT|parent\.parent)\s*/\s*["']manifests["']""")
     offenders = [
-        f"{path.name}:{number}"
-        for path in sorted((REPO / "tests").glob("*.py"))
-        if path.name != "manifest_helpers.py"
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        if path != REPO / "tests" / "support" / "manifests.py"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if direct.search(line) and "guard: allowed" not in line
     ]
-    assert offenders == [], f"use tests.manifest_helpers.EXAMPLES instead: {offenders}"
+    assert offenders == [], f"use tests.support.manifests.EXAMPLES instead: {offenders}"

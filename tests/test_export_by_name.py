@@ -9,11 +9,9 @@ from pathlib import Path
 import httpx
 from ruamel.yaml import YAML
 
-from tests.cli_helpers import run_cli, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, OBJECT_STORAGE_PIPE, ORG_ID
-
-FAST = ("--rate", "none")
+from tests.support.cli import UNPACED, run_cli, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import ANALYTICS, OBJECT_STORAGE_PIPE, ORG_ID
 
 
 def test_export_by_name_writes_manifests_that_adopt_and_recreate_their_pipes(
@@ -33,7 +31,7 @@ def test_export_by_name_writes_manifests_that_adopt_and_recreate_their_pipes(
     state = tmp_path / "s.json"
     target = str(path)
     adopted = run_cli(
-        ["plan", target, "--state", str(state), "--detailed-exitcode", *FAST], emulator.env()
+        ["plan", target, "--state", str(state), "--detailed-exitcode", *UNPACED], emulator.env()
     )
     assert adopted.exit_code == 0, adopted.output  # bound by name to the live pipe: no changes
     with httpx.Client(base_url=emulator.url, auth=(emulator.key_id, emulator.key_secret)) as c:
@@ -42,13 +40,13 @@ def test_export_by_name_writes_manifests_that_adopt_and_recreate_their_pipes(
         ).raise_for_status()
     before = len(writes(emulator.requests()))
     created = run_cli(
-        ["apply", target, "--auto-approve", "--state", str(state), *FAST], emulator.env()
+        ["apply", target, "--auto-approve", "--state", str(state), *UNPACED], emulator.env()
     )
     assert created.exit_code == 0, created.output
     assert "+ pipe events-archive (create)" in created.stdout
     posts = [w for w in writes(emulator.requests())[before:] if w["method"] == "POST"]
     assert len(posts) == 1
     again = run_cli(
-        ["plan", target, "--state", str(state), "--detailed-exitcode", *FAST], emulator.env()
+        ["plan", target, "--state", str(state), "--detailed-exitcode", *UNPACED], emulator.env()
     )
     assert again.exit_code == 0, again.output

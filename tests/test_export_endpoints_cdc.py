@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS
-from tests.test_inventory_get import invoke
+from tests.support.emulator import Emulator
+from tests.support.inventory import invoke
+from tests.support.seed_ids import ANALYTICS
 
 
 def test_endpoints_and_cdc_scaling_export_and_plan_to_no_changes(

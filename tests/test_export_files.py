@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.seed_ids import KAFKA_PIPE
-from tests.test_inventory_get import invoke
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.inventory import invoke
+from tests.support.seed_ids import KAFKA_PIPE
 
 
 def test_existing_files_are_never_overwritten_without_force(

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from reconciler.inventory.export import slugify, unique_names
-from tests.conftest import Emulator
-from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE, STAGING
-from tests.test_inventory_get import invoke
+from tests.support.emulator import Emulator
+from tests.support.inventory import export_everything, invoke
+from tests.support.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,17 +37,6 @@ def create_dashboard(emulator: Emulator) -> None:
     """POST the demo dashboard through the dashboards interface."""
     with httpx.Client(headers={"Authorization": f"Bearer {emulator.token}"}) as http:
         http.post(f"{emulator.url}/api/v2/dashboards", json=DASHBOARD).raise_for_status()
-
-
-def export_everything(emulator: Emulator, out: Path, *extra: str) -> None:
-    """Export both seeded services' pipes, the organization and the dashboards into ``out``."""
-    first = invoke(
-        emulator, "export", "--service", "analytics", "--organization-manifest", "--dashboards",
-        "--dir", str(out), *extra,
-    )  # fmt: skip
-    assert first.code == 0, first.error
-    second = invoke(emulator, "export", "--service", STAGING, "--dir", str(out), *extra)
-    assert second.code == 0, second.error
 
 
 def assert_round_trip(emulator: Emulator, out: Path) -> None:

@@ -20,10 +20,10 @@ from reconciler.model.errors import (
     ReconcileError,
     ServiceUnreachable,
 )
-from tests.asgi_helpers import config, emulator_app, in_process
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.asgi import config, emulator_app, in_process
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 ORG = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"

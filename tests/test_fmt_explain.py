@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.cli_helpers import run_cli
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 MESSY = """\

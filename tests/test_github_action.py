@@ -21,11 +21,11 @@ import pytest
 from dotenv import dotenv_values
 from ruamel.yaml import YAML
 
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.dist_helpers import Dist, project_version, run
-from tests.manifest_helpers import EXAMPLES, EXAMPLES_APPLIED
-from tests.state_servers import S3Server
+from tests.support.cli import run_cli
+from tests.support.dist import Dist, project_version, run
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES, EXAMPLES_APPLIED
+from tests.support.state_servers import S3Server
 
 REPO = Path(__file__).resolve().parent.parent
 EXPRESSION = re.compile(r"\$\{\{\s*([a-z_.-]+)\s*\}\}", re.IGNORECASE)

@@ -4,22 +4,18 @@ One small loopback server per misbehaviour (a redirect, HTML, truncated JSON, a 
 trickled body, 429s with epoch / HTTP-date / negative / garbage wait headers), each run with
 small configured limits (a 1 s deadline, a 3 s retry budget, a 64 KiB size cap). Each test
 asserts the error's type and message, that it ended well inside a generous multiple of the
-limits (never a wall-clock benchmark: a bound like 10x, as the issue asks), and that a trap
-server standing for "anywhere else" received nothing. Issue 14 items 3 to 7; the CLI test
-shows what a user sees from ``plan``.
+limits (never a wall-clock benchmark: a bound like 10x), and that a trap server standing for
+"anywhere else" received nothing; the CLI test shows what a user sees from ``plan``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -35,66 +31,20 @@ from reconciler.model.errors import (
     RedirectRefused,
     ResponseTooLarge,
 )
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.hostile_server import (
+    LIMITS,
+    SECRET,
+    TOKEN,
+    Behaviour,
+    Handler,
+    HostileServer,
+    cli_env,
+    client_config,
+    envelope,
+)
 
-SECRET = "hostile-test-SECRET-1"
-TOKEN = "hostile-test-TOKEN-2"
-LIMITS = RequestLimits(max_wait=1.0, retry_budget=3.0, deadline=1.0, max_response_bytes=65536)
 GENEROUS = 10 * LIMITS.retry_budget  # "ends well inside a generous multiple" of the limits
-
-Behaviour = Callable[["Handler"], None]
-
-
-class Handler(BaseHTTPRequestHandler):
-    """Records each request, then lets the server's behaviour answer it."""
-
-    server: HostileServer
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        self.server.seen.append({"path": self.path, "headers": dict(self.headers)})
-        # The client hanging up mid-answer is what it should do with a hostile server.
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.server.behaviour(self)
-
-    do_PATCH = do_POST = do_PUT = do_DELETE = do_GET
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
-
-    def answer(self, status: int, body: bytes, content_type: str, **headers: str) -> None:
-        """Send a complete response."""
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
-
-
-class HostileServer(ThreadingHTTPServer):
-    """A loopback HTTP server with one behaviour, in a daemon thread."""
-
-    daemon_threads = True
-
-    def __init__(self, behaviour: Behaviour) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.behaviour = behaviour
-        self.seen: list[dict[str, Any]] = []
-        self.stopping = threading.Event()
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        """The base URL."""
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def stop(self) -> None:
-        """Stop serving (handlers still trickling notice ``stopping``)."""
-        self.stopping.set()
-        self.shutdown()
-        self.server_close()
 
 
 @pytest.fixture
@@ -121,40 +71,6 @@ def serve() -> Iterator[Callable[[Behaviour], HostileServer]]:
         server.stop()
 
 
-def cli_env(server: HostileServer) -> dict[str, str]:
-    """The command line's variables for both interfaces of ``server``, with small bounds
-    (1 s per request, 2 s of retries without a success)."""
-    return {
-        "RECONCILE_BASE_URL": server.url,
-        "RECONCILE_KEY_ID": "key",
-        "RECONCILE_KEY_SECRET": SECRET,
-        "RECONCILE_DASHBOARDS_TOKEN": TOKEN,
-        "RECONCILE_REQUEST_DEADLINE": "1",
-        "RECONCILE_RETRY_BUDGET": "2",
-    }
-
-
-def client_config(
-    server: HostileServer,
-    *,
-    limits: RequestLimits = LIMITS,
-    attempts: int = 6,
-    rate: Rate | None = None,
-) -> ApiConfig:
-    """The real client's configuration for both interfaces of ``server`` (unpaced by default)."""
-    return ApiConfig(
-        base_url=server.url,
-        key_id="key",
-        key_secret=SECRET,
-        dashboards_url=server.url,
-        dashboards_token=TOKEN,
-        rate=rate or Rate(0, 1.0),
-        max_attempts=attempts,
-        max_backoff=0.2,
-        limits=limits,
-    )
-
-
 def fetch(server: HostileServer, limits: RequestLimits = LIMITS, attempts: int = 6) -> Any:
     """GET one management path from ``server`` through the real client; return its result."""
     config = client_config(server, limits=limits, attempts=attempts)
@@ -174,12 +90,7 @@ def timed_error(server: HostileServer, **kw: Any) -> tuple[ApiError, float]:
     return caught.value, time.monotonic() - start
 
 
-def envelope(result: Any) -> bytes:
-    """A management success body."""
-    return json.dumps({"status": 200, "requestId": "r-1", "result": result}).encode()
-
-
-# -- redirects, HTML, truncated JSON (item 7 and the clean-error cases) ---------------------
+# -- redirects, HTML, truncated JSON, and the other clean-error cases ------------------------------
 
 
 def test_redirect_should_be_refused_naming_where_it_pointed(
@@ -231,7 +142,7 @@ def test_connection_cut_mid_body_should_name_the_server_and_what_was_tried(
     assert elapsed < GENEROUS
 
 
-# -- item 6: a huge body ---------------------------------------------------------------------
+# -- a huge body -----------------------------------------------------------------------------------
 
 
 def endless_body(h: Handler) -> None:
@@ -275,7 +186,7 @@ def test_declared_huge_body_should_be_refused_before_reading(
     assert "(Content-Length says 4 GiB)" in str(error)
 
 
-# -- item 5: a trickled body -----------------------------------------------------------------
+# -- a trickled body -------------------------------------------------------------------------------
 
 
 def trickle(h: Handler) -> None:
@@ -314,7 +225,7 @@ def test_trickle_should_be_cut_by_the_retry_budget_too(
     assert "its last answer: HTTP 200, then no complete answer within" in text
 
 
-# -- items 3 and 4: 429 wait headers ----------------------------------------------------------
+# -- 429 wait headers ------------------------------------------------------------------------------
 
 
 def throttle_once(headers: Callable[[], dict[str, str]]) -> Behaviour:
@@ -412,7 +323,7 @@ def test_parse_wait_should_read_delta_epoch_and_date_and_ignore_the_rest(
     assert parse_wait(value, now=1_000_000_000.0) == seconds
 
 
-# -- what a user sees --------------------------------------------------------------------------
+# -- what a user sees ------------------------------------------------------------------------------
 
 
 def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
@@ -435,7 +346,7 @@ def test_plan_against_a_trickling_server_should_end_with_a_clean_error(
     assert SECRET not in result.output and TOKEN not in result.output
 
 
-# -- issue 26 item 1: the run-level retry budget ----------------------------------------------
+# -- the run-level retry budget --------------------------------------------------------------------
 
 
 def _always_429(reset: Callable[[], dict[str, str]]) -> Behaviour:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import TILE, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import KAFKA_PIPE, ORG_ID
+from tests.support.cli import TILE, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import KAFKA_PIPE, ORG_ID
 
 
 def _dashboard(path: Path, slug: str, title: str = "Ops") -> Path:

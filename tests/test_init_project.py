@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from tests.conftest import start_emulator, stop_emulator
-from tests.dist_helpers import DISTRIBUTION, REPO, as_a_user, project_version
+from tests.support.dist import DISTRIBUTION, REPO, as_a_user, project_version
+from tests.support.emulator import start_emulator, stop_emulator
 
 FILES = [
     "reconcile.yaml",

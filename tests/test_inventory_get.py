@@ -8,13 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from reconciler.cli import cli
-from reconciler.model.errors import ReconcileError
-from tests.conftest import Emulator
-from tests.seed_ids import (
+from tests.support.emulator import Emulator
+from tests.support.inventory import ISO, api_paths, invoke
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_READY,
     KAFKA_PIPE,
@@ -22,35 +20,6 @@ from tests.seed_ids import (
     ORG_ID,
     STAGING,
 )
-
-ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-
-
-class Outcome:
-    """Exit code and output of one in-process CLI run (errors mapped as ``reconciler.cli.main`` does)."""
-
-    def __init__(self, code: int, output: str, error: str) -> None:
-        self.code = code
-        self.output = output
-        self.error = error
-
-
-def invoke(emulator: Emulator, *args: str, env: dict[str, str] | None = None) -> Outcome:
-    """Run ``reconcile ARGS`` with click's CliRunner against the emulator."""
-    result = CliRunner().invoke(
-        cli, list(args), env={**emulator.env(), **(env or {})}, standalone_mode=False
-    )
-    if isinstance(result.exception, ReconcileError):
-        return Outcome(1, result.output, str(result.exception))
-    if result.exception is not None:
-        raise result.exception
-    code = result.return_value if isinstance(result.return_value, int) else 0
-    return Outcome(code, result.output, "")
-
-
-def api_paths(emulator: Emulator) -> list[str]:
-    """Return the paths of the management/dashboards requests the emulator saw."""
-    return [str(r.get("path")) for r in emulator.requests()]
 
 
 def load_yaml(text: str) -> Any:

@@ -18,8 +18,8 @@ from reconciler.client.api import Client
 from reconciler.inventory import reads
 from reconciler.inventory.session import NO_ORGANIZATION, read_live
 from reconciler.model.errors import ConfigError
-from tests.asgi_helpers import config, emulator_app
-from tests.seed_ids import ORG_ID
+from tests.support.asgi import config, emulator_app
+from tests.support.seed_ids import ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
 

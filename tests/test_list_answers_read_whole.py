@@ -29,9 +29,9 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Op, Plan
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import KEEP, RewritingTransport, config, emulator_app
-from tests.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE
-from tests.test_pipe_lifecycle import kafka_spec
+from tests.support.asgi import KEEP, RewritingTransport, config, emulator_app
+from tests.support.pipes import kafka_spec
+from tests.support.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE
 
 # Each malformed ``result`` and what the error says was wrong with it.
 MALFORMED: list[tuple[Any, str]] = [

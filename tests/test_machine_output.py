@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from reconciler.state.local import locked_state
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 

@@ -8,9 +8,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.state.backend import locked_state
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 
 def metric(path: Path, name: str, command: str) -> float | None:

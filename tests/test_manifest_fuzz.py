@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import ManifestErrors
-from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORGANIZATION
+from tests.support.manifests import DASHBOARD, KAFKA_PIPE, ORGANIZATION
 
 FUZZ_EXAMPLES = 150
 SETTINGS = settings(

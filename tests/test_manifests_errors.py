@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.manifest_helpers import (
+from tests.support.manifests import (
     DASHBOARD,
     KAFKA_PIPE,
     ORGANIZATION,

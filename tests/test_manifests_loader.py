@@ -15,7 +15,7 @@ import pytest
 
 from reconciler.load.manifests import find_manifest_files, load_resources
 from reconciler.model.errors import Location, ManifestErrors
-from tests.manifest_helpers import (
+from tests.support.manifests import (
     DASHBOARD,
     KAFKA_PIPE,
     ORG,

@@ -14,7 +14,7 @@ from ruamel.yaml import YAML
 
 from reconciler.load import yamlsource
 from reconciler.load.yamlsource import YamlSyntaxError, parse, position_index, resolve_plain
-from tests.manifest_helpers import EXAMPLES
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV, UNPACED, run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,7 +59,7 @@ def test_a_failed_run_keeps_the_last_success_timestamp_and_says_it_failed(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     metrics = tmp_path / "reconcile.prom"
-    args = ["apply", str(EXAMPLES), "--auto-approve", "--state", str(tmp_path / "s.json")]
+    args = ["apply", str(EXAMPLES), "--auto-approve", "--state", str(tmp_path / "s.json"), *UNPACED]
     assert run_cli([*args, "--metrics-file", str(metrics)], emulator.env()).exit_code == 0
     first = samples(metrics)
     apply = {"command": "apply"}

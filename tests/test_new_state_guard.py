@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
+from tests.support.cli import run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
 
 DASHBOARD = {"name": "Pipes overview", "tiles": [], "tags": []}
 

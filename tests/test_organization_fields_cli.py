@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import ORGANIZATION, write
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import ORGANIZATION, write
 
 
 def test_core_dumps_are_planned_applied_and_then_unchanged(

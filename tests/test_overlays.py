@@ -16,7 +16,7 @@ import pytest
 
 from reconciler.load.overlays import Effective, Layering, load_environment, load_layered, merge
 from reconciler.model.errors import ManifestErrors
-from tests.manifest_helpers import DASHBOARD, KAFKA_PIPE, ORGANIZATION, write
+from tests.support.manifests import DASHBOARD, KAFKA_PIPE, ORGANIZATION, write
 
 BASE = {"base/pipe.yaml": KAFKA_PIPE, "base/org.yaml": ORGANIZATION, "base/dash.yaml": DASHBOARD}
 

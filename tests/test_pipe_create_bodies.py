@@ -16,7 +16,7 @@ from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.lifecycle import create_body, plan_create
 from reconciler.plan.planfile import action_to_json
 from tests.contract.oracle import Contract
-from tests.seed_ids import ANALYTICS, ORG_ID
+from tests.support.seed_ids import ANALYTICS, ORG_ID
 
 CONTRACT = Contract.load()
 

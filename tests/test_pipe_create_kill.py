@@ -16,17 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli, settle, write_manifest, writes
-from tests.conftest import Emulator
-from tests.state_servers import Postgres
-from tests.test_pipe_lifecycle import kafka_spec, pipes_named
-
-FAST = ("--rate", "none")
+from tests.support.cli import SECRET_ENV, UNPACED, run_cli, settle, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.state_servers import Postgres
 
 
 def _spawn(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "apply", str(root), "--auto-approve", *FAST, *args],
+        [sys.executable, "-m", "reconciler", "apply", str(root), "--auto-approve", *UNPACED, *args],
         env={**os.environ, **SECRET_ENV, **env, "RECONCILE_CONFIG": os.devnull, "NO_COLOR": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -65,11 +63,11 @@ def test_a_run_killed_between_the_create_and_its_state_write_is_healed_by_adopti
     assert "id" not in killed and killed["uncertain"] is True  # the answer never arrived
     posts = len([w for w in writes(emulator.requests()) if w["method"] == "POST"])
 
-    planned = run_cli(["plan", str(root), "--state", str(state), *FAST], emulator.env())
+    planned = run_cli(["plan", str(root), "--state", str(state), *UNPACED], emulator.env())
     assert planned.exit_code == 0, planned.output
     assert f"adopted by name: pipe {made['id']}" in planned.stdout
     healed = run_cli(
-        ["apply", str(root), "--auto-approve", "--state", str(state), *FAST], emulator.env()
+        ["apply", str(root), "--auto-approve", "--state", str(state), *UNPACED], emulator.env()
     )
     assert healed.exit_code == 0, healed.output
     assert len([w for w in writes(emulator.requests()) if w["method"] == "POST"]) == posts
@@ -78,7 +76,7 @@ def test_a_run_killed_between_the_create_and_its_state_write_is_healed_by_adopti
     assert recorded["id"] == made["id"] and recorded["createdByUs"] is True
     assert "uncertain" not in recorded
     again = run_cli(
-        ["plan", str(root), "--state", str(state), "--detailed-exitcode", *FAST], emulator.env()
+        ["plan", str(root), "--state", str(state), "--detailed-exitcode", *UNPACED], emulator.env()
     )
     assert again.exit_code == 0, again.output
 

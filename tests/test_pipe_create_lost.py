@@ -19,8 +19,8 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Op
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import config, emulator_app
-from tests.test_pipe_lifecycle import kafka_spec
+from tests.support.asgi import config, emulator_app
+from tests.support.pipes import kafka_spec
 
 
 class LosesCreateAnswers(httpx.AsyncBaseTransport):

@@ -10,53 +10,14 @@ from typing import Any
 
 import httpx
 
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-
-FAST = ("--rate", "none")
-
-
-def kafka_spec(
-    name: str = "returns", topics: str = "returns", table: str = "returns", **extra: Any
-) -> dict[str, Any]:
-    """A complete Kafka pipe spec without pipeId, in the analytics service."""
-    credentials = {"username": {"fromEnv": "KAFKA_USER"}, "password": {"fromEnv": "KAFKA_PASSWORD"}}
-    return {
-        "organizationId": ORG_ID,
-        "service": "analytics",
-        "name": name,
-        "source": {
-            "kafka": {
-                "type": "kafka",
-                "format": "JSONEachRow",
-                "brokers": "broker-1.example.com:9092",
-                "topics": topics,
-                "authentication": "PLAIN",
-                "credentials": credentials,
-            }
-        },
-        "destination": {
-            "database": "sales",
-            "table": table,
-            "managedTable": True,
-            "columns": [{"name": "id", "type": "String"}, {"name": "amount", "type": "Float64"}],
-        },
-        "fieldMappings": [
-            {"sourceField": "id", "destinationField": "id"},
-            {"sourceField": "total", "destinationField": "amount"},
-        ],
-        **extra,
-    }
-
-
-def pipes_named(emulator: Emulator, name: str) -> list[dict[str, Any]]:
-    """The live pipes called ``name`` (in any service)."""
-    return [p for p in emulator.data()["pipes"].values() if p["name"] == name]
+from tests.support.cli import UNPACED, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:
-    args = [command, str(root), "--state", str(state), *FAST, *extra]
+    args = [command, str(root), "--state", str(state), *UNPACED, *extra]
     return run_cli([*args, "--auto-approve"] if command == "apply" else args, env)
 
 
@@ -220,7 +181,7 @@ def test_a_saved_plan_with_a_create_applies_once_and_is_stale_once_the_pipe_exis
     assert '"operation": "create"' in text and "kafka-pass-SECRETVALUE" not in text
 
     def apply_saved(saved: Path, where: Path) -> Any:
-        args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(where), *FAST]
+        args = ["apply", "--plan", str(saved), "--auto-approve", "--state", str(where), *UNPACED]
         return run_cli(args, emulator.env())
 
     applied = apply_saved(mine, state)

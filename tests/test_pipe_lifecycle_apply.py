@@ -20,16 +20,16 @@ from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.emulator import EmulatorApp
 from reconciler.emulator import lifecycle as emulated
 from reconciler.model.errors import AuthenticationFailed
-from tests.asgi_helpers import config, emulator_app
-from tests.cli_helpers import pipe_spec, write_manifest
-from tests.seed_ids import (
+from tests.support.asgi import config, emulator_app
+from tests.support.cli import pipe_spec, write_manifest
+from tests.support.pipes import kafka_spec
+from tests.support.seed_ids import (
     ANALYTICS,
     KAFKA_PIPE,
     OBJECT_STORAGE_PIPE,
     POSTGRES_RUNNING_PIPE,
     STAGING,
 )
-from tests.test_pipe_lifecycle import kafka_spec
 
 FAST = WaitOptions(first_interval=0.02, max_interval=0.05)
 

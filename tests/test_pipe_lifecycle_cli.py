@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import KAFKA_PIPE, POSTGRES_RUNNING_PIPE, STAGING
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import KAFKA_PIPE, POSTGRES_RUNNING_PIPE, STAGING
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,15 @@ from reconciler.plan.actions import Action, Op, Plan, Purpose
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
 from reconciler.plan.render import render_markdown, render_text
-from tests.test_plan import IDS, KAFKA_LIVE, PIPE_PATH, pg_live, pg_spec, pipe_resource, tm
+from tests.support.plan_inputs import (
+    IDS,
+    KAFKA_LIVE,
+    PIPE_PATH,
+    pg_live,
+    pg_spec,
+    pipe_resource,
+    tm,
+)
 
 STATE = PipeIds.from_target(IDS).state_path
 SCALING = PipeIds.from_target(IDS).scaling_path

@@ -26,8 +26,8 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Op, Plan
 from reconciler.plan.compute import PlanOptions, plan_resources
 from reconciler.state.document import State, new_state
-from tests.asgi_helpers import RewritingTransport, config, emulator_app
-from tests.test_pipe_lifecycle import kafka_spec
+from tests.support.asgi import RewritingTransport, config, emulator_app
+from tests.support.pipes import kafka_spec
 
 
 @pytest.fixture(autouse=True)

@@ -12,9 +12,9 @@ import pytest
 
 from reconciler.load.schema import json_validator
 from reconciler.model.fields import is_create_time_secret, is_secret_path
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.test_pipe_lifecycle import FAST, kafka_spec, pipes_named
+from tests.support.cli import UNPACED, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
 
 REGISTRY_ENV = {
     "REGISTRY_USER": "reg-user-SECRETVALUE-R1",
@@ -45,7 +45,7 @@ def _secret_free(text: str) -> bool:
 
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:
-    args = [command, str(root), "--state", str(state), *FAST, *extra]
+    args = [command, str(root), "--state", str(state), *UNPACED, *extra]
     args = [*args, "--auto-approve"] if command == "apply" else args
     return run_cli(args, {**REGISTRY_ENV, **env})
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from tests.cli_helpers import SECRET_ENV, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ORG_ID
+from tests.support.cli import SECRET_ENV, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import ORG_ID
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = REPO / "examples" / "sources"

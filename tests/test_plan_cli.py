@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES, example_copy
-from tests.seed_ids import (
+from tests.support.cli import UNPACED, pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES, example_copy
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,
@@ -347,7 +347,7 @@ def test_plan_should_fall_back_to_per_pipe_gets_on_spec_only_server(
     emulator: Emulator, tmp_path: Path
 ) -> None:
     emulator.configure(specOnly=True)
-    code, doc = plan_json(emulator, example_copy(tmp_path, can_create=False))
+    code, doc = plan_json(emulator, example_copy(tmp_path, can_create=False), extra=[*UNPACED])
     assert code == 0
     paths = [r["path"] for r in emulator.requests()]
     pipe_gets = [p for p in paths if "/pipes/" in p]

@@ -16,8 +16,8 @@ import pytest
 from reconciler.model.secrets import Secret, reveal
 from reconciler.plan.actions import Op
 from tests.contract.oracle import Contract
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-from tests.test_plan import KAFKA_LIVE, plan_for
+from tests.support.plan_inputs import KAFKA_LIVE, plan_for
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 PATH = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{KAFKA_PIPE}"
 KINESIS_LIVE: dict[str, Any] = {

@@ -13,8 +13,8 @@ from reconciler.model.secrets import Secret, reveal
 from reconciler.plan.actions import Op
 from reconciler.plan.lifecycle import create_errors
 from tests.contract.oracle import Contract
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-from tests.test_plan import pipe_resource, plan_for
+from tests.support.plan_inputs import pipe_resource, plan_for
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 PATH = f"/v1/organizations/{ORG_ID}/services/{ANALYTICS}/pipes/{KAFKA_PIPE}"
 LOGIN = {"username": "u", "password": None}

@@ -24,8 +24,8 @@ from ruamel.yaml import YAML
 
 from reconciler.model.version import package_version
 from reconciler.settings.scaffold import template
-from tests.dist_helpers import Dist
-from tests.manifest_helpers import EXAMPLES, REPO
+from tests.support.dist import Dist
+from tests.support.manifests import EXAMPLES, REPO
 
 pytestmark = pytest.mark.slow
 

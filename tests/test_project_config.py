@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV, UNPACED, run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -127,12 +127,12 @@ def test_the_example_manifests_plan_with_only_the_project_file_after_copying_env
     unset: dict[str, str | None] = {name: None for name in SECRET_ENV}
     shutil.copy(project / "manifests" / ".env.example", project / ".env")
     monkeypatch.chdir(project)
-    result = run_cli(["plan", "--detailed-exitcode"], {**emulator.env(), **unset})  # type: ignore[dict-item]
+    result = run_cli(["plan", "--detailed-exitcode", *UNPACED], {**emulator.env(), **unset})  # type: ignore[dict-item]
     assert result.exit_code == 2, result.output
     assert "Plan: 2 to create, 8 to update" in result.stdout
     assert "demo-password" not in result.output
     (project / ".env").unlink()  # the .env was what supplied the secrets
-    without = run_cli(["plan"], {**emulator.env(), **unset})  # type: ignore[dict-item]
+    without = run_cli(["plan", *UNPACED], {**emulator.env(), **unset})  # type: ignore[dict-item]
     assert without.exit_code == 1 and "environment variable KAFKA_USER is not set" in without.stderr
 
 

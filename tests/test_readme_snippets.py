@@ -1,7 +1,7 @@
 """The README, Getting started and the Python API page run as written against the emulator;
 the snippets of the other pages are run (shell) or checked against the repository (YAML).
 
-Every fenced block of the executed pages is marked (see ``tests/docs_helpers.py``): run, written
+Every fenced block of the executed pages is marked (see ``tests/support/docs.py``): run, written
 to a file, compared as output, or left out with a reason — so no block can rot unnoticed.
 """
 
@@ -19,10 +19,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from ruamel.yaml import YAML
 
-from tests.cli_helpers import SECRET_ENV
-from tests.conftest import Emulator
-from tests.docs_helpers import all_pages, blocks, fenced_lines, missing_lines, page_text, run_page
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV
+from tests.support.docs import all_pages, blocks, fenced_lines, missing_lines, page_text, run_page
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```(\w+)\n(.*?)```", re.DOTALL)

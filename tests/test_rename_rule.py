@@ -1,7 +1,7 @@
 """When a rename of metadata.name is inferred: only when the run's paths cover every manifest
 of that kind the project file names, or when the manifest says `metadata.renamedFrom`. A copy
 of a manifest planned on its own is a new resource, never a second owner of the original's
-live object (issue 25, item 8); pipes follow the same rule."""
+live object; pipes follow the same rule."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import TILE, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
-from tests.test_pipe_lifecycle import kafka_spec, pipes_named
-
-FAST = ("--rate", "none")
+from tests.support.cli import TILE, UNPACED, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec, pipes_named
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 
 @pytest.fixture
@@ -46,20 +44,20 @@ def test_a_copy_of_a_dashboard_manifest_planned_alone_is_a_new_dashboard_not_a_r
     project: Path, emulator: Emulator
 ) -> None:
     _dashboard(project / "m" / "ops.yaml", "ops")
-    assert run_cli(["apply", "--auto-approve", *FAST], emulator.env()).exit_code == 0
+    assert run_cli(["apply", "--auto-approve", *UNPACED], emulator.env()).exit_code == 0
     original = _records(project)["Dashboard/ops"]["id"]
     _dashboard(project / "m" / "ops-copy.yaml", "ops-copy")
-    alone = run_cli(["plan", "m/ops-copy.yaml", *FAST], emulator.env())
+    alone = run_cli(["plan", "m/ops-copy.yaml", *UNPACED], emulator.env())
     assert alone.exit_code == 0, alone.output
     assert "renamed from" not in alone.stdout
     assert "+ dashboard ops-copy" in alone.stdout and "Dashboard/ops" in alone.stdout
-    applied = run_cli(["apply", "m/ops-copy.yaml", "--auto-approve", *FAST], emulator.env())
+    applied = run_cli(["apply", "m/ops-copy.yaml", "--auto-approve", *UNPACED], emulator.env())
     assert applied.exit_code == 0, applied.output
     records = _records(project)
     assert records["Dashboard/ops"]["id"] == original  # the original keeps its record
     assert records["Dashboard/ops-copy"]["id"] != original
     # The whole project now has two manifests with one display name: the existing error.
-    whole = run_cli(["plan", *FAST], emulator.env())
+    whole = run_cli(["plan", *UNPACED], emulator.env())
     assert whole.exit_code == 1 and "dashboard named 'Ops'" in whole.stderr
 
 
@@ -68,16 +66,16 @@ def test_a_rename_in_a_partial_run_needs_renamed_from(project: Path, emulator: E
     write_manifest(
         project / "m" / "other.yaml", "Dashboard", "other", {"name": "Other", "tiles": [TILE]}
     )
-    assert run_cli(["apply", "--auto-approve", *FAST], emulator.env()).exit_code == 0
+    assert run_cli(["apply", "--auto-approve", *UNPACED], emulator.env()).exit_code == 0
     original = _records(project)["Dashboard/ops"]["id"]
     (project / "m" / "ops.yaml").unlink()
     _dashboard(project / "m" / "operations.yaml", "operations")
-    partial = run_cli(["plan", "m/operations.yaml", *FAST], emulator.env())
+    partial = run_cli(["plan", "m/operations.yaml", *UNPACED], emulator.env())
     assert "renamed from" not in partial.stdout  # the run does not see the whole project
-    whole = run_cli(["plan", *FAST], emulator.env())  # it does: the rename is inferred
+    whole = run_cli(["plan", *UNPACED], emulator.env())  # it does: the rename is inferred
     assert whole.exit_code == 0 and "renamed from Dashboard/ops" in whole.stdout
     _dashboard(project / "m" / "operations.yaml", "operations", renamed_from="ops")
-    said = run_cli(["apply", "m/operations.yaml", "--auto-approve", *FAST], emulator.env())
+    said = run_cli(["apply", "m/operations.yaml", "--auto-approve", *UNPACED], emulator.env())
     assert said.exit_code == 0 and "renamed from Dashboard/ops" in said.stdout
     records = _records(project)
     assert "Dashboard/ops" not in records
@@ -91,17 +89,17 @@ def test_a_pipe_renamed_with_renamed_from_keeps_its_pipe_and_ownership(
     write_manifest(project / "m" / "returns.yaml", "Pipe", "returns", kafka_spec())
     pinned = {"organizationId": ORG_ID, "serviceId": ANALYTICS, "pipeId": KAFKA_PIPE}
     write_manifest(project / "m" / "orders.yaml", "Pipe", "orders", pinned)  # another pipe
-    assert run_cli(["apply", "--auto-approve", *FAST], emulator.env()).exit_code == 0
+    assert run_cli(["apply", "--auto-approve", *UNPACED], emulator.env()).exit_code == 0
     (pipe,) = pipes_named(emulator, "returns")
     (project / "m" / "returns.yaml").unlink()
     path = write_manifest(project / "m" / "refunds.yaml", "Pipe", "refunds", kafka_spec())
-    partial = run_cli(["plan", str(path.relative_to(project)), *FAST], emulator.env())
+    partial = run_cli(["plan", str(path.relative_to(project)), *UNPACED], emulator.env())
     assert partial.exit_code == 0 and "renamed from" not in partial.stdout
     assert "Pipe/returns" in partial.stdout  # held by the old name: not adopted, said why
     doc = json.loads(path.read_text())
     doc["metadata"]["renamedFrom"] = "returns"
     path.write_text(json.dumps(doc))
-    said = run_cli(["apply", "m/refunds.yaml", "--auto-approve", *FAST], emulator.env())
+    said = run_cli(["apply", "m/refunds.yaml", "--auto-approve", *UNPACED], emulator.env())
     assert said.exit_code == 0, said.output
     assert "renamed from Pipe/returns" in said.stdout
     records = _records(project)
@@ -118,8 +116,8 @@ def test_prune_over_one_file_never_deletes_a_dashboard_whose_manifest_is_elsewhe
     write_manifest(
         project / "m" / "other.yaml", "Dashboard", "other", {"name": "Other", "tiles": [TILE]}
     )
-    assert run_cli(["apply", "--auto-approve", *FAST], emulator.env()).exit_code == 0
-    alone = run_cli(["plan", "m/other.yaml", "--prune", *FAST], emulator.env())
+    assert run_cli(["apply", "--auto-approve", *UNPACED], emulator.env()).exit_code == 0
+    alone = run_cli(["plan", "m/other.yaml", "--prune", *UNPACED], emulator.env())
     assert alone.exit_code == 0, alone.output
     assert "DELETE" not in alone.stdout, alone.stdout
     assert "--prune deletes no dashboard in this run" in alone.output

@@ -1,7 +1,7 @@
 """List changes in plan output, element by element: keyed lists (tiles, fieldMappings,
 columns, table mappings) as added / removed / changed elements with the changed fields, other
 lists as a compact line diff, never cut before the difference; in text, markdown and the JSON
-plan (issue 25 item 5)."""
+plan."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 from reconciler.plan.planfile import dumps
 from reconciler.plan.render import render_markdown, render_text
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 WHERE = Location("dashboards/overview.yaml", 9, 3)

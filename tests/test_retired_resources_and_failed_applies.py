@@ -14,16 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import TILE, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.seed_ids import ORG_ID
-from tests.test_pipe_lifecycle import kafka_spec
-
-FAST = ("--rate", "none")
+from tests.support.cli import TILE, UNPACED, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec
+from tests.support.seed_ids import ORG_ID
 
 
 def _run(command: str, root: Path, state: Path, env: dict[str, str], *extra: str) -> Any:
-    args = [command, str(root), "--state", str(state), *FAST, *extra]
+    args = [command, str(root), "--state", str(state), *UNPACED, *extra]
     return run_cli([*args, "--auto-approve"] if command == "apply" else args, env)
 
 

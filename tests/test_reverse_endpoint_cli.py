@@ -9,19 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, ENDPOINT_READY, ORG_ID
-
-MSK = {
-    "organizationId": ORG_ID,
-    "service": "analytics",
-    "description": "orders cluster",
-    "type": "MSK_MULTI_VPC",
-    "mskClusterArn": "arn:aws:kafka:us-east-1:123456789012:cluster/orders/1a2b3c4d",
-    "mskAuthentication": "SASL_IAM",
-}
-
+from tests.support.cli import run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import MSK, kafka_pipe
+from tests.support.seed_ids import ANALYTICS, ENDPOINT_READY, ORG_ID
 
 # The seeded endpoint of the analytics service, as a manifest states it.
 BROKERS = {
@@ -146,33 +137,6 @@ def test_a_type_without_its_fields_is_refused_before_anything_is_sent(
     assert "gcpServiceAttachment is not taken by type MSK_MULTI_VPC" in planned.output
     assert "msk.yaml:" in planned.output
     assert emulator.requests() == []
-
-
-def kafka_pipe(endpoints_named: list[str], **kafka: Any) -> dict[str, Any]:
-    """A Kafka pipe on the staging service that names endpoints by manifest."""
-    return {
-        "organizationId": ORG_ID,
-        "service": "staging",
-        "name": "orders-private",
-        "source": {
-            "kafka": {
-                "type": "msk",
-                "format": "JSONEachRow",
-                "brokers": "b-1.orders.internal:9096",
-                "topics": "orders",
-                "authentication": "IAM_ROLE",
-                "iamRole": "arn:aws:iam::123456789012:role/pipes",
-                "reversePrivateEndpoints": endpoints_named,
-                **kafka,
-            }
-        },
-        "destination": {
-            "database": "sales",
-            "table": "orders_private",
-            "managedTable": True,
-            "columns": [{"name": "id", "type": "String"}],
-        },
-    }
 
 
 def _write_endpoint_and_pipe(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, OBJECT_STORAGE_PIPE
+from tests.support.cli import pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, OBJECT_STORAGE_PIPE
 
 
 def _saved_plan(emulator: Emulator, tmp_path: Path) -> tuple[Path, Path, Path]:

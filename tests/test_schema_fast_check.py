@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.load.schema import describe, kind_schema, message_for
 from reconciler.load.yamlsource import parse
-from tests.manifest_helpers import EXAMPLES
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = [doc for p in sorted((EXAMPLES).rglob("*.yaml")) for doc in parse(p.read_bytes())]

@@ -17,9 +17,9 @@ from reconciler.model.errors import Location, ManifestError
 from reconciler.model.resources import FixedLocator, Resource
 from reconciler.model.secretfiles import MAX_SECRET_FILE_BYTES, SecretFiles, secret_files
 from reconciler.model.secrets import Secret, resolve_tree
-from tests.cli_helpers import SECRET_ENV, run_cli, writes
-from tests.conftest import Emulator
-from tests.manifest_helpers import KAFKA_PIPE, replace_line
+from tests.support.cli import SECRET_ENV, run_cli, writes
+from tests.support.emulator import Emulator
+from tests.support.manifests import KAFKA_PIPE, replace_line
 
 VALUE = "s3cret-FILE-VALUE-4417"
 WHERE = Location("pipes/orders.yaml", 14, 19)

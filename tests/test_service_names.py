@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from reconciler.model.identity import find_service
-from tests.cli_helpers import run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.seed_ids import KAFKA_PIPE, ORG_ID
+from tests.support.cli import run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import KAFKA_PIPE, ORG_ID
 
 SERVICES = [
     {"id": "s-1", "name": "analytics"},

@@ -18,9 +18,9 @@ from reconciler.settings import (
     resolve,
     resolve_environments,
 )
-from tests.cli_helpers import SECRET_ENV
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = """\

@@ -18,8 +18,8 @@ from reconciler.cli import cli
 from reconciler.cli.config import leaves
 from reconciler.model.errors import ConfigError
 from reconciler.settings.table import BY_PARAM, SETTINGS, default_of, setting_named
-from tests.cli_helpers import run_cli
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import run_cli
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = ("validate", "plan", "apply", "watch", "get", "export", "check", "discover", "state")

@@ -17,11 +17,11 @@ import pytest
 
 from reconciler.settings import resolve
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.docs_helpers import page_text
-from tests.manifest_helpers import EXAMPLES
-from tests.state_servers import free_port
+from tests.support.cli import run_cli
+from tests.support.docs import page_text
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.state_servers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "hunter2-SECRETPW"

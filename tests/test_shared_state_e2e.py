@@ -17,19 +17,18 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.cli_helpers import SECRET_ENV, run_cli, settle, writes
-from tests.conftest import Emulator
-from tests.manifest_helpers import (
+from tests.support.cli import SECRET_ENV, UNPACED, run_cli, settle, writes
+from tests.support.emulator import Emulator
+from tests.support.manifests import (
     EXAMPLES,
     EXAMPLES_APPLIED,
     SPEC_ONLY_EXAMPLES_APPLIED,
     spec_only_examples,
 )
-from tests.state_servers import Postgres, S3Server
+from tests.support.state_servers import Postgres, S3Server
 
 REPO = Path(__file__).resolve().parent.parent
 # The emulator is on loopback: no request budget (the default one only paces these tests).
-FAST = ("--rate", "none")
 
 
 def _address(request: pytest.FixtureRequest, kind: str) -> tuple[str, dict[str, str]]:
@@ -75,7 +74,7 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
     second = _runner(tmp_path, "runner-b", spec_only=spec_only)
     monkeypatch.chdir(first)
     applied = run_cli(
-        ["apply", "manifests", "--auto-approve", *FAST, *(["--new-state"] if spec_only else [])],
+        ["apply", "manifests", "--auto-approve", *UNPACED, *(["--new-state"] if spec_only else [])],
         env,
     )
     assert applied.exit_code == 0, applied.output
@@ -84,11 +83,11 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
     assert f"Apply complete: {done}" in applied.stdout
     after_first = len(writes(emulator.requests()))
     monkeypatch.chdir(second)
-    planned = run_cli(["plan", "manifests", "--detailed-exitcode", *FAST], env)
+    planned = run_cli(["plan", "manifests", "--detailed-exitcode", *UNPACED], env)
     assert planned.exit_code == 0, planned.output
     assert "No changes" in planned.stdout
     assert "sensitive value changed" not in planned.stdout
-    again = run_cli(["apply", "manifests", "--auto-approve", *FAST], env)
+    again = run_cli(["apply", "manifests", "--auto-approve", *UNPACED], env)
     assert again.exit_code == 0 and "Nothing to apply." in again.stdout
     assert len(writes(emulator.requests())) == after_first  # no secret (nor anything) re-sent
     assert _dashboards(emulator) == 1
@@ -98,7 +97,16 @@ def test_a_second_runner_with_the_shared_state_sees_no_changes_and_resends_no_se
 
 def _spawn(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "reconciler", "apply", "manifests", "--auto-approve", *FAST, *args],
+        [
+            sys.executable,
+            "-m",
+            "reconciler",
+            "apply",
+            "manifests",
+            "--auto-approve",
+            *UNPACED,
+            *args,
+        ],
         cwd=cwd,
         env={**os.environ, **SECRET_ENV, **env, "NO_COLOR": "1"},
         stdout=subprocess.PIPE,
@@ -182,9 +190,9 @@ def test_a_killed_apply_holding_the_postgresql_lock_never_blocks_the_next_run(
         victim.communicate()
     emulator.configure(latencyMs=0)
     monkeypatch.chdir(runner)
-    rerun = run_cli(["apply", "manifests", "--auto-approve", "--lock-timeout", "0", *FAST], env)
+    rerun = run_cli(["apply", "manifests", "--auto-approve", "--lock-timeout", "0", *UNPACED], env)
     assert rerun.exit_code == 0, rerun.output
-    planned = run_cli(["plan", "manifests", "--detailed-exitcode", *FAST], env)
+    planned = run_cli(["plan", "manifests", "--detailed-exitcode", *UNPACED], env)
     assert planned.exit_code == 0, planned.output
     assert _dashboards(emulator) == 1
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from bench.manifests_gen import write_manifests
-from tests.conftest import Emulator
+from tests.support.emulator import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
 

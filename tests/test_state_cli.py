@@ -11,8 +11,8 @@ import pytest
 
 from reconciler.state.backend import Holder, locked_state
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import run_cli
-from tests.state_servers import Postgres, S3Server
+from tests.support.cli import run_cli
+from tests.support.state_servers import Postgres, S3Server
 
 
 @pytest.fixture

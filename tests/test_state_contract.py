@@ -32,7 +32,7 @@ from reconciler.state.backend import (
     read_state,
 )
 from reconciler.state.stores import open_backend
-from tests.state_servers import Postgres, S3Server
+from tests.support.state_servers import Postgres, S3Server
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = ["local", "postgresql", "s3"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.state import local
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
 
 KAFKA_SECRETS = {
     "kafka": {

@@ -12,10 +12,10 @@ import pytest
 from reconciler.model.errors import StateError
 from reconciler.state.backend import locked_state, redact_address
 from reconciler.state.stores import open_backend
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
-from tests.state_servers import Postgres, free_port
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.state_servers import Postgres, free_port
 
 PASSWORD = "hunter2-SECRETPW"
 

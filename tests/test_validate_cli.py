@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reconciler.cli import cli
-from tests.cli_helpers import run_cli
-from tests.manifest_helpers import EXAMPLES, KAFKA_PIPE, ORG, replace_line, write
+from tests.support.cli import run_cli
+from tests.support.manifests import EXAMPLES, KAFKA_PIPE, ORG, replace_line, write
 
 REPO = Path(__file__).resolve().parent.parent
 

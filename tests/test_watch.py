@@ -2,7 +2,8 @@
 reported in detect mode (metrics, status page, JSON; nothing written) and corrected in correct
 mode within one interval; an invalid manifest sends nothing and is shown at its file:line; the
 status page is read back from headless chromium; /metrics parses; a second watch on a held local
-state refuses to start, naming the holder; an unreachable server is a failed cycle of 0 requests.
+state refuses to start, naming the holder; an unreachable server is a failed cycle of 0 requests;
+the status lists reverse private endpoints and CDC capacity beside pipes.
 (SIGTERM: test_watch_sigterm.)"""
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.state.backend import Holder
 from reconciler.state.local import LocalLease
-from tests.cli_helpers import SECRET_ENV, writes
-from tests.conftest import Emulator
-from tests.watch_helpers import (
+from tests.support.cli import SECRET_ENV, writes
+from tests.support.emulator import Emulator
+from tests.support.watch import (
     REPO,
     WATCH_FAST,
     WatchProcess,
@@ -192,3 +193,20 @@ def test_a_cycle_against_an_unreachable_url_reports_0_requests_sent(tmp_path: Pa
     sent = {labels: v for (name, labels), v in found.items() if name.endswith("requests_total")}
     assert set(sent.values()) <= {0.0}
     assert found[("reconcile_requests", (("command", "watch"), ("interface", "management")))] == 0
+
+
+def test_status_lists_the_endpoint_and_cdc_scaling_of_the_example_project(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    watch, _, _ = watching_applied_project(emulator, tmp_path)
+    try:
+        watch.wait_for_line(r"cycle 1: in-sync")
+        rows = {r["resource"]: r for r in watch.status()["resources"]}
+        page = watch.get("/").text
+    finally:
+        assert watch.terminate() == 0
+    endpoint = rows["ReversePrivateEndpoint/orders-brokers"]
+    assert endpoint["state"] == "in-sync"
+    assert endpoint["location"].startswith("manifests/endpoints/orders-brokers.yaml:")
+    assert rows["CdcScaling/analytics-cdc"]["state"] == "in-sync"
+    assert "ReversePrivateEndpoint/orders-brokers" in page

@@ -16,7 +16,7 @@ import click
 from ruamel.yaml import YAML
 
 from reconciler.cli import cli
-from tests.dist_helpers import DISTRIBUTION, Dist, project_version, run
+from tests.support.dist import DISTRIBUTION, Dist, project_version, run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -75,7 +75,7 @@ def test_the_kubernetes_deployment_runs_two_replicas_on_postgresql_with_probes_a
 def test_the_docs_show_the_deployment_files_exactly_as_they_are_in_the_repository() -> None:
     import re
 
-    from tests.docs_helpers import all_pages
+    from tests.support.docs import all_pages
 
     text = "".join(all_pages().values())
     shown = dict(re.findall(r"<!-- file: (\S+) -->\n```\w+\n(.*?)```", text, re.DOTALL))

@@ -14,10 +14,10 @@ import boto3
 import psycopg
 import pytest
 
-from tests.cli_helpers import run_cli, writes
-from tests.conftest import Emulator
-from tests.state_servers import Postgres, S3Server
-from tests.watch_helpers import WatchProcess, drift_orders, orders_wait_ms, project, until
+from tests.support.cli import run_cli, writes
+from tests.support.emulator import Emulator
+from tests.support.state_servers import Postgres, S3Server
+from tests.support.watch import WatchProcess, drift_orders, orders_wait_ms, project, until
 
 INTERVAL, LEASE = 1.0, 2.0
 ARGS = ("--rate", "none", "--jitter", "0", "--interval", "1s", "--lease", "2s", "--mode", "correct")

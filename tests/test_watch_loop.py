@@ -25,9 +25,9 @@ from reconciler.watch import CycleResult, Watcher, WatchOptions, WatchStatus
 from reconciler.watch.loop import Target
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle
-from tests.asgi_helpers import config
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES, set_example_secrets
+from tests.support.asgi import config
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES, set_example_secrets
 
 
 def _watcher(tmp_path: Path, load: object, interval: float = 10.0) -> Watcher:

@@ -18,18 +18,16 @@ import pytest
 from reconciler.cli.watch import Duration, Fraction
 from reconciler.model.errors import ConfigError
 from reconciler.watch import parse_listen
-from tests.cli_helpers import run_cli
-from tests.conftest import Emulator
-from tests.watch_helpers import WatchProcess, project, until
-
-FAST_ARGS = ("--rate", "none", "--jitter", "0", "--interval", "1s")
+from tests.support.cli import run_cli
+from tests.support.emulator import Emulator
+from tests.support.watch import WATCH_FAST, WatchProcess, project, until
 
 
 def _project(emulator: Emulator, tmp_path: Path, secret: str) -> tuple[Path, dict[str, str]]:
     directory = project(tmp_path)
     (directory / "reconcile.yaml").write_text(
         "manifests: [manifests]\nstate: state.json\n"
-        f"organizationId: {emulator.org_id}\nrates: {{management: 10/10}}\nenvFile: .env\n"
+        f"organizationId: {emulator.org_id}\nrates: {{management: 600/10}}\nenvFile: .env\n"
     )
     (directory / ".env").write_text(f"RECONCILE_KEY_SECRET={secret}\n")
     env = {k: v for k, v in emulator.env().items() if k != "RECONCILE_KEY_SECRET"}
@@ -58,7 +56,7 @@ def test_sighup_reads_the_project_file_again(emulator: Emulator, tmp_path: Path)
     _apply(directory, env, emulator)
     watch = WatchProcess(["--interval", "1s", "--jitter", "0"], directory, env).start()
     try:
-        watch.wait_for_line(r"management budget 5/10s")  # half the project's 10/10
+        watch.wait_for_line(r"management budget 300/10s")  # half the project's 600/10
         watch.wait_for_line(r"cycle 1: in-sync")
         assert any(r["resource"] == "Dashboard/pipes-overview" for r in watch.status()["resources"])
         config = directory / "reconcile.yaml"
@@ -76,7 +74,7 @@ def test_sighup_reads_the_project_file_again(emulator: Emulator, tmp_path: Path)
 def test_a_changed_env_file_is_read_at_the_next_cycle(emulator: Emulator, tmp_path: Path) -> None:
     directory, env = _project(emulator, tmp_path, emulator.key_secret)
     _apply(directory, env, emulator)
-    watch = WatchProcess(["--interval", "1s", "--jitter", "0"], directory, env).start()
+    watch = WatchProcess([*WATCH_FAST], directory, env).start()  # unpaced: not the subject
     try:
         watch.wait_for_line(r"cycle 1: in-sync")
         (directory / ".env").write_text("RECONCILE_KEY_SECRET=a-revoked-secret\n")
@@ -215,7 +213,7 @@ def test_watch_env_name_watches_that_environment_of_the_project(
         "STAGING_KEY_SECRET": emulator.key_secret,
         "STAGING_TOKEN": emulator.token,
     }
-    watch = WatchProcess(["--env", "staging", *FAST_ARGS], directory, env).start()
+    watch = WatchProcess(["--env", "staging", *WATCH_FAST], directory, env).start()
     try:
         watch.wait_for_line(r"Environment staging: workspace staging")
         watch.wait_for_line(r"cycle 1: drift")  # nothing applied yet in this environment

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 
-from tests.cli_helpers import run_cli, writes
-from tests.conftest import Emulator
-from tests.seed_ids import KINESIS_PIPE, STAGING
-from tests.watch_helpers import (
+from tests.support.cli import run_cli, writes
+from tests.support.emulator import Emulator
+from tests.support.seed_ids import KINESIS_PIPE, STAGING
+from tests.support.watch import (
     WATCH_FAST,
     WatchProcess,
     correcting_watch,

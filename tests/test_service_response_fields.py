@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.seed_ids import ENDPOINT_READY, KINESIS_PIPE, ORG_ID, STAGING
-from tests.test_export_roundtrip import export_everything
-from tests.test_inventory_get import invoke
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.inventory import export_everything, invoke
+from tests.support.seed_ids import ENDPOINT_READY, KINESIS_PIPE, ORG_ID, STAGING
 
 
 def test_get_shows_the_new_service_backup_pipe_endpoint_and_organization_fields(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import copy_environments_example, environments_env, run_cli
-from tests.conftest import Emulator
+from tests.support.cli import copy_environments_example, environments_env, run_cli
+from tests.support.emulator import Emulator
 
 pytestmark = pytest.mark.integration
 

@@ -1,5 +1,5 @@
 """Errors a new user meets point at the cause: a wrong organization, missing or empty secrets,
-bad URLs and variable values (issue 25, items 1-4), through the real CLI and the emulator."""
+bad URLs and variable values, through the real CLI and the emulator."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
-from tests.seed_ids import KAFKA_MUTUAL_TLS_PIPE, ORG_ID, OTHER_ORG_ID
+from tests.support.cli import pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.seed_ids import KAFKA_MUTUAL_TLS_PIPE, ORG_ID, OTHER_ORG_ID
 
 WRONG_ORG = "11111111-2222-4333-8444-555555555555"
 

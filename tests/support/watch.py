@@ -18,12 +18,12 @@ from typing import Any
 
 import httpx
 
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 _LISTENING = re.compile(r"watch: listening on (http://[^\s\"]+)")
 
 

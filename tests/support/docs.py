@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import SECRET_ENV
+from tests.support.cli import SECRET_ENV
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 _FENCE = re.compile(
     r"(?:<!-- (?P<mark>[^>]*?) -->\n)?^```(?P<lang>\w*)\n(?P<text>.*?)^```", re.M | re.S
@@ -175,7 +175,7 @@ class Browser:
     def __init__(self) -> None:
         import tempfile
 
-        from tests.watch_helpers import chromium
+        from tests.support.watch import chromium
 
         # Chromium's helper processes may still write to the profile as it is removed.
         self._profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)

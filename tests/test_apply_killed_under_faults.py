@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from reconciler.state.local import load_state
-from tests.cli_helpers import (
+from tests.support.cli import (
     SECRET_ENV,
     apply_args,
     plan_code,
@@ -34,7 +34,7 @@ from tests.cli_helpers import (
     settle,
     writes,
 )
-from tests.conftest import Emulator
+from tests.support.emulator import Emulator
 
 KILLS = 10
 TIME_BOUND = 40.0  # seconds of killing at most; the whole test stays well under a minute

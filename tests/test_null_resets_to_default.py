@@ -18,11 +18,11 @@ from reconciler.plan.actions import Op
 from reconciler.plan.diff import ChangeKind
 from reconciler.plan.lifecycle import CREATE_FIELDS
 from reconciler.plan.render import describe_change
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE
-from tests.test_emulator_api import AUTH, ORG, Client, ok, patch, pipe_url
-from tests.test_plan import KAFKA_LIVE, plan_for
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.emulator_app import AUTH, ORG, Client, ok, patch, pipe_url
+from tests.support.plan_inputs import KAFKA_LIVE, plan_for
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, OBJECT_STORAGE_PIPE, POSTGRES_PAUSED_PIPE
 
 SEED_PIPE = {
     "kafka": KAFKA_PIPE,

@@ -22,7 +22,7 @@ import pytest
 from reconciler.load.manifests import load_resources
 from reconciler.model.errors import ManifestErrors
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def shipped_example_files(repo: Path = REPO) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "reconcile-pipes"
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from reconciler.cli import main
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from tests.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
+from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID
 
 SECRET_ENV = {
     "KAFKA_USER": "kafka-user-SECRETVALUE-1",
@@ -137,7 +137,7 @@ def writes(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in log if r["method"] in ("PATCH", "POST", "PUT", "DELETE")]
 
 
-ENVIRONMENTS_EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "environments"
+ENVIRONMENTS_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "environments"
 
 
 def copy_environments_example(tmp_path: Path, monkeypatch: Any) -> Path:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.state.local import locked_state
-from tests.cli_helpers import SECRET_ENV, run_cli
-from tests.conftest import Emulator
-from tests.docs_helpers import page_text
-from tests.manifest_helpers import EXAMPLES
+from tests.support.cli import SECRET_ENV, run_cli
+from tests.support.docs import page_text
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,7 +35,8 @@ def recipe(title: str) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project directory with the example manifests and a fake `alert` command."""
+    """A project directory with the example manifests, an unpaced project file and a fake `alert`
+    command."""
     shutil.copytree(EXAMPLES, tmp_path / "manifests")
     (tmp_path / ".git").mkdir()
     bin_dir = tmp_path / "bin"
@@ -43,6 +44,8 @@ def project(tmp_path: Path) -> Path:
     alert = bin_dir / "alert"
     alert.write_text('#!/bin/sh\nprintf "%s\\n" "$*" >> "$ALERTS"\n', encoding="utf-8")
     alert.chmod(0o755)
+    # Unpaced: the recipes' statuses and alerts are checked here, not the request budget.
+    (tmp_path / "reconcile.yaml").write_text("rates:\n  management: none\n", encoding="utf-8")
     return tmp_path
 
 
@@ -59,6 +62,7 @@ def run_recipe(project: Path, title: str, env: dict[str, str]) -> tuple[int, lis
         env={
             **os.environ,
             **SECRET_ENV,
+            "RECONCILE_CONFIG": str(project / "reconcile.yaml"),
             **env,
             "PATH": path,
             "ALERTS": str(alerts),

@@ -14,16 +14,24 @@ from reconciler.model.secrets import Secret, fingerprint
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import ChangeKind, SecretCheck
 from reconciler.plan.planners import plan_pipe
-from tests.cli_helpers import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.manifest_helpers import EXAMPLES
-from tests.seed_ids import (
+from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.manifests import EXAMPLES
+from tests.support.plan_inputs import (
+    IDS,
+    KAFKA_LIVE,
+    KEY,
+    NO_SECRETS,
+    PIPE_PATH,
+    LineLocator,
+    plan_for,
+)
+from tests.support.seed_ids import (
     KAFKA_CONNECTION_STRING_PIPE,
     KAFKA_IAM_USER_PIPE,
     KAFKA_MUTUAL_TLS_PIPE,
     KAFKA_PIPE,
 )
-from tests.test_plan import IDS, KAFKA_LIVE, KEY, NO_SECRETS, PIPE_PATH, LineLocator, plan_for
 
 REPO = Path(__file__).resolve().parent.parent
 LIVE = {

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli_helpers import pipe_spec, run_cli, write_manifest, writes
-from tests.conftest import Emulator
-from tests.seed_ids import (
+from tests.support.cli import pipe_spec, run_cli, write_manifest, writes
+from tests.support.emulator import Emulator
+from tests.support.pipes import kafka_spec
+from tests.support.seed_ids import (
     KAFKA_PIPE,
     ORG_ID,
     POSTGRES_PAUSED_PIPE,
@@ -182,8 +183,6 @@ def test_apply_then_plan_should_converge_for_pipes_it_creates(
     strategy: str,
     columns: list[str],
 ) -> None:
-    from tests.test_pipe_lifecycle import kafka_spec
-
     emulator.reset()
     root = tmp_path_factory.mktemp("create")
     spec = kafka_spec(name=f"p-{topic}", topics=topic, settings=pipe_settings)

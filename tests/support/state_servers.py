@@ -25,6 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.emulator import stop_process
+
 PG_USER = "reconcile"
 
 
@@ -175,10 +177,5 @@ def running_s3() -> Iterator[S3Server]:
     try:
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         log.close()

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.manifest_helpers import EXAMPLES
+from tests.support.manifests import EXAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ import httpx
 import jsonschema
 
 from tests.contract.oracle import FORMATS, Contract
-from tests.seed_ids import ORG_ID
+from tests.support.seed_ids import ORG_ID
 
 _ROOT = "urn:contract"
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from reconciler.emulator import EmulatorApp, Identities, create_app
-from tests.seed_ids import (
+from tests.support.emulator_app import AUTH, ORG, Client, error, ok, patch, pipe_url
+from tests.support.seed_ids import (
     ANALYTICS,
     ENDPOINT_PROVISIONING,
     ENDPOINT_READY,
@@ -19,7 +20,6 @@ from tests.seed_ids import (
     POSTGRES_PAUSED_PIPE,
     STAGING,
 )
-from tests.test_emulator_api import AUTH, ORG, Client, error, ok, patch, pipe_url
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from pathlib import Path
 from bench.manifests_gen import write_manifests
 from reconciler.load.yamlsource import YamlSyntaxError, parse, parse_located, position_index
 from reconciler.state.local import load_state
-from tests.cli_helpers import run_cli, writes
-from tests.conftest import Emulator
+from tests.support.cli import run_cli, writes
+from tests.support.emulator import Emulator
 
 REPO = Path(__file__).resolve().parent.parent
 PIPES = 40

@@ -14,10 +14,10 @@ import pytest
 from reconciler.model.errors import ApiError, Location, ManifestError
 from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 from reconciler.plan.render import table
-from tests.cli_helpers import TILE, pipe_spec, run_cli, write_manifest
-from tests.conftest import Emulator
-from tests.test_hostile_servers import Handler, HostileServer, cli_env
-from tests.watch_helpers import WatchProcess
+from tests.support.cli import TILE, pipe_spec, run_cli, write_manifest
+from tests.support.emulator import Emulator
+from tests.support.hostile_server import Handler, HostileServer, cli_env
+from tests.support.watch import WatchProcess
 
 FORGED = (
     "no such pipe\nreconcile_watch_leader 99\r\nX-Injected: 1\x1b[2J\x85 "
