@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.client.api import ApiConfig, Client
+from reconciler.client.api import Client
 from reconciler.client.limits import RequestLimits, parse_wait
 from reconciler.client.ratelimit import Rate
 from reconciler.model.errors import (

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from reconciler.client.api import ApiConfig
-from reconciler.client.ratelimit import Rate
 from reconciler.client.limits import RequestLimits
+from reconciler.client.ratelimit import Rate
 
 SECRET = "hostile-test-SECRET-1"
 TOKEN = "hostile-test-TOKEN-2"
