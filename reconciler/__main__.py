@@ -2,4 +2,7 @@
 
 from reconciler.cli import main
 
+__all__: list[str] = []
+
+
 main()

@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from reconciler.client.api import ClientStats
     from reconciler.plan.actions import Plan
 
+__all__ = [
+    "FINDING_EXIT_CODE",
+    "RunCollector",
+    "RunRecord",
+    "fill_registry",
+    "note",
+    "note_apply",
+    "note_plan",
+    "recording",
+    "succeeded",
+    "write_textfile",
+]
+
+
 PREFIX = "reconcile_"
 LAST_SUCCESS = f"{PREFIX}last_success_timestamp_seconds"
 # Exit 2 is a finding (drift, stale backups): the run itself succeeded.

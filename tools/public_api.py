@@ -16,7 +16,9 @@ main entry point.
     python tools/public_api.py --write    # write/update every __all__
 
 The public-name count is the number of distinct (defining module, name) pairs over all
-``__all__``s, the emulator's counted apart. Standard library only.
+``__all__``s, the emulator's counted apart; the interface between stages is the part of it
+that the package's documented API and its stages' imports of one another use. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -411,6 +413,30 @@ def count(listing: dict[str, list[str]], modules: dict[str, Module]) -> tuple[in
     return len(pairs), len(emulator)
 
 
+def _stage(module: str) -> str:
+    """Return the package (stage) a module belongs to: ``reconciler.plan`` for ``reconciler.plan.x``."""
+    return ".".join(module.split(".")[:2])
+
+
+def interface(modules: dict[str, Module], found: set[Use]) -> set[tuple[str, str]]:
+    """Return the (defining module, name) pairs the house's stages give one another.
+
+    The package's documented API (the root ``__all__``) and every name a module of one stage
+    imports from another stage: what a change must keep working for the rest of the package.
+    Names used only inside their own stage, or only by tests, are that stage's business.
+    """
+    pairs: set[tuple[str, str]] = set()
+    for use in found:
+        origin = defining(modules, use.via, use.name)
+        if origin is None or _private(use.name):
+            continue
+        if use.importer.startswith(PACKAGE + ".") and _stage(use.importer) != _stage(origin[0]):
+            pairs.add(origin)
+    for name in modules[PACKAGE].declared or []:
+        pairs.add(defining(modules, PACKAGE, name) or (PACKAGE, name))
+    return pairs
+
+
 def declared_listing(modules: dict[str, Module]) -> dict[str, list[str]]:
     """Return the ``__all__`` each module holds now (absent: none)."""
     return {name: list(m.declared or []) for name, m in modules.items()}
@@ -500,6 +526,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"public names (in __all__ now): {now_total} ({now_total - now_emulator} outside the "
         f"emulator, {now_emulator} in it)"
+    )
+    between = interface(modules, uses(modules))
+    print(
+        f"interface between stages (root API + names one stage imports from another): {len(between)}"
     )
     missing = [m.name for m in modules.values() if m.all_node is None]
     print(f"modules without __all__: {len(missing)}")

@@ -3,3 +3,5 @@ plan's actions and verifies each answer (one action's requests: ``sending``), an
 
 May import ``reconciler.plan`` and everything below it; never ``inventory`` or ``cli``.
 """
+
+__all__: list[str] = []

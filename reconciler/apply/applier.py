@@ -38,6 +38,8 @@ from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.endpointrefs import fill_created
 from reconciler.state.document import State
 
+__all__ = ["Applier"]
+
 
 class Applier:
     """Carries out a plan's actions through a client, recording state as it goes."""

@@ -15,6 +15,8 @@ from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.actions import Plan
 from reconciler.plan.planfile import action_errors
 
+__all__ = ["results_document"]
+
 
 def results_document(
     results: Sequence[ActionResult],

@@ -15,6 +15,8 @@ from reconciler.model.endpoints import ENDPOINT, READY
 from reconciler.model.json import JsonMapping
 from reconciler.plan.actions import Action, Op, Purpose, Request
 
+__all__ = ["creates_endpoint", "phases", "wait_ready"]
+
 
 def phases(actions: tuple[Action, ...]) -> list[list[Action]]:
     """Split actions into apply order: endpoints made, the rest, CDC scaling, endpoints

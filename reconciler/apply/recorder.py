@@ -25,6 +25,9 @@ from reconciler.plan.diff import ORGANIZATION_FIELDS, ChangeKind
 from reconciler.plan.lifecycle import sent_hash
 from reconciler.state.document import State
 
+__all__ = ["StateRecorder"]
+
+
 # Records that are not urgent (pipes, organizations) are saved at most this often (seconds).
 SAVE_INTERVAL = 0.5
 

@@ -32,6 +32,8 @@ from reconciler.plan.actions import Action, Request
 from reconciler.plan.lifecycle import shows_body
 from reconciler.state.document import State
 
+__all__ = ["Recovery"]
+
 
 class Recovery:
     """Sends an action's requests with their secrets, and finds out what a lost write did."""

@@ -20,6 +20,8 @@ from reconciler.model.json import JsonLike
 from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 from reconciler.plan.render import ansi
 
+__all__ = ["report"]
+
 
 @dataclass(frozen=True)
 class ApplyReport:

@@ -44,6 +44,16 @@ from reconciler.plan.scope import DEPRECATED_READING, Scope
 from reconciler.state.backend import locked_state
 from reconciler.state.document import State
 
+__all__ = [
+    "AUTO_APPROVE",
+    "ApplyHooks",
+    "ApplyRequest",
+    "ApplyResult",
+    "ApplyStatus",
+    "apply_plan",
+    "count_outcomes",
+]
+
 
 def AUTO_APPROVE(plan: Plan) -> bool:
     """Approve every plan without asking (``--auto-approve``)."""

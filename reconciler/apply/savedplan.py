@@ -43,6 +43,8 @@ from reconciler.plan.diff import (
 from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
+__all__ = ["find_stale", "resolve_saved_secrets", "secrets_for_saved_plan"]
+
 
 @dataclass
 class SavedPlanCheck:

@@ -36,6 +36,15 @@ from reconciler.plan.diff import (
 )
 from reconciler.plan.runstate import RunState
 
+__all__ = [
+    "deferred_endpoint_bodies",
+    "leaf_paths",
+    "unconverged",
+    "value_at",
+    "without_edits_made",
+    "write_visible",
+]
+
 
 def value_at(obj: SecretTree, path: JsonPath) -> FieldValue:
     """Return the value at ``path`` inside ``obj`` (MISSING where a key is absent)."""

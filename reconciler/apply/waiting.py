@@ -27,6 +27,9 @@ from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.runstate import FAILED_STATES
 
+__all__ = ["DEFAULT_WAIT_TIMEOUT", "PipeWatcher", "Subject", "WaitOptions", "WaitStatus", "Waiting"]
+
+
 DEFAULT_WAIT_TIMEOUT = 600.0
 # Each round waits this much longer than the one before (up to ``max_interval``): a
 # transition of 2.5 s is seen by ~2.7 s, one of minutes costs a request per 5 s per service.

@@ -15,6 +15,9 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
+__all__ = ["cli", "main"]
+
+
 # httpx imports its own command line (``httpx._main``) when it can, and with it rich and
 # pygments: about 50 ms of start-up for a module this program never calls. Marking it absent
 # makes httpx take its documented fallback (``httpx.main`` then explains how to get the CLI).

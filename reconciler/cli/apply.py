@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from reconciler.plan.scope import Scope
     from reconciler.settings import Settings
 
+__all__ = ["apply"]
+
 
 # What ``reconcile.cli.main`` adds to "Interrupted by SIGINT" when apply had sent nothing.
 NOTHING_SENT = "before anything was sent"

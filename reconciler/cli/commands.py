@@ -15,6 +15,9 @@ from typing import Any
 
 import click
 
+__all__ = ["SETTINGS_OPTIONS", "LazyCommands"]
+
+
 # Each command's name and the module of ``reconciler.cli`` that defines it (under the same
 # name), in the order ``--help`` lists them; ``config`` is built from ``apply``'s options.
 _COMMANDS: dict[str, str] = {

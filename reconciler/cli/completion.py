@@ -10,6 +10,9 @@ from __future__ import annotations
 import click
 from click.shell_completion import CompletionItem, get_completion_class
 
+__all__ = ["complete_targets"]
+
+
 SHELLS = ("bash", "zsh", "fish")
 
 

@@ -27,6 +27,9 @@ from pathlib import Path
 
 import click
 
+__all__ = ["main"]
+
+
 _EXPORT = re.compile(r"^export (?P<name>RECONCILE_[A-Z_]+)=(?P<value>.*)$")
 _KNOWN = frozenset(
     {

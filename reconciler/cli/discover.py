@@ -23,6 +23,8 @@ from reconciler.cli.options import connection_options, setting_option
 if TYPE_CHECKING:
     from reconciler.settings import Settings
 
+__all__: list[str] = []
+
 
 @click.command("discover")
 @click.argument(

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+__all__: list[str] = []
+
 
 def _rate_limit(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:

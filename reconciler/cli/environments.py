@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from reconciler.plan.environments import Target
     from reconciler.settings import Settings
 
+__all__ = [
+    "all_environments",
+    "announce_environment",
+    "effective_of",
+    "environment_settings",
+    "targets",
+]
+
 
 def current_settings() -> Settings | None:
     """Return the run's resolved settings (None when no project was read)."""

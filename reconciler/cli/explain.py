@@ -8,6 +8,8 @@ import click
 
 from reconciler.cli.options import output_option
 
+__all__: list[str] = []
+
 
 @click.command("explain")
 @click.argument("target", metavar="KIND[.path]")

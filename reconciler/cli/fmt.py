@@ -17,6 +17,8 @@ from reconciler.cli.config import pass_settings
 if TYPE_CHECKING:
     from reconciler.settings import Settings
 
+__all__: list[str] = []
+
 
 @click.command("fmt")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+__all__: list[str] = []
+
 
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))

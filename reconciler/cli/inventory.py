@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from reconciler.client.api import Client
     from reconciler.settings import Settings
 
+__all__ = ["read_live"]
+
+
 T = TypeVar("T")
 
 

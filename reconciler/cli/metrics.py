@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+__all__ = ["metrics_option"]
+
 
 def metrics_option(command: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Add ``--metrics-file`` to a command and write the file when the command ends."""

@@ -22,6 +22,16 @@ import click
 
 from reconciler.settings.table import BY_PARAM, Bounds, Kind, Setting, default_of
 
+__all__ = [
+    "choice_option",
+    "connection_options",
+    "output_option",
+    "path_option",
+    "setting_option",
+    "setting_options",
+]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # The settings of every command that talks to the API, in the order ``--help`` lists them.

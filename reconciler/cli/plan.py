@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
     from reconciler.settings import Settings
 
+__all__ = ["PlanFlags", "plan_options"]
+
 
 @dataclass(frozen=True)
 class PlanFlags:

@@ -16,6 +16,8 @@ import click
 
 from reconciler.cli import config as cfg
 
+__all__: list[str] = []
+
 
 @click.command("version")
 def version() -> None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from reconciler.settings import Settings
     from reconciler.state.backend import Backend
 
+__all__: list[str] = []
+
 
 def _where(func: Any) -> Any:
     """Add ``--state`` and ``--workspace``; the command gets the run's settings first."""

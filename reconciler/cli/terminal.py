@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
+__all__ = ["Progress", "WaitProgress", "run", "use_color"]
+
+
 T = TypeVar("T")
 
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from reconciler.model.resources import Resource
     from reconciler.settings import Settings
 
+__all__: list[str] = []
+
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))

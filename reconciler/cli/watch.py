@@ -26,6 +26,9 @@ from reconciler.model.text import shown
 if TYPE_CHECKING:
     from reconciler.settings import Settings
 
+__all__ = ["Duration", "Fraction"]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")

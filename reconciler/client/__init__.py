@@ -3,3 +3,5 @@ builder (``paths``), the one read layer (``reads``) and the refresh (``live``) t
 plan's ``LiveSnapshot`` in bulk.
 May import ``reconciler.model`` only.
 """
+
+__all__: list[str] = []

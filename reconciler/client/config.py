@@ -23,6 +23,16 @@ from reconciler.client.limits import RequestLimits
 from reconciler.client.ratelimit import Rate
 from reconciler.model.errors import ConfigError
 
+__all__ = [
+    "DASHBOARDS",
+    "DASHBOARDS_RATE",
+    "MANAGEMENT",
+    "MANAGEMENT_RATE",
+    "ApiConfig",
+    "tls_context",
+]
+
+
 MANAGEMENT = "management"
 DASHBOARDS = "dashboards"
 

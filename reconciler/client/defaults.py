@@ -11,6 +11,24 @@ import math
 
 from reconciler.model.errors import ConfigError
 
+__all__ = [
+    "DASHBOARDS_RATE",
+    "DEADLINE",
+    "MANAGEMENT_RATE",
+    "MAX_ATTEMPTS",
+    "MAX_BACKOFF",
+    "MAX_RESPONSE_BYTES",
+    "MAX_WAIT",
+    "MIB",
+    "PARALLELISM",
+    "RETRY_BUDGET",
+    "TIMEOUT",
+    "parse_size",
+    "rate_text",
+    "size_text",
+]
+
+
 MIB = 1024 * 1024
 
 # The service's own limits per key: 10 management requests per 10 s, 100 dashboards per

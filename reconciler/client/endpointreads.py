@@ -25,6 +25,8 @@ from reconciler.model.identity import find_service
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
+__all__ = ["ServiceReader"]
+
 
 class ServiceReader:
     """Reads the live state of per-service manifests through ``client`` into ``live``."""

@@ -28,6 +28,17 @@ from reconciler.client import defaults
 from reconciler.client.defaults import MIB
 from reconciler.model.errors import ConfigError
 
+__all__ = [
+    "BodyTooLarge",
+    "RequestLimits",
+    "format_size",
+    "parse_wait",
+    "read_capped",
+    "redirect_target",
+    "server_wait",
+]
+
+
 # Waits in X-RateLimit-Reset / Retry-After above this are epoch seconds (2001-09-09 onwards),
 # not a delta: no server asks a client to wait thirty years.
 _EPOCH_FROM = 1_000_000_000

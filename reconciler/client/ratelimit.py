@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from reconciler.model.errors import Interrupted
 
-__all__ = ["NotInTime", "Place", "Rate", "SlidingWindowLimiter"]
+__all__ = ["NotInTime", "Rate", "SlidingWindowLimiter"]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,20 @@ from reconciler.model.errors import ApiError, MalformedAnswer
 from reconciler.model.json import JsonObject
 from reconciler.model.secrets import SecretTree
 
+__all__ = [
+    "discover_schema",
+    "get_cdc_scaling",
+    "get_endpoint",
+    "get_organization",
+    "get_pipe",
+    "list_backups",
+    "list_dashboards",
+    "list_endpoints",
+    "list_pipes",
+    "list_pipes_undecoded",
+    "list_services",
+]
+
 
 @dataclass(frozen=True)
 class Shape:

@@ -19,6 +19,8 @@ from reconciler.client.limits import RequestLimits, server_wait
 from reconciler.client.ratelimit import SlidingWindowLimiter
 from reconciler.model.errors import ApiError, Delivery, RateLimited
 
+__all__ = ["Attempts", "OutcomeUnknown", "Retryable", "gave_up", "retrying", "server_pause"]
+
 
 class OutcomeUnknown(ApiError):
     """A non-idempotent write was sent but no answer came back: it may or may not have applied."""

@@ -26,6 +26,9 @@ from reconciler.emulator.protocol import ApiError, management_error, management_
 if TYPE_CHECKING:
     from reconciler.emulator.pipeline import Runtime
 
+__all__ = ["Admin"]
+
+
 PIPE_STATES = [
     "Unknown",
     "Provisioning",

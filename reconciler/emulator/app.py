@@ -36,6 +36,9 @@ from reconciler.emulator.protocol import (
 )
 from reconciler.emulator.store import Store, public_dashboard, public_pipe, public_service
 
+__all__ = ["Api"]
+
+
 Handler = Callable[[Call], Response]
 
 

@@ -15,6 +15,9 @@ from reconciler.emulator.lifecycle import DATABASE_KINDS
 from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.validation import integer, management, number, obj
 
+__all__ = ["PATCH", "change", "current", "require_database_pipe", "validate"]
+
+
 PATCH = obj(
     {
         "replicaCpuMillicores": integer(1000, 32000, 1000),

@@ -54,6 +54,14 @@ from reconciler.emulator.validation import (
     check_object_storage,
 )
 
+__all__ = [
+    "check_stream_source",
+    "new_pipe",
+    "validate_pipe_create",
+    "validate_scaling",
+    "validate_state_command",
+]
+
 
 def _bad(message: str) -> ApiError:
     return ApiError(400, message)

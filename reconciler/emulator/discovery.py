@@ -21,6 +21,9 @@ from reconciler.emulator.pipe_bodies import KAFKA_CREATE, KINESIS_CREATE, single
 from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.validation import management, obj
 
+__all__ = ["REQUEST", "discover", "validate"]
+
+
 REQUEST = obj(
     {"source": single_kind({"kafka": KAFKA_CREATE, "kinesis": KINESIS_CREATE}, False)},
     required=("source",),

@@ -17,6 +17,15 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "EmulatorConfig",
+    "FaultInjector",
+    "SlidingWindowLimiter",
+    "parse_rate_limit",
+    "reset_headers",
+]
+
+
 FAULTS = ("503", "502", "drop")
 
 

@@ -21,6 +21,9 @@ from reconciler.emulator.protocol import ApiError, Identity, management_ok, requ
 from reconciler.emulator.store import Store, public_service
 from reconciler.emulator.validation import PIPE_SETTINGS, management
 
+__all__ = ["Call", "Handlers"]
+
+
 _SETTINGS_DEFAULTS = {
     key: schema["default"] for key, schema in PIPE_SETTINGS.schema["properties"].items()
 }

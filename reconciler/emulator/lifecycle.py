@@ -26,6 +26,9 @@ from typing import Any
 
 from reconciler.emulator.protocol import ApiError, iso_ms, parse_iso
 
+__all__ = ["DATABASE_KINDS", "Command", "begin", "command", "forget", "route", "settle"]
+
+
 # The source kinds that copy a database's tables (the others read streams or files).
 DATABASE_KINDS = ("postgres", "mysql", "mongodb", "bigquery")
 

@@ -17,6 +17,9 @@ from reconciler.emulator.protocol import DEMO_ORG_ID
 from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE, backup_id
 from reconciler.emulator.validation import PIPE_SETTINGS, uuid_string
 
+__all__ = ["document"]
+
+
 _UUID = uuid_string().schema
 _SETTINGS = tuple(PIPE_SETTINGS.schema["properties"])
 

@@ -18,6 +18,9 @@ from reconciler.emulator import (
     validation,
 )
 
+__all__ = ["OPERATIONS", "Operation"]
+
+
 _ORG = "/v1/organizations/{organizationId}"
 _SVC = _ORG + "/services/{serviceId}"
 

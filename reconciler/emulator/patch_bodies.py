@@ -32,6 +32,9 @@ from reconciler.emulator.validation import (
     uuid_string,
 )
 
+__all__ = ["PIPE_UPDATE", "validate_pipe_update"]
+
+
 _SOURCE = obj(
     {
         "kafka": Nullable(

@@ -43,6 +43,9 @@ from reconciler.emulator.recording import Recorder
 from reconciler.emulator.seed import build_seed
 from reconciler.emulator.store import Store
 
+__all__ = ["ConnectionDropped", "EmulatorApp", "Runtime", "create_app"]
+
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]

@@ -16,6 +16,9 @@ import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+__all__ = ["ENV", "Recorder"]
+
+
 ENV = "RECONCILE_EMULATOR_CONTRACT_LOG"
 
 Message = MutableMapping[str, Any]

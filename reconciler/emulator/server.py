@@ -21,6 +21,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from reconciler.emulator.pipeline import EmulatorApp
 from reconciler.emulator.protocol import DEMO_KEY_SECRET, DEMO_TOKEN
 
+__all__ = ["serve"]
+
 
 class DroppingH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, exposing an abort callable to the app for dropped connections."""

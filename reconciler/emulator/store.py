@@ -41,6 +41,9 @@ from reconciler.emulator.validation import (
     merge,
 )
 
+__all__ = ["Store", "public_dashboard", "public_pipe", "public_service"]
+
+
 _WRITE_ONLY = ("credentials", "accessKey", "serviceAccountKey")
 _SECRET_KEYS = ("key", "signature", "password", "secret", "token", "sig")
 MappingKey = tuple[str, str, str]

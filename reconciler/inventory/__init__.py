@@ -2,3 +2,5 @@
 
 May import ``reconciler.model``, ``load``, ``client`` and ``state``; never ``plan``, ``apply`` or ``cli``.
 """
+
+__all__: list[str] = []

@@ -38,6 +38,9 @@ from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_pipe_secrets
 
+__all__ = ["Draft", "column_type", "discover_file", "draft_manifest"]
+
+
 # The source kinds the service's schema discovery reads (its request takes these alone).
 DISCOVERABLE: tuple[str, ...] = ("kafka", "kinesis")
 # Types a column cannot wrap in Nullable(…): an optional field of these keeps its type.

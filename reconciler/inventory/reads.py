@@ -30,6 +30,29 @@ from reconciler.model.identity import find_service
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
 
+__all__ = [
+    "BackupFreshness",
+    "assess_backups",
+    "backup_freshness",
+    "backup_time",
+    "find_pipe",
+    "get_dashboards",
+    "get_organization",
+    "human_duration",
+    "human_size",
+    "list_services",
+    "parse_duration",
+    "pick_service",
+    "pipe_list",
+    "redact_secrets",
+    "resolve_service",
+    "service_backups",
+    "service_cdc_scaling",
+    "source_kind",
+    "utc_iso",
+]
+
+
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}

@@ -26,6 +26,9 @@ from reconciler.model.fields import (
 )
 from reconciler.model.json import JsonMapping
 
+__all__ = ["has_secrets", "secret_hints"]
+
+
 # Members that are PEM files rather than short values: referenced as files, with this suffix.
 _FILE_SUFFIX = {"certificate": "crt", "privateKey": "key"}
 

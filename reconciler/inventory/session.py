@@ -18,6 +18,9 @@ from reconciler.model.resources import check_default_organization
 if TYPE_CHECKING:
     import httpx
 
+__all__ = ["NO_ORGANIZATION", "read_live"]
+
+
 T = TypeVar("T")
 
 NO_ORGANIZATION = "no organization: pass --organization or set RECONCILE_ORGANIZATION_ID"

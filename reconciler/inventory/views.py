@@ -21,6 +21,24 @@ from reconciler.inventory.reads import (
 from reconciler.model.fields import DATABASE_KINDS
 from reconciler.model.json import JsonLike, JsonMapping, as_items, as_mapping
 
+__all__ = [
+    "BACKUP_HEADERS",
+    "DASHBOARD_HEADERS",
+    "FRESHNESS_HEADERS",
+    "SERVICE_HEADERS",
+    "backup_rows",
+    "cdc_scaling_details",
+    "dashboard_rows",
+    "details_text",
+    "dump",
+    "freshness_rows",
+    "offender_line",
+    "organization_details",
+    "service_rows",
+    "source_summary",
+]
+
+
 _USERINFO = re.compile(r"//[^/@]*@")
 # Per source kind, a few words on where a pipe reads from (given the kind's own body).
 _SOURCE_SUMMARIES: dict[str, Callable[[JsonMapping], str]] = {

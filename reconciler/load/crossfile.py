@@ -14,6 +14,9 @@ from reconciler.model.errors import ManifestError
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import JsonPath, Resource, format_path
 
+__all__ = ["Loader", "Named", "Record"]
+
+
 # What binds a manifest to one live object, per kind: two manifests may not share it.
 IDENTITY_FIELDS: dict[str, tuple[tuple[str, JsonPath], ...]] = {
     "Pipe": (("pipe", ("spec", "pipeId")), ("pipe named", ("spec", "name"))),

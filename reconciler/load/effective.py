@@ -29,6 +29,16 @@ from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.nesteddiff import differences, same_length_objects
 from reconciler.model.resources import format_path
 
+__all__ = [
+    "Presence",
+    "compare",
+    "render_comparison_json",
+    "render_comparison_text",
+    "render_json",
+    "render_yaml",
+]
+
+
 FORMAT_VERSION = 1
 
 

@@ -32,6 +32,8 @@ from reconciler.model.fields import (
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
 
+__all__ = ["explain", "render"]
+
 
 @dataclass(frozen=True)
 class Field:

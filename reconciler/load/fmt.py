@@ -20,6 +20,9 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+__all__ = ["API_VERSION", "canonical_yaml", "format_file", "format_text"]
+
+
 API_VERSION = "reconcile/v1"
 
 

@@ -45,6 +45,16 @@ from reconciler.model.resources import (
     format_path,
 )
 
+__all__ = [
+    "FULL_POSITIONS",
+    "ManifestLimits",
+    "find_manifest_files",
+    "load_manifests",
+    "load_resources",
+    "warn_deprecated_variables",
+]
+
+
 SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
 FULL_POSITIONS = 2000

@@ -42,6 +42,8 @@ from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import KINDS, JsonPath, Resource, check_default_organization
 from reconciler.model.secrets import is_reference
 
+__all__ = ["Effective", "Layering", "load_environment", "load_layered", "merge"]
+
 
 @dataclass(frozen=True)
 class Layering:

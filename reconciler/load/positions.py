@@ -21,6 +21,8 @@ from reconciler.load.yamlevents import Builder, YamlSyntaxError
 from reconciler.model.errors import Location
 from reconciler.model.resources import JsonPath, PathPart
 
+__all__ = ["DocumentLocator", "MergedLocator", "SourceFile", "position_index"]
+
 
 def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:
     """Return, per document, the 1-based (line, col) of every key and list item by path."""

@@ -28,6 +28,17 @@ from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath, format_path
 
+__all__ = [
+    "FILE_NAME",
+    "ProjectFile",
+    "display_path",
+    "find_project_file",
+    "load_project_file",
+    "project_errors",
+    "project_schema",
+]
+
+
 FILE_NAME = "reconcile.yaml"
 SCHEMA_FILE = "project.schema.json"
 # Where a credential goes instead of the project file (a file kept in git).

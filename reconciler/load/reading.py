@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from reconciler.model.resources import Resource
 
+__all__ = ["Reading"]
+
 
 def _nothing() -> None:
     return None

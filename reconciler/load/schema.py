@@ -31,6 +31,22 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
     from referencing import Registry
 
+__all__ = [
+    "COMMON_FILE",
+    "KIND_FILES",
+    "compiled_check",
+    "describe",
+    "explain",
+    "json_validator",
+    "kind_schema",
+    "load_schemas",
+    "message_for",
+    "reset_defaults",
+    "schema_dir",
+    "suggest",
+]
+
+
 KIND_FILES: dict[str, str] = {
     "Pipe": "pipe.schema.json",
     "Organization": "organization.schema.json",

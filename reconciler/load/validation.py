@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from reconciler.model.json import JsonLike, JsonMapping
 
+__all__ = ["document"]
+
 
 def document(
     errors: Sequence[JsonMapping], resources: Sequence[JsonMapping], exit_code: int

@@ -41,6 +41,16 @@ from reconciler.model.errors import ConfigError
 from reconciler.model.json import JsonArray, JsonObject, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath
 
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Builder",
+    "CParser",
+    "ManifestLimits",
+    "YamlSyntaxError",
+    "resolve_plain",
+]
+
+
 try:  # the C extension: the point of this module
     from _ruamel_yaml import CParser as CParser
 except ImportError:  # pragma: no cover - ruamel.yaml.clib is a declared dependency

@@ -2,3 +2,5 @@
 
 Imports nothing from the rest of ``reconciler``; every other package may import it.
 """
+
+__all__: list[str] = []

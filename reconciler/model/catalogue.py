@@ -37,10 +37,10 @@ from reconciler.model.resources import JsonPath
 
 __all__ = [
     "ALL",
+    "ANNOTATION",
     "COMMON_FILE",
     "ORGANIZATION_FILE",
     "PIPE_FILE",
-    "Facts",
     "facts",
     "field_paths",
     "schema_dir",

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from reconciler.model.json import JsonMapping
 
+__all__ = ["CDC", "DATABASE_SOURCES", "FIELDS", "ratio_error"]
+
+
 CDC = "CdcScaling"
 FIELDS: tuple[str, ...] = ("replicaCpuMillicores", "replicaMemoryGb")
 GB_PER_CORE = 4

@@ -13,6 +13,16 @@ from collections.abc import Iterator
 from reconciler.model.json import JsonMapping
 from reconciler.model.resources import JsonPath
 
+__all__ = [
+    "CREATE_TIME",
+    "ENDPOINT",
+    "FAILED_STATUSES",
+    "READY",
+    "WRITABLE",
+    "endpoint_type_errors",
+]
+
+
 ENDPOINT = "ReversePrivateEndpoint"
 
 TYPE_FIELDS: dict[str, tuple[str, ...]] = {

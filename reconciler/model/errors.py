@@ -16,6 +16,41 @@ from typing import ClassVar
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 
+__all__ = [
+    "ApiError",
+    "AuthError",
+    "AuthenticationFailed",
+    "BadRequest",
+    "ConfigError",
+    "Conflict",
+    "DeadlineExceeded",
+    "Delivery",
+    "FailedDependency",
+    "InterfaceDown",
+    "Interrupted",
+    "Location",
+    "MalformedAnswer",
+    "ManifestError",
+    "ManifestErrors",
+    "MethodNotAllowed",
+    "NotFound",
+    "NotSent",
+    "PlanError",
+    "RateLimited",
+    "ReconcileError",
+    "RedirectRefused",
+    "ResponseTooLarge",
+    "ServerError",
+    "ServiceUnreachable",
+    "StateConflictError",
+    "StateError",
+    "StateLockedError",
+    "Unsupported",
+    "api_error_type",
+    "error_entries",
+    "suggest",
+]
+
 
 def suggest(word: object, choices: Iterable[object]) -> str:
     """Return `` (did you mean 'x'?)`` for the closest choice, or an empty string."""

@@ -15,6 +15,34 @@ from collections.abc import Mapping, Sequence
 from reconciler.model.catalogue import facts, field_paths
 from reconciler.model.resources import JsonPath
 
+__all__ = [
+    "CREATE_OMITS_NULL",
+    "DATABASE_KINDS",
+    "DESTINATION_REQUIRED",
+    "EDITABLE_MAPPINGS",
+    "KAFKA_CREDENTIAL_SHAPES",
+    "KAFKA_DEFAULT_AUTHENTICATION",
+    "PATCH_REQUIRES",
+    "PIPE_IDENTITY",
+    "REDACTED_KEYS",
+    "REQUIRED_TO_CREATE",
+    "RESET_SENDS_DEFAULT",
+    "SECRET_FIELDS",
+    "SECRET_FIELD_NAMES",
+    "SOURCE_KINDS",
+    "create_omits_null",
+    "database_kind",
+    "field_mapping_problems",
+    "is_create_time_path",
+    "is_create_time_secret",
+    "is_secret_path",
+    "is_table_mappings_path",
+    "is_validate_only",
+    "is_writable_pipe_path",
+    "table_mapping_fields",
+]
+
+
 _PATHS = field_paths()
 # Keys of a Pipe spec that identify the pipe rather than describe it.
 PIPE_IDENTITY: frozenset[str] = frozenset(

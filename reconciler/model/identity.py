@@ -26,6 +26,17 @@ from functools import cached_property
 from reconciler.model.errors import suggest
 from reconciler.model.json import JsonMapping, JsonObject
 
+__all__ = [
+    "Binding",
+    "Bound",
+    "Identities",
+    "Listed",
+    "Record",
+    "bind",
+    "find_service",
+    "rename_source",
+]
+
 
 @dataclass(frozen=True)
 class Record:

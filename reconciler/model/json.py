@@ -13,6 +13,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
+__all__ = [
+    "JsonArray",
+    "JsonLike",
+    "JsonMapping",
+    "JsonObject",
+    "JsonScalar",
+    "JsonValue",
+    "as_items",
+    "as_mapping",
+]
+
+
 JsonScalar: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = "JsonScalar | dict[str, JsonValue] | list[JsonValue]"
 JsonObject: TypeAlias = dict[str, JsonValue]

@@ -28,6 +28,9 @@ from deepdiff.operator import BaseOperator
 
 from reconciler.model.resources import JsonPath
 
+__all__ = ["differences", "same_length", "same_length_objects", "whole_lists"]
+
+
 # Which pairs of lists are compared item by item (the others: one value).
 ListRule = Callable[[list[object], list[object]], bool]
 # A differing leaf: its path, its old value and its new one (``absent`` where a side lacks it).

@@ -17,6 +17,20 @@ from typing import Protocol, runtime_checkable
 from reconciler.model.errors import ConfigError, Location
 from reconciler.model.json import JsonMapping
 
+__all__ = [
+    "API_VERSION",
+    "KINDS",
+    "FixedLocator",
+    "JsonPath",
+    "Location",
+    "PathPart",
+    "Resource",
+    "check_default_organization",
+    "check_form",
+    "format_path",
+]
+
+
 KINDS: tuple[str, ...] = (
     "Pipe",
     "Organization",

@@ -19,6 +19,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
+__all__ = [
+    "MAX_SECRET_FILE_BYTES",
+    "SecretFileRefused",
+    "SecretFiles",
+    "read_secret_file",
+    "secret_files",
+]
+
+
 MAX_SECRET_FILE_BYTES = 64 * 1024
 
 # What a file that is not a regular file is, for the message.

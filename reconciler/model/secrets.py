@@ -28,6 +28,24 @@ from reconciler.model.json import JsonLike, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath, Resource, format_path
 from reconciler.model.secretfiles import SecretFileRefused, read_secret_file
 
+__all__ = [
+    "REDACTED",
+    "SECRET_FIELDS",
+    "Secret",
+    "SecretTree",
+    "fingerprint",
+    "holds_secret",
+    "is_reference",
+    "redact",
+    "resolve_pipe_secrets",
+    "resolve_tree",
+    "reveal",
+    "secret_paths",
+    "unresolved",
+    "variables",
+]
+
+
 REDACTED = "(sensitive)"
 # The variables ``{fromEnv}`` references read: the process environment, unless the run says
 # otherwise (``variables``) — a run over several environments gives each its own env file's

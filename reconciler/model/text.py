@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["MAX_SERVER_MESSAGE", "shown"]
+
+
 # The most of a server's message shown in a terminal, a text log or the status page.
 MAX_SERVER_MESSAGE = 1000
 

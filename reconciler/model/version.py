@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from functools import cache
 
+__all__ = ["package_version"]
+
+
 DISTRIBUTION = "reconcile-pipes"
 
 

@@ -6,3 +6,5 @@ a request.
 May import ``reconciler.model``, ``load``, ``client`` and ``state``; never ``apply``, ``inventory``
 or ``cli``.
 """
+
+__all__: list[str] = []

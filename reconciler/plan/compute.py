@@ -51,6 +51,8 @@ __all__ = [
     "bind_dashboards",
     "display_name",
     "matches_target",
+    "new_state_creates",
+    "new_state_message",
     "plan_resources",
     "plan_snapshot",
     "select_actions",

@@ -32,6 +32,9 @@ from reconciler.plan.diff import (
 )
 from reconciler.state.document import DashboardRecord
 
+__all__ = ["plan_dashboard", "plan_prune"]
+
+
 _NO_PUT = "not updatable through this API (the server offers no PUT)"
 _ONLY_CREATE = (
     "changed, but not updatable through this API (the server offers only create); "

@@ -43,6 +43,30 @@ from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree
 
+__all__ = [
+    "MISSING",
+    "ORGANIZATION_FIELDS",
+    "ChangeKind",
+    "FieldChange",
+    "FieldValue",
+    "Missing",
+    "SecretCheck",
+    "canonical",
+    "content_hash",
+    "dashboard_content",
+    "diff_dashboard",
+    "diff_keyed_set",
+    "diff_organization",
+    "format_mapping_key",
+    "is_default",
+    "mapping_key",
+    "members",
+    "present",
+    "project",
+    "same",
+    "secret_field_name",
+]
+
 
 class Missing:
     """The absence of a value (distinct from JSON null)."""

@@ -36,6 +36,9 @@ from reconciler.plan.actions import (
 )
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
 
+__all__ = ["bind_endpoint", "plan_endpoint", "plan_endpoint_manifest", "plan_endpoint_prune"]
+
+
 ID_KEY = "reversePrivateEndpointId"
 
 

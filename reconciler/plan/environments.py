@@ -38,6 +38,16 @@ from reconciler.plan.run import (
     no_progress,
 )
 
+__all__ = [
+    "Target",
+    "combined",
+    "compute_plans",
+    "exit_code",
+    "render_markdown",
+    "render_text",
+    "to_json",
+]
+
 
 @dataclass(frozen=True)
 class Target:

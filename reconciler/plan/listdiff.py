@@ -26,6 +26,9 @@ from reconciler.model.nesteddiff import differences
 from reconciler.model.resources import JsonPath, format_path
 from reconciler.plan.diff import MISSING, FieldValue, same
 
+__all__ = ["ElementChange", "ElementOp", "counts", "field_changes", "list_changes"]
+
+
 # The field(s) naming an element, by the list's own name (the last part of its path).
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "tiles": ("name",),

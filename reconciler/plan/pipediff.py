@@ -49,6 +49,8 @@ from reconciler.plan.diff import (
     secret_field_name,
 )
 
+__all__ = ["diff_pipe", "pipe_managed"]
+
 
 def pipe_managed(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:
     """Return the managed part of a Pipe spec (its identity removed)."""

@@ -25,6 +25,9 @@ from reconciler.plan.diff import ChangeKind, FieldChange, mapping_key, members
 from reconciler.plan.rules import complete_source
 from reconciler.plan.runstate import SCALING
 
+__all__ = ["completed_sources", "pipe_requests"]
+
+
 # Spec keys written through their own endpoints, never in the update body.
 _NOT_IN_UPDATE = frozenset({"state", SCALING})
 

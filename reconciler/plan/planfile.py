@@ -23,6 +23,9 @@ from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpo
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, present
 from reconciler.plan.listdiff import field_changes, list_changes
 
+__all__ = ["SENSITIVE_TEXT", "action_errors", "action_to_json", "dumps", "load", "plan_to_json"]
+
+
 SENSITIVE_TEXT = "(sensitive value changed)"
 
 

@@ -53,6 +53,9 @@ from reconciler.plan.rules import (
 )
 from reconciler.plan.runstate import after_create, plan_lifecycle, settled
 
+__all__ = ["plan_organization", "plan_pipe"]
+
+
 # Change kinds that write nothing through the pipe update.
 _NOT_WRITES = frozenset({ChangeKind.EXPECTATION, ChangeKind.CONVERGING, ChangeKind.REPLACE})
 

@@ -29,6 +29,9 @@ from reconciler.model.resources import Resource
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
+__all__ = ["complete_source", "pipe_rule_errors", "resend_credentials"]
+
+
 _MAPPINGS = ("fieldMappings",)
 AUTHENTICATION = ("source", "kafka", "authentication")
 CREDENTIALS = ("source", "kafka", "credentials")

@@ -37,6 +37,16 @@ from reconciler.state.backend import (
 )
 from reconciler.state.document import State
 
+__all__ = [
+    "PlanResult",
+    "ProgressBar",
+    "ProgressFactory",
+    "Scope",
+    "compute_plan",
+    "no_progress",
+    "save_plan",
+]
+
 
 @dataclass(frozen=True)
 class PlanResult:

@@ -32,6 +32,19 @@ from reconciler.model.secrets import SecretTree
 from reconciler.plan.actions import CREATED_ID, Action, Purpose, Request
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
+__all__ = [
+    "FAILED_STATES",
+    "SCALING",
+    "SETTLED_STATES",
+    "RunState",
+    "StateCommand",
+    "after_create",
+    "command_of",
+    "is_transitional",
+    "plan_lifecycle",
+    "settled",
+]
+
 
 class PipeState(StrEnum):
     """The states the service reports for a pipe."""

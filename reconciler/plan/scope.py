@@ -18,6 +18,9 @@ from reconciler.model.resources import KINDS, Resource
 from reconciler.state.backend import DEFAULT_WORKSPACE, Backend
 from reconciler.state.stores import open_backend
 
+__all__ = ["DEPRECATED_READING", "Scope"]
+
+
 DEPRECATED_READING = (
     "Scope.start_reading() and reading= are deprecated and will be removed in the next release: "
     "manifests are read in one process, so compute_plan and ApplyRequest read them themselves"

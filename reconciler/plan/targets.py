@@ -14,6 +14,8 @@ from reconciler.model.errors import ConfigError, suggest
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Plan
 
+__all__ = ["matches_target", "select_actions", "select_targets"]
+
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:
     """Tell whether ``Kind/name`` matches any ``--target`` glob (kind case-insensitive)."""

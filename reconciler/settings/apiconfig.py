@@ -14,6 +14,9 @@ from reconciler.model.errors import ConfigError
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
 
+__all__ = ["api_config_of"]
+
+
 T = TypeVar("T")
 
 

@@ -17,6 +17,17 @@ from reconciler.settings.table import Setting
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
+__all__ = [
+    "LAZY_DEFAULT",
+    "NO_PATHS",
+    "EnvFile",
+    "Resolved",
+    "SettingsRequest",
+    "Source",
+    "where_in_project",
+]
+
+
 # Said when a command has no manifests to work on (the project file may name them).
 NO_PATHS = "no manifests: give PATHS, or name them under `manifests:` in reconcile.yaml"
 

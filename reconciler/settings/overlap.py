@@ -28,6 +28,9 @@ from reconciler.model.resources import JsonPath, Resource
 if TYPE_CHECKING:
     from reconciler.settings.resolve import Settings
 
+__all__ = ["check_overlaps", "identities"]
+
+
 # A live object's identity: (label, server, organization, key); where in the manifest it is.
 Identity = tuple[str, str, str, str]
 

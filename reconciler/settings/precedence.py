@@ -22,6 +22,8 @@ from reconciler.settings.table import SETTINGS, Kind, Setting
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
+__all__ = ["resolve_all"]
+
 
 class Sources(Protocol):
     """What the order of precedence reads a setting from (``Settings`` is one)."""

@@ -20,6 +20,9 @@ from pathlib import Path
 
 from reconciler.model.errors import ConfigError
 
+__all__ = ["Outcome", "init_project", "template"]
+
+
 # The placeholder every template pins the release with.
 VERSION_MARK = "@VERSION@"
 

@@ -17,6 +17,8 @@ from reconciler.settings.model import EnvFile, SettingsRequest
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
+__all__ = ["project_file", "project_name", "read_env_file"]
+
 
 def project_file(request: SettingsRequest, environ: Mapping[str, str]) -> ProjectFile | None:
     """Return the loaded ``ProjectFile`` the request names or finds, or None."""

@@ -21,6 +21,17 @@ from reconciler.model.errors import ConfigError
 from reconciler.model.resources import JsonPath
 from reconciler.model.secretfiles import MAX_SECRET_FILE_BYTES
 
+__all__ = [
+    "BY_PARAM",
+    "SETTINGS",
+    "SETTING_PARAMS",
+    "Bounds",
+    "Kind",
+    "Setting",
+    "default_of",
+    "setting_named",
+]
+
 
 class Kind(StrEnum):
     """How a setting's text (from a variable) becomes its value."""

@@ -2,3 +2,5 @@
 
 May import ``reconciler.model`` only.
 """
+
+__all__: list[str] = []

@@ -257,14 +257,16 @@ def _cas_sink(backend: Backend, version: Version) -> Callable[[bytes], None]:
 
 __all__ = [
     "DEFAULT_WORKSPACE",
+    "POLL_SECONDS",
     "Backend",
     "Holder",
     "Lease",
     "StateConflictError",
+    "Version",
     "check_workspace",
+    "create_state",
     "describe_holder",
     "holder_age",
-    "is_remote",
     "lease_record",
     "locked_state",
     "read_state",

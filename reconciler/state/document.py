@@ -26,6 +26,9 @@ from reconciler.model.errors import StateError
 from reconciler.model.identity import Record
 from reconciler.model.json import JsonLike, JsonObject
 
+__all__ = ["STATE_FORMAT_VERSION", "DashboardRecord", "State", "decode", "new_state"]
+
+
 STATE_FORMAT_VERSION = 1
 
 Sink = Callable[[bytes], None]

@@ -44,7 +44,6 @@ DEFAULT_STATE = Path(STATE_DIR) / "state.json"
 PROJECT_FILE = "reconcile.yaml"
 
 __all__ = [
-    "DEFAULT_STATE",
     "STATE_FORMAT_VERSION",
     "DashboardRecord",
     "LocalBackend",
@@ -56,7 +55,6 @@ __all__ = [
     "locked_state",
     "read_record",
     "resolve_state_path",
-    "write_record",
 ]
 
 

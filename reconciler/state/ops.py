@@ -17,6 +17,17 @@ from reconciler.model.json import JsonObject
 from reconciler.state.backend import Backend, locked_state, read_state
 from reconciler.state.document import State, decode
 
+__all__ = [
+    "list_addresses",
+    "migrate",
+    "move",
+    "pull",
+    "push",
+    "recorded_address",
+    "remove",
+    "show",
+]
+
 
 def _check_address(address: str) -> str:
     kind, sep, name = address.partition("/")

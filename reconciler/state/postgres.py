@@ -34,6 +34,9 @@ from reconciler.model.json import JsonObject
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
+__all__ = ["PostgresBackend", "error_text"]
+
+
 STATE_TABLE = "reconcile_state"
 LOCK_TABLE = "reconcile_state_locks"
 LEASE_TABLE = "reconcile_watch_leases"

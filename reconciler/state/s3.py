@@ -29,6 +29,8 @@ from reconciler.state.backend import Holder, Version, holder_age, workspace_name
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+__all__ = ["S3Backend"]
+
 
 # The answers of a conditional write that lost to another writer.
 _CONFLICT = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")

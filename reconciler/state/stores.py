@@ -13,6 +13,8 @@ from pathlib import Path
 from reconciler.model.errors import ConfigError
 from reconciler.state.backend import DEFAULT_WORKSPACE, Backend, check_workspace, workspace_name
 
+__all__ = ["open_backend"]
+
 
 def open_backend(
     address: str, workspace: str = DEFAULT_WORKSPACE, origin: str | None = None

@@ -42,6 +42,9 @@ from reconciler.state.backend import Lease, describe_holder
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle, CycleResult, WatchStatus
 
+__all__ = ["Mode", "Target", "WatchOptions", "Watcher", "refuse_if_held"]
+
+
 # The first wait after a failed cycle; it doubles up to the interval.
 FIRST_BACKOFF = 1.0
 

@@ -23,6 +23,9 @@ from prometheus_client import (
 from reconciler.metrics import RunCollector, RunRecord
 from reconciler.watch.status import Cycle, CycleResult
 
+__all__ = ["WatchMetrics"]
+
+
 # The exit code a ``reconcile plan``/``apply`` run would have had: drift found is a finding.
 _EXIT_CODES = {
     CycleResult.IN_SYNC: 0,

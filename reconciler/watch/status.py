@@ -21,6 +21,9 @@ from reconciler.apply.results import ActionResult, Outcome
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.actions import Action
 
+__all__ = ["Cycle", "CycleResult", "ResourceRow", "ResourceState", "WatchStatus", "iso"]
+
+
 STATUS_FORMAT_VERSION = 1
 # Cycles kept for the page and /api/status.
 KEPT_CYCLES = 20
