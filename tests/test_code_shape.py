@@ -24,7 +24,7 @@ MAX_FUNCTION_LINES = 80
 MAX_INTERFACE_NAMES = 450
 # All names in __all__s when they were first written (the bound of 450 is not met by
 # this count: most of the rest are names modules of one stage give one another).
-MAX_PUBLIC_NAMES = 776
+MAX_PUBLIC_NAMES = 777
 
 
 def _public_api() -> ModuleType:

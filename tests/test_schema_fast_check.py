@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.load.schema import describe, kind_schema, message_for
+from reconciler.load.schema import kind_schema
+from reconciler.load.schemaerrors import describe, message_for
 from reconciler.load.yamlsource import parse
 from tests.support.manifests import EXAMPLES
 

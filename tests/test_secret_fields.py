@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reconciler.inventory.reads import redact_secrets
-from reconciler.load.schema import _secret
+from reconciler.load.schemaerrors import _secret
 from reconciler.model.fields import (
     REDACTED_KEYS,
     SECRET_FIELD_NAMES,

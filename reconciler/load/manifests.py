@@ -247,7 +247,7 @@ class _Reader:
     def load_located(self, locator: DocumentLocator | MergedLocator, doc: Any) -> None:
         """Check one document (located by ``locator``) and record it or its errors."""
         if not isinstance(doc, dict):
-            from reconciler.load.schema import describe
+            from reconciler.load.schemaerrors import describe
 
             got = describe(doc)
             self.error(

@@ -22,7 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reconciler.load.schema import compiled_check, explain, schema_dir, suggest
+from reconciler.load.schema import compiled_check, schema_dir, suggest
+from reconciler.load.schemaerrors import explain
 from reconciler.load.yamlsource import SourceFile, YamlSyntaxError, parse_located
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue

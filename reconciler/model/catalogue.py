@@ -41,6 +41,7 @@ __all__ = [
     "COMMON_FILE",
     "ORGANIZATION_FILE",
     "PIPE_FILE",
+    "defined_pattern",
     "facts",
     "field_paths",
     "schema_dir",
@@ -92,6 +93,12 @@ def schema_dir() -> Path:
 def _document(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((schema_dir() / name).read_text(encoding="utf-8"))
     return data
+
+
+def defined_pattern(name: str) -> str | None:
+    """Return the ``pattern`` of the common schema's definition ``name`` (None if it has none)."""
+    pattern = _document(COMMON_FILE)["$defs"][name].get("pattern")
+    return pattern if isinstance(pattern, str) else None
 
 
 def _resolve(node: Mapping[str, Any], doc: str) -> tuple[dict[str, Any], str]:

@@ -20,13 +20,14 @@ semantics a generic diff does not model (``plan.diff`` says which serves where).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-
-from deepdiff import DeepDiff
-from deepdiff.helper import NotPresent
-from deepdiff.model import DiffLevel
-from deepdiff.operator import BaseOperator
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from reconciler.model.resources import JsonPath
+
+if TYPE_CHECKING:
+    from deepdiff import DeepDiff
+    from deepdiff.model import DiffLevel
 
 __all__ = ["differences", "same_length", "same_length_objects", "whole_lists"]
 
@@ -63,6 +64,8 @@ def differences(
 ) -> list[Difference]:
     """Return the leaves where ``old`` and ``new`` differ: ``(path, old, new)``, in order."""
     rules = _Rules(lists, numbers_by_value, stated_only)
+    from deepdiff.helper import NotPresent
+
     found = [
         (
             path,
@@ -84,9 +87,12 @@ class _Rules:
 
     def leaves(self, old: object, new: object, *, walk_all: bool = False) -> list[Difference]:
         """Return the differing leaves (unordered; absent sides as deepdiff's ``notpresent``)."""
-        operators: list[BaseOperator] = [_BooleansApart()]
+        from deepdiff import DeepDiff
+
+        booleans_apart, whole_lists = _operators()
+        operators: list[Any] = [booleans_apart()]
         if not walk_all:
-            operators.append(_WholeLists(self))
+            operators.append(whole_lists(self))
         diff = DeepDiff(
             old,
             new,
@@ -111,35 +117,48 @@ class _Rules:
         return bool(self.leaves(old, new, walk_all=True))
 
 
-class _WholeLists(BaseOperator):
-    """Compares the lists the rule does not walk as one value."""
+# Any: deepdiff's operator classes, built on first use (see _operators).
+@cache
+def _operators() -> tuple[Any, Any]:
+    """Return deepdiff's two custom operators of this module, importing deepdiff then.
 
-    def __init__(self, rules: _Rules) -> None:
-        super().__init__()
-        self.rules = rules
+    deepdiff takes ~0.3 s to import (it brings pydantic): a plan whose lists have no changed
+    element, and a run with nothing to compare, never pay it.
+    """
+    from deepdiff.operator import BaseOperator
 
-    def match(self, level: DiffLevel) -> bool:
-        old, new = level.t1, level.t2
-        return isinstance(old, list) and isinstance(new, list) and not self.rules.lists(old, new)
+    class WholeLists(BaseOperator):
+        """Compares the lists the rule does not walk as one value."""
 
-    def give_up_diffing(self, level: DiffLevel, diff_instance: DeepDiff) -> bool:
-        if self.rules.differ(level.t1, level.t2):
-            diff_instance.custom_report_result("values_changed", level)  # type: ignore[no-untyped-call]
-        return True
+        def __init__(self, rules: _Rules) -> None:
+            super().__init__()
+            self.rules = rules
 
+        def match(self, level: DiffLevel) -> bool:
+            old, new = level.t1, level.t2
+            return (
+                isinstance(old, list) and isinstance(new, list) and not self.rules.lists(old, new)
+            )
 
-class _BooleansApart(BaseOperator):
-    """Keeps ``true`` apart from ``1`` even where numbers compare by value."""
+        def give_up_diffing(self, level: DiffLevel, diff_instance: DeepDiff) -> bool:
+            if self.rules.differ(level.t1, level.t2):
+                diff_instance.custom_report_result("values_changed", level)  # type: ignore[no-untyped-call]
+            return True
 
-    def match(self, level: DiffLevel) -> bool:
-        old, new = level.t1, level.t2
-        return isinstance(old, bool) != isinstance(new, bool) and all(
-            isinstance(v, bool | int | float) for v in (old, new)
-        )
+    class BooleansApart(BaseOperator):
+        """Keeps ``true`` apart from ``1`` even where numbers compare by value."""
 
-    def give_up_diffing(self, level: DiffLevel, diff_instance: DeepDiff) -> bool:
-        diff_instance.custom_report_result("type_changes", level)  # type: ignore[no-untyped-call]
-        return True
+        def match(self, level: DiffLevel) -> bool:
+            old, new = level.t1, level.t2
+            return isinstance(old, bool) != isinstance(new, bool) and all(
+                isinstance(v, bool | int | float) for v in (old, new)
+            )
+
+        def give_up_diffing(self, level: DiffLevel, diff_instance: DeepDiff) -> bool:
+            diff_instance.custom_report_result("type_changes", level)  # type: ignore[no-untyped-call]
+            return True
+
+    return BooleansApart, WholeLists
 
 
 def _position(old: object, new: object, path: JsonPath) -> tuple[int, ...]:
