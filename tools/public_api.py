@@ -1,24 +1,21 @@
-"""The package's public surface: which names each module of ``reconciler`` gives the others.
+"""The package's public surface: what each module of ``reconciler`` offers outside its stage.
 
-A name is public when another module of the repository imports it: a module of the package,
-a test, a benchmark or the documentation's build scripts (``from M import name``,
-``import M`` then ``M.name``, a dotted ``"reconciler.m:name"`` string such as the console
-entry point). A name a package's ``__init__`` re-exports is counted at the module that
-defines it. Every package ``__init__`` and public module then states its public names in a
-sorted ``__all__``: the names imported from it, the hand-written entries of an existing
-``__all__`` that are still imported (or that its docstring names: a package's documented API),
-or — for a module whose names nobody imports (a
-``__main__``, a command module) — the names its docstring calls its interface, else its
-main entry point.
+A module's ``__all__`` lists the names another stage (package) of ``reconciler`` imports from
+it, the root package's documented API, the console script of pyproject.toml, and what the
+module re-exports from another module (``mypy --strict`` and ruff need a re-export declared);
+a package's ``__init__`` lists everything it imports from its modules. Names used only
+inside their own stage, or only by tests, benchmarks and the docs' scripts, are that stage's
+business and stay out. A module nobody imports from lists the names its docstring calls its
+interface, else its main entry point. A name a package re-exports is counted at the module
+that defines it.
 
-    python tools/public_api.py            # the count, and the modules without __all__
+    python tools/public_api.py            # the counts, and the modules without __all__
     python tools/public_api.py --show reconciler.model
     python tools/public_api.py --write    # write/update every __all__
 
 The public-name count is the number of distinct (defining module, name) pairs over all
 ``__all__``s, the emulator's counted apart; the interface between stages is the part of it
-that the package's documented API and its stages' imports of one another use. Standard
-library only.
+that the documented API and the stages' imports of one another use. Standard library only.
 """
 
 from __future__ import annotations
@@ -321,29 +318,52 @@ def _entry_point_uses(modules: dict[str, Module]) -> Iterator[Use]:
         yield from _dotted_uses(str(target), "pyproject.toml", modules)
 
 
+# Importers that use the package as an outsider would not: they may reach a stage's internals.
+INSIDE_READERS = ("tests", "bench", "docs", "tools")
+
+
+def _outward(use: Use, origin: tuple[str, str]) -> bool:
+    """Tell whether a use crosses from one stage to another (or comes from outside the code,
+    such as pyproject's console script): what makes a name part of a module's interface."""
+    if use.importer.split(".")[0] in INSIDE_READERS:
+        return False
+    return _stage(use.importer) != _stage(origin[0])
+
+
 def public_names(modules: dict[str, Module], found: set[Use]) -> dict[str, list[str]]:
-    """Return, per module, the sorted names its ``__all__`` should hold."""
-    imported: dict[str, set[str]] = {name: set() for name in modules}
-    used_pairs: set[tuple[str, str]] = set()
+    """Return, per module, the sorted names its ``__all__`` should hold.
+
+    A module's ``__all__`` is what it offers outside its own stage (package): the names
+    another stage, the root package's API or the console script imports from it, and the
+    names it re-exports from another module to any importer (a re-export is declared, as
+    ``mypy --strict`` and ruff require), and everything a package's ``__init__`` imports. Names used only inside their own stage, or
+    only by tests and benchmarks, are that stage's business and are left out. The root
+    package keeps its hand-written ``__all__`` (the documented API); a module nobody imports
+    from lists its docstring's interface, else its entry point.
+    """
+    exported: dict[str, set[str]] = {name: set() for name in modules}
+    imported_from: set[str] = set()
     for use in found:
         origin = defining(modules, use.via, use.name)
         if origin is None or _private(use.name):
             continue
-        imported[use.via].add(use.name)
-        used_pairs.add(origin)
-        # The defining module exports the name too, unless it is the importer itself.
-        if origin[0] != use.importer:
-            imported[origin[0]].add(origin[1])
+        imported_from.update((use.via, origin[0]))
+        reexport = use.via != origin[0]
+        if _outward(use, origin) or reexport:
+            exported[use.via].add(use.name)
+        if _outward(use, origin) and origin[0] != use.importer:
+            exported[origin[0]].add(origin[1])
     out: dict[str, list[str]] = {}
     for name, module in modules.items():
-        names = set(imported[name])
-        stated = set(_BACKTICKED.findall(module.docstring))
-        for kept in module.declared or []:
-            origin = defining(modules, name, kept)
-            dunder = kept.startswith("__") and not _private(kept) and origin is not None
-            if origin is not None and (origin in used_pairs or kept in stated or dunder):
-                names.add(kept)
-        if not names:
+        names = set(exported[name])
+        if name == PACKAGE:
+            for kept in module.declared or []:
+                if defining(modules, name, kept) is not None or kept.startswith("__"):
+                    names.add(kept)
+        elif module.is_package:
+            # What a package's __init__ imports from its modules it imports to offer.
+            names.update(n for n, o in module.bindings.items() if o is not None and not _private(n))
+        elif not names and name not in imported_from:
             names = set(_interface(module))
         out[name] = sort_names(names)
     return out
