@@ -31,12 +31,10 @@ __all__ = [
     "FINDING_EXIT_CODE",
     "RunCollector",
     "RunRecord",
-    "fill_registry",
     "note",
     "note_apply",
     "note_plan",
     "recording",
-    "succeeded",
     "write_textfile",
 ]
 

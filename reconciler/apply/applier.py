@@ -38,7 +38,7 @@ from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.endpointrefs import fill_created
 from reconciler.state.document import State
 
-__all__ = ["Applier"]
+__all__: list[str] = []
 
 
 class Applier:

@@ -15,7 +15,7 @@ from reconciler.model.endpoints import ENDPOINT, READY
 from reconciler.model.json import JsonMapping
 from reconciler.plan.actions import Action, Op, Purpose, Request
 
-__all__ = ["creates_endpoint", "phases", "wait_ready"]
+__all__: list[str] = []
 
 
 def phases(actions: tuple[Action, ...]) -> list[list[Action]]:

@@ -25,7 +25,7 @@ from reconciler.plan.diff import ORGANIZATION_FIELDS, ChangeKind
 from reconciler.plan.lifecycle import sent_hash
 from reconciler.state.document import State
 
-__all__ = ["StateRecorder"]
+__all__: list[str] = []
 
 
 # Records that are not urgent (pipes, organizations) are saved at most this often (seconds).

@@ -32,7 +32,7 @@ from reconciler.plan.actions import Action, Request
 from reconciler.plan.lifecycle import shows_body
 from reconciler.state.document import State
 
-__all__ = ["Recovery"]
+__all__: list[str] = []
 
 
 class Recovery:

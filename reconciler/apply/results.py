@@ -17,18 +17,7 @@ from reconciler.model.errors import ApiError, Delivery, InterfaceDown
 from reconciler.plan.actions import Action, Op, Purpose, Request
 from reconciler.plan.runstate import command_of
 
-__all__ = [
-    "ActionResult",
-    "Outcome",
-    "RequestResult",
-    "already_made",
-    "confirmed",
-    "cut_off",
-    "failed",
-    "may_have_made",
-    "ok",
-    "skipped",
-]
+__all__ = ["ActionResult", "Outcome"]
 
 
 class Outcome(StrEnum):

@@ -44,15 +44,7 @@ from reconciler.plan.scope import DEPRECATED_READING, Scope
 from reconciler.state.backend import locked_state
 from reconciler.state.document import State
 
-__all__ = [
-    "AUTO_APPROVE",
-    "ApplyHooks",
-    "ApplyRequest",
-    "ApplyResult",
-    "ApplyStatus",
-    "apply_plan",
-    "count_outcomes",
-]
+__all__ = ["AUTO_APPROVE", "ApplyHooks", "ApplyRequest", "ApplyResult", "ApplyStatus", "apply_plan"]
 
 
 def AUTO_APPROVE(plan: Plan) -> bool:

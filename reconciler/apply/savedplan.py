@@ -43,7 +43,7 @@ from reconciler.plan.diff import (
 from reconciler.plan.runstate import settled
 from reconciler.state.document import State
 
-__all__ = ["find_stale", "resolve_saved_secrets", "secrets_for_saved_plan"]
+__all__: list[str] = []
 
 
 @dataclass

@@ -55,7 +55,7 @@ from reconciler.plan.runstate import (
     is_transitional,
 )
 
-__all__ = ["ActionSender", "ApplyShared", "cut_short", "renamed"]
+__all__: list[str] = []
 
 
 @dataclass

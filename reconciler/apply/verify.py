@@ -36,14 +36,7 @@ from reconciler.plan.diff import (
 )
 from reconciler.plan.runstate import RunState
 
-__all__ = [
-    "deferred_endpoint_bodies",
-    "leaf_paths",
-    "unconverged",
-    "value_at",
-    "without_edits_made",
-    "write_visible",
-]
+__all__: list[str] = []
 
 
 def value_at(obj: SecretTree, path: JsonPath) -> FieldValue:

@@ -27,7 +27,7 @@ from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.runstate import FAILED_STATES
 
-__all__ = ["DEFAULT_WAIT_TIMEOUT", "PipeWatcher", "Subject", "WaitOptions", "WaitStatus", "Waiting"]
+__all__ = ["DEFAULT_WAIT_TIMEOUT", "WaitOptions", "Waiting"]
 
 
 DEFAULT_WAIT_TIMEOUT = 600.0

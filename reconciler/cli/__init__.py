@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-__all__ = ["cli", "main"]
+__all__ = ["SETTINGS_OPTIONS", "LazyCommands", "ReconcileError", "main"]
 
 
 # httpx imports its own command line (``httpx._main``) when it can, and with it rich and

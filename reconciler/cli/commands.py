@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-__all__ = ["SETTINGS_OPTIONS", "LazyCommands"]
+__all__: list[str] = []
 
 
 # Each command's name and the module of ``reconciler.cli`` that defines it (under the same

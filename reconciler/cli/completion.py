@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 from click.shell_completion import CompletionItem, get_completion_class
 
-__all__ = ["complete_targets"]
+__all__: list[str] = []
 
 
 SHELLS = ("bash", "zsh", "fish")

@@ -25,16 +25,7 @@ from reconciler.settings.table import SETTING_PARAMS
 if TYPE_CHECKING:
     from reconciler.settings import Settings
 
-__all__ = [
-    "INDEPENDENT",
-    "NO_ENVIRONMENT",
-    "leaves",
-    "pass_settings",
-    "prepare",
-    "settings_of",
-    "warn_legacy_state",
-    "with_settings",
-]
+__all__: list[str] = []
 
 
 F = TypeVar("F", bound=Callable[..., Any])

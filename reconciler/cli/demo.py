@@ -27,7 +27,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["main"]
+__all__: list[str] = []
 
 
 _EXPORT = re.compile(r"^export (?P<name>RECONCILE_[A-Z_]+)=(?P<value>.*)$")

@@ -22,13 +22,7 @@ if TYPE_CHECKING:
     from reconciler.plan.environments import Target
     from reconciler.settings import Settings
 
-__all__ = [
-    "all_environments",
-    "announce_environment",
-    "effective_of",
-    "environment_settings",
-    "targets",
-]
+__all__: list[str] = []
 
 
 def current_settings() -> Settings | None:

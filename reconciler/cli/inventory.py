@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from reconciler.client.api import Client
     from reconciler.settings import Settings
 
-__all__ = ["read_live"]
+__all__: list[str] = []
 
 
 T = TypeVar("T")

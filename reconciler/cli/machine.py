@@ -18,7 +18,7 @@ import click
 from reconciler.model.errors import ReconcileError
 from reconciler.model.errors import error_entries as error_entries_of
 
-__all__ = ["emit_error", "error_entries", "remember_from_args", "remember_output", "reset"]
+__all__: list[str] = []
 
 
 _asked: dict[str, str | None] = {"command": None, "format": None}

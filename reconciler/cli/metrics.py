@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-__all__ = ["metrics_option"]
+__all__: list[str] = []
 
 
 def metrics_option(command: str) -> Callable[[Callable[..., int]], Callable[..., int]]:

@@ -22,14 +22,7 @@ import click
 
 from reconciler.settings.table import BY_PARAM, Bounds, Kind, Setting, default_of
 
-__all__ = [
-    "choice_option",
-    "connection_options",
-    "output_option",
-    "path_option",
-    "setting_option",
-    "setting_options",
-]
+__all__: list[str] = []
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from reconciler.plan.compute import PlanOptions
     from reconciler.settings import Settings
 
-__all__ = ["PlanFlags", "plan_options"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

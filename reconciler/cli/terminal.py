@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["Progress", "WaitProgress", "run", "use_color"]
+__all__: list[str] = []
 
 
 T = TypeVar("T")

@@ -26,7 +26,7 @@ from reconciler.model.text import shown
 if TYPE_CHECKING:
     from reconciler.settings import Settings
 
-__all__ = ["Duration", "Fraction"]
+__all__: list[str] = []
 
 
 F = TypeVar("F", bound=Callable[..., Any])

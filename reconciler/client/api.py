@@ -38,9 +38,7 @@ from tenacity import wait_exponential_jitter
 
 from reconciler.client.config import (
     DASHBOARDS,
-    DASHBOARDS_RATE,
     MANAGEMENT,
-    MANAGEMENT_RATE,
     ApiConfig,
     tls_context,
 )
@@ -85,10 +83,6 @@ from reconciler.model.json import JsonValue
 from reconciler.model.secrets import SecretTree, reveal
 
 __all__ = [
-    "DASHBOARDS",
-    "DASHBOARDS_RATE",
-    "MANAGEMENT",
-    "MANAGEMENT_RATE",
     "ApiConfig",
     "Client",
     "ClientStats",

@@ -23,14 +23,7 @@ from reconciler.client.limits import RequestLimits
 from reconciler.client.ratelimit import Rate
 from reconciler.model.errors import ConfigError
 
-__all__ = [
-    "DASHBOARDS",
-    "DASHBOARDS_RATE",
-    "MANAGEMENT",
-    "MANAGEMENT_RATE",
-    "ApiConfig",
-    "tls_context",
-]
+__all__ = ["DASHBOARDS", "MANAGEMENT", "ApiConfig"]
 
 
 MANAGEMENT = "management"

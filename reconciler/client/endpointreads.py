@@ -25,7 +25,7 @@ from reconciler.model.identity import find_service
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
-__all__ = ["ServiceReader"]
+__all__: list[str] = []
 
 
 class ServiceReader:

@@ -47,7 +47,7 @@ from reconciler.model.errors import (
     ServiceUnreachable,
 )
 
-__all__ = ["REFUSED_GRACE", "Health", "answer_text", "credential_origins"]
+__all__: list[str] = []
 
 # Seconds of refused connections (after a success) before the interface is given up.
 REFUSED_GRACE = 5.0

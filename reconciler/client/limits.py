@@ -28,15 +28,7 @@ from reconciler.client import defaults
 from reconciler.client.defaults import MIB
 from reconciler.model.errors import ConfigError
 
-__all__ = [
-    "BodyTooLarge",
-    "RequestLimits",
-    "format_size",
-    "parse_wait",
-    "read_capped",
-    "redirect_target",
-    "server_wait",
-]
+__all__ = ["RequestLimits"]
 
 
 # Waits in X-RateLimit-Reset / Retry-After above this are epoch seconds (2001-09-09 onwards),

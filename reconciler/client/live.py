@@ -21,11 +21,9 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.endpointreads import ServiceReader
 from reconciler.client.livestate import (
-    Capabilities,
     LiveSnapshot,
     LiveState,
     Observed,
-    PipeNeed,
     RetiredNeed,
     Wanted,
 )
@@ -36,15 +34,7 @@ from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Un
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 
-__all__ = [
-    "Capabilities",
-    "LiveSnapshot",
-    "Observed",
-    "PipeNeed",
-    "RetiredNeed",
-    "Wanted",
-    "refresh",
-]
+__all__ = ["LiveSnapshot", "Observed", "Wanted", "refresh"]
 
 NO_DASHBOARDS_TOKEN = (
     "no dashboards token: set RECONCILE_DASHBOARDS_TOKEN or pass --dashboards-token"

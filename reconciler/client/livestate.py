@@ -19,9 +19,7 @@ from reconciler.model.json import JsonMapping, JsonObject
 from reconciler.model.resources import Resource
 
 __all__ = [
-    "Capabilities",
     "LiveSnapshot",
-    "LiveState",
     "Observed",
     "PipeList",
     "PipeNeed",

@@ -17,17 +17,13 @@ from urllib.parse import quote, unquote, urlencode
 __all__ = [
     "DASHBOARDS_PATH",
     "PipeIds",
-    "backups_path",
     "cdc_scaling_path",
     "dashboard_path",
     "endpoint_path",
     "endpoints_path",
-    "organization_of",
     "organization_path",
     "pipe_path",
     "pipes_path",
-    "schema_discovery_path",
-    "services_path",
 ]
 
 

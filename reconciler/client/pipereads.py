@@ -20,7 +20,7 @@ from reconciler.client.paths import PipeIds
 from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
 from reconciler.model.identity import find_service
 
-__all__ = ["PipeReader"]
+__all__: list[str] = []
 
 NO_LIST = "the server has no pipe list endpoint: pipes are read one GET each"
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from reconciler.model.errors import Interrupted
 
-__all__ = ["NotInTime", "Rate", "SlidingWindowLimiter"]
+__all__ = ["Rate"]
 
 
 @dataclass(frozen=True)

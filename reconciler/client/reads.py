@@ -46,7 +46,6 @@ __all__ = [
     "list_dashboards",
     "list_endpoints",
     "list_pipes",
-    "list_pipes_undecoded",
     "list_services",
 ]
 

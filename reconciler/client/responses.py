@@ -21,7 +21,7 @@ from reconciler.client.config import MANAGEMENT
 from reconciler.model.errors import ApiError, MalformedAnswer, api_error_type
 from reconciler.model.json import JsonValue
 
-__all__ = ["RequestRecord", "Undecoded", "parse_error", "transport_error", "unwrap"]
+__all__ = ["RequestRecord", "Undecoded"]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from reconciler.client.limits import RequestLimits, server_wait
 from reconciler.client.ratelimit import SlidingWindowLimiter
 from reconciler.model.errors import ApiError, Delivery, RateLimited
 
-__all__ = ["Attempts", "OutcomeUnknown", "Retryable", "gave_up", "retrying", "server_pause"]
+__all__ = ["OutcomeUnknown"]
 
 
 class OutcomeUnknown(ApiError):

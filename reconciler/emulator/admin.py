@@ -26,7 +26,7 @@ from reconciler.emulator.protocol import ApiError, management_error, management_
 if TYPE_CHECKING:
     from reconciler.emulator.pipeline import Runtime
 
-__all__ = ["Admin"]
+__all__: list[str] = []
 
 
 PIPE_STATES = [

@@ -36,7 +36,7 @@ from reconciler.emulator.protocol import (
 )
 from reconciler.emulator.store import Store, public_dashboard, public_pipe, public_service
 
-__all__ = ["Api"]
+__all__: list[str] = []
 
 
 Handler = Callable[[Call], Response]

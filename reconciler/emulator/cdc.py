@@ -15,7 +15,7 @@ from reconciler.emulator.lifecycle import DATABASE_KINDS
 from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.validation import integer, management, number, obj
 
-__all__ = ["PATCH", "change", "current", "require_database_pipe", "validate"]
+__all__: list[str] = []
 
 
 PATCH = obj(

@@ -54,13 +54,7 @@ from reconciler.emulator.validation import (
     check_object_storage,
 )
 
-__all__ = [
-    "check_stream_source",
-    "new_pipe",
-    "validate_pipe_create",
-    "validate_scaling",
-    "validate_state_command",
-]
+__all__: list[str] = []
 
 
 def _bad(message: str) -> ApiError:

@@ -31,17 +31,7 @@ from reconciler.emulator.validation import (
     string,
 )
 
-__all__ = [
-    "CREATE",
-    "DATABASE_KINDS",
-    "LABELS",
-    "MAPPING_DEFAULTS",
-    "MAPPING_KEYS",
-    "PATCH",
-    "check_create",
-    "settings_defaults",
-    "source_defaults",
-]
+__all__ = ["DATABASE_KINDS"]
 
 MAPPING_KEYS: dict[str, tuple[str, str, str]] = {
     "postgres": ("sourceSchemaName", "sourceTable", "targetTable"),

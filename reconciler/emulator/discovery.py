@@ -21,7 +21,7 @@ from reconciler.emulator.pipe_bodies import KAFKA_CREATE, KINESIS_CREATE, single
 from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.validation import management, obj
 
-__all__ = ["REQUEST", "discover", "validate"]
+__all__: list[str] = []
 
 
 REQUEST = obj(

@@ -17,13 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "EmulatorConfig",
-    "FaultInjector",
-    "SlidingWindowLimiter",
-    "parse_rate_limit",
-    "reset_headers",
-]
+__all__ = ["EmulatorConfig", "parse_rate_limit"]
 
 
 FAULTS = ("503", "502", "drop")

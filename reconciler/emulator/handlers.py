@@ -21,7 +21,7 @@ from reconciler.emulator.protocol import ApiError, Identity, management_ok, requ
 from reconciler.emulator.store import Store, public_service
 from reconciler.emulator.validation import PIPE_SETTINGS, management
 
-__all__ = ["Call", "Handlers"]
+__all__: list[str] = []
 
 
 _SETTINGS_DEFAULTS = {

@@ -26,7 +26,7 @@ from typing import Any
 
 from reconciler.emulator.protocol import ApiError, iso_ms, parse_iso
 
-__all__ = ["DATABASE_KINDS", "Command", "begin", "command", "forget", "route", "settle"]
+__all__: list[str] = []
 
 
 # The source kinds that copy a database's tables (the others read streams or files).

@@ -17,7 +17,7 @@ from reconciler.emulator.protocol import DEMO_ORG_ID
 from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE, backup_id
 from reconciler.emulator.validation import PIPE_SETTINGS, uuid_string
 
-__all__ = ["document"]
+__all__: list[str] = []
 
 
 _UUID = uuid_string().schema

@@ -18,7 +18,7 @@ from reconciler.emulator import (
     validation,
 )
 
-__all__ = ["OPERATIONS", "Operation"]
+__all__: list[str] = []
 
 
 _ORG = "/v1/organizations/{organizationId}"

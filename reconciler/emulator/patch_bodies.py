@@ -32,7 +32,7 @@ from reconciler.emulator.validation import (
     uuid_string,
 )
 
-__all__ = ["PIPE_UPDATE", "validate_pipe_update"]
+__all__: list[str] = []
 
 
 _SOURCE = obj(

@@ -31,17 +31,7 @@ from reconciler.emulator.validation import (
     uuid_string,
 )
 
-__all__ = [
-    "KAFKA_CREATE",
-    "KINESIS_CREATE",
-    "OBJECT_STORAGE_METHODS",
-    "OBJECT_STORAGE_SECRET",
-    "PIPE_CREATE",
-    "SCALING",
-    "SERVICE_ACCOUNT",
-    "STATE_COMMAND",
-    "single_kind",
-]
+__all__: list[str] = []
 
 
 KAFKA_TYPES = (

@@ -43,7 +43,7 @@ from reconciler.emulator.recording import Recorder
 from reconciler.emulator.seed import build_seed
 from reconciler.emulator.store import Store
 
-__all__ = ["ConnectionDropped", "EmulatorApp", "Runtime", "create_app"]
+__all__ = ["create_app"]
 
 
 Scope = MutableMapping[str, Any]

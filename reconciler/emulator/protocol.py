@@ -24,25 +24,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-__all__ = [
-    "DEMO_KEY_SECRET",
-    "DEMO_ORG_ID",
-    "DEMO_TOKEN",
-    "OTHER_ORG_ID",
-    "ApiError",
-    "Identities",
-    "Identity",
-    "basic_pair",
-    "dashboards_error",
-    "dashboards_ok",
-    "iso_ms",
-    "json_response",
-    "later_than",
-    "management_error",
-    "management_ok",
-    "parse_iso",
-    "require_uuid",
-]
+__all__: list[str] = []
 
 
 DEMO_ORG_ID = "7c1e4b2a-9f3d-4c8e-a5b6-0d1e2f3a4b5c"

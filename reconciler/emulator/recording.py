@@ -16,7 +16,7 @@ import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["ENV", "Recorder"]
+__all__: list[str] = []
 
 
 ENV = "RECONCILE_EMULATOR_CONTRACT_LOG"

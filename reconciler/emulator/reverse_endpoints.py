@@ -21,18 +21,7 @@ from typing import Any
 from reconciler.emulator.protocol import ApiError, iso_ms, parse_iso
 from reconciler.emulator.validation import Nullable, array, management, obj, string
 
-__all__ = [
-    "CREATE",
-    "UPDATE",
-    "create",
-    "delete",
-    "forget",
-    "later",
-    "settle",
-    "update",
-    "validate_create",
-    "validate_update",
-]
+__all__: list[str] = []
 
 
 TYPE_FIELDS: dict[str, tuple[str, ...]] = {

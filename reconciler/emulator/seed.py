@@ -22,18 +22,7 @@ from typing import Any
 
 from reconciler.emulator.protocol import DEMO_ORG_ID, OTHER_ORG_ID, iso_ms
 
-__all__ = [
-    "ANALYTICS",
-    "CLOUD_PROVIDER",
-    "ENDPOINT_READY",
-    "KAFKA_PIPE",
-    "KINDS",
-    "REGION",
-    "backup_id",
-    "build_seed",
-    "scale_ids",
-    "scale_service_id",
-]
+__all__: list[str] = []
 
 
 ANALYTICS = "3f6a1c2e-8b4d-4e7f-9a1b-2c3d4e5f6a71"

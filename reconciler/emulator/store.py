@@ -41,7 +41,7 @@ from reconciler.emulator.validation import (
     merge,
 )
 
-__all__ = ["Store", "public_dashboard", "public_pipe", "public_service"]
+__all__: list[str] = []
 
 
 _WRITE_ONLY = ("credentials", "accessKey", "serviceAccountKey")

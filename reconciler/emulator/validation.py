@@ -21,37 +21,7 @@ from typing import Any
 
 from reconciler.emulator.protocol import ApiError
 
-__all__ = [
-    "ABSENT",
-    "CREDENTIAL_SHAPES",
-    "DASHBOARD",
-    "KAFKA_AUTHENTICATION",
-    "KAFKA_CREDENTIALS",
-    "KEEP",
-    "ORGANIZATION_UPDATE",
-    "PIPE_SETTINGS",
-    "TABLE_ENGINES",
-    "Invalid",
-    "Nullable",
-    "Rule",
-    "array",
-    "boolean",
-    "check_field_mappings",
-    "check_kafka_credentials",
-    "check_kinesis",
-    "check_object_storage",
-    "integer",
-    "management",
-    "merge",
-    "number",
-    "obj",
-    "object_storage_authentication",
-    "one_of",
-    "string",
-    "uuid_string",
-    "validate_dashboard",
-    "validate_organization_update",
-]
+__all__: list[str] = []
 
 
 Check = Callable[[Any, str], Any]

@@ -38,7 +38,7 @@ from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import Resource
 from reconciler.model.secrets import resolve_pipe_secrets
 
-__all__ = ["Draft", "column_type", "discover_file", "draft_manifest"]
+__all__ = ["Draft", "discover_file", "draft_manifest"]
 
 
 # The source kinds the service's schema discovery reads (its request takes these alone).

@@ -48,15 +48,7 @@ from reconciler.model.json import JsonLike, JsonMapping, JsonObject, as_mapping
 from reconciler.model.resources import API_VERSION, JsonPath
 from reconciler.state.local import find_project_root
 
-__all__ = [
-    "ExportOptions",
-    "collect",
-    "pipe_document",
-    "render_document",
-    "slugify",
-    "unique_names",
-    "write_documents",
-]
+__all__ = ["ExportOptions", "collect", "write_documents"]
 
 
 _MISSING = object()

@@ -31,25 +31,14 @@ from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue
 from reconciler.model.secrets import REDACTED
 
 __all__ = [
-    "BackupFreshness",
-    "assess_backups",
     "backup_freshness",
-    "backup_time",
-    "find_pipe",
     "get_dashboards",
     "get_organization",
-    "human_duration",
-    "human_size",
     "list_services",
     "parse_duration",
-    "pick_service",
-    "pipe_list",
     "redact_secrets",
-    "resolve_service",
     "service_backups",
     "service_cdc_scaling",
-    "source_kind",
-    "utc_iso",
 ]
 
 

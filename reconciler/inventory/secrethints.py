@@ -26,7 +26,7 @@ from reconciler.model.fields import (
 )
 from reconciler.model.json import JsonMapping
 
-__all__ = ["has_secrets", "secret_hints"]
+__all__: list[str] = []
 
 
 # Members that are PEM files rather than short values: referenced as files, with this suffix.

@@ -18,7 +18,7 @@ from reconciler.model.resources import check_default_organization
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["NO_ORGANIZATION", "read_live"]
+__all__ = ["read_live"]
 
 
 T = TypeVar("T")

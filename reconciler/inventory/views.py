@@ -35,7 +35,6 @@ __all__ = [
     "offender_line",
     "organization_details",
     "service_rows",
-    "source_summary",
 ]
 
 

@@ -14,7 +14,7 @@ from reconciler.model.errors import ManifestError
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import JsonPath, Resource, format_path
 
-__all__ = ["Loader", "Named", "Record"]
+__all__: list[str] = []
 
 
 # What binds a manifest to one live object, per kind: two manifests may not share it.

@@ -30,7 +30,6 @@ from reconciler.model.nesteddiff import differences, same_length_objects
 from reconciler.model.resources import format_path
 
 __all__ = [
-    "Presence",
     "compare",
     "render_comparison_json",
     "render_comparison_text",

@@ -20,7 +20,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-__all__ = ["API_VERSION", "canonical_yaml", "format_file", "format_text"]
+__all__ = ["API_VERSION", "canonical_yaml", "format_file"]
 
 
 API_VERSION = "reconcile/v1"

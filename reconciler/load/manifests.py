@@ -45,14 +45,7 @@ from reconciler.model.resources import (
     format_path,
 )
 
-__all__ = [
-    "FULL_POSITIONS",
-    "ManifestLimits",
-    "find_manifest_files",
-    "load_manifests",
-    "load_resources",
-    "warn_deprecated_variables",
-]
+__all__ = ["ManifestLimits", "find_manifest_files", "load_manifests", "load_resources"]
 
 
 SUFFIXES = (".yaml", ".yml")

@@ -42,7 +42,7 @@ from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import KINDS, JsonPath, Resource, check_default_organization
 from reconciler.model.secrets import is_reference
 
-__all__ = ["Effective", "Layering", "load_environment", "load_layered", "merge"]
+__all__ = ["Effective", "Layering", "load_environment", "load_layered"]
 
 
 @dataclass(frozen=True)

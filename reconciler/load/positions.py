@@ -21,7 +21,7 @@ from reconciler.load.yamlevents import Builder, YamlSyntaxError
 from reconciler.model.errors import Location
 from reconciler.model.resources import JsonPath, PathPart
 
-__all__ = ["DocumentLocator", "MergedLocator", "SourceFile", "position_index"]
+__all__: list[str] = []
 
 
 def position_index(data: bytes) -> list[dict[JsonPath, tuple[int, int]]]:

@@ -29,15 +29,7 @@ from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath, format_path
 
-__all__ = [
-    "FILE_NAME",
-    "ProjectFile",
-    "display_path",
-    "find_project_file",
-    "load_project_file",
-    "project_errors",
-    "project_schema",
-]
+__all__ = ["ProjectFile", "display_path", "find_project_file", "load_project_file"]
 
 
 FILE_NAME = "reconcile.yaml"

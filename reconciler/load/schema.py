@@ -30,17 +30,7 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
     from referencing import Registry
 
-__all__ = [
-    "COMMON_FILE",
-    "KIND_FILES",
-    "compiled_check",
-    "json_validator",
-    "kind_schema",
-    "load_schemas",
-    "reset_defaults",
-    "schema_dir",
-    "suggest",
-]
+__all__ = ["COMMON_FILE", "KIND_FILES", "load_schemas", "reset_defaults", "schema_dir", "suggest"]
 
 
 KIND_FILES: dict[str, str] = {

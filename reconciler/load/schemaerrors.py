@@ -22,7 +22,7 @@ from reconciler.model.resources import JsonPath
 if TYPE_CHECKING:
     from jsonschema import ValidationError
 
-__all__ = ["describe", "explain", "message_for"]
+__all__: list[str] = []
 
 SECRET_TITLE = "Secret reference"
 SECRET_MESSAGE = "is a secret: write {fromEnv: NAME} or {fromFile: PATH}, never the value"

@@ -41,14 +41,7 @@ from reconciler.model.errors import ConfigError
 from reconciler.model.json import JsonArray, JsonObject, JsonScalar, JsonValue
 from reconciler.model.resources import JsonPath
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "Builder",
-    "CParser",
-    "ManifestLimits",
-    "YamlSyntaxError",
-    "resolve_plain",
-]
+__all__ = ["YamlSyntaxError"]
 
 
 try:  # the C extension: the point of this module

@@ -25,16 +25,12 @@ from reconciler.model.json import JsonValue
 from reconciler.model.resources import JsonPath
 
 __all__ = [
-    "DEFAULT_LIMITS",
-    "NAME_PATHS",
     "CParser",
     "DocumentLocator",
     "ManifestLimits",
     "SourceFile",
     "YamlSyntaxError",
     "parse",
-    "parse_located",
-    "parse_marked",
     "position_index",
     "resolve_plain",
 ]

@@ -35,17 +35,7 @@ from typing import Any
 
 from reconciler.model.resources import JsonPath
 
-__all__ = [
-    "ALL",
-    "ANNOTATION",
-    "COMMON_FILE",
-    "ORGANIZATION_FILE",
-    "PIPE_FILE",
-    "defined_pattern",
-    "facts",
-    "field_paths",
-    "schema_dir",
-]
+__all__ = ["ALL", "COMMON_FILE", "ORGANIZATION_FILE", "defined_pattern", "facts", "schema_dir"]
 
 PIPE_FILE = "pipe.schema.json"
 ORGANIZATION_FILE = "organization.schema.json"

@@ -16,7 +16,6 @@ from reconciler.model.catalogue import facts, field_paths
 from reconciler.model.resources import JsonPath
 
 __all__ = [
-    "CREATE_OMITS_NULL",
     "DATABASE_KINDS",
     "DESTINATION_REQUIRED",
     "EDITABLE_MAPPINGS",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from deepdiff import DeepDiff
     from deepdiff.model import DiffLevel
 
-__all__ = ["differences", "same_length", "same_length_objects", "whole_lists"]
+__all__ = ["differences", "same_length_objects", "whole_lists"]
 
 
 # Which pairs of lists are compared item by item (the others: one value).

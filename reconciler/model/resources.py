@@ -20,7 +20,6 @@ from reconciler.model.json import JsonMapping
 __all__ = [
     "API_VERSION",
     "KINDS",
-    "FixedLocator",
     "JsonPath",
     "Location",
     "PathPart",

@@ -24,19 +24,7 @@ from reconciler.model.json import JsonLike
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash
 
-__all__ = [
-    "CREATED_ID",
-    "PLAN_FORMAT_VERSION",
-    "Action",
-    "Op",
-    "Plan",
-    "Purpose",
-    "Request",
-    "error_action",
-    "noop_action",
-    "prune_action",
-    "replacing",
-]
+__all__ = ["CREATED_ID", "Action", "Op", "Plan", "Purpose", "Request"]
 
 
 PLAN_FORMAT_VERSION = 1

@@ -26,19 +26,7 @@ from reconciler.plan.endpoints import plan_endpoint_prune
 from reconciler.plan.targets import matches_target
 from reconciler.state.document import State
 
-__all__ = [
-    "bind_dashboards",
-    "display_name",
-    "held_warnings",
-    "pipe_identities",
-    "prune_dashboards",
-    "prune_endpoints",
-    "prune_partial",
-    "prune_pipes",
-    "retired_needs",
-    "retired_note",
-    "run_files",
-]
+__all__: list[str] = []
 
 
 def bind_dashboards(

@@ -20,7 +20,7 @@ from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, Purpose, Request, error_action, noop_action
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, same
 
-__all__ = ["creates_database_pipe", "plan_cdc"]
+__all__: list[str] = []
 
 
 def plan_cdc(resource: Resource, found: ServiceCdc, creating: Iterable[str] = ()) -> Action:

@@ -17,17 +17,7 @@ from reconciler.plan.actions import Action
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, FieldValue, Missing
 from reconciler.plan.listdiff import ElementChange, ElementOp, counts, field_changes, list_changes
 
-__all__ = [
-    "ElementLine",
-    "describe_change",
-    "element_text",
-    "expand_change",
-    "full_text",
-    "readded_paths",
-    "reset_text",
-    "value_pair",
-    "value_text",
-]
+__all__: list[str] = []
 
 
 _VALUE_WIDTH = 100

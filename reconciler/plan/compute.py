@@ -28,7 +28,6 @@ from reconciler.model.secrets import unresolved
 from reconciler.plan.actions import Action, Op, Plan
 from reconciler.plan.bindings import (
     bind_dashboards,
-    display_name,
     pipe_identities,
     prune_dashboards,
     prune_endpoints,
@@ -43,21 +42,15 @@ from reconciler.plan.endpointrefs import endpoint_users, named_endpoints, refer
 from reconciler.plan.endpoints import plan_endpoint_manifest
 from reconciler.plan.kinds import plan_other, plan_seen_pipe
 from reconciler.plan.pipebinding import observe_pipes, pipe_need
-from reconciler.plan.targets import matches_target, select_actions, select_targets
+from reconciler.plan.targets import select_actions, select_targets
 from reconciler.state.document import State
 
 __all__ = [
     "PlanOptions",
-    "bind_dashboards",
-    "display_name",
-    "matches_target",
     "new_state_creates",
     "new_state_message",
     "plan_resources",
-    "plan_snapshot",
     "select_actions",
-    "select_targets",
-    "wanted",
 ]
 
 

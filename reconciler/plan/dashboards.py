@@ -32,7 +32,7 @@ from reconciler.plan.diff import (
 )
 from reconciler.state.document import DashboardRecord
 
-__all__ = ["plan_dashboard", "plan_prune"]
+__all__: list[str] = []
 
 
 _NO_PUT = "not updatable through this API (the server offers no PUT)"

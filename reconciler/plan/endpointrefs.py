@@ -23,7 +23,7 @@ from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Action, Op, error_action
 
-__all__ = ["endpoint_users", "fill_created", "known_after_create", "named_endpoints", "refer"]
+__all__ = ["fill_created"]
 
 
 NAMES = "reversePrivateEndpoints"

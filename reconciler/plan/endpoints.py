@@ -36,7 +36,7 @@ from reconciler.plan.actions import (
 )
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, content_hash, same
 
-__all__ = ["bind_endpoint", "plan_endpoint", "plan_endpoint_manifest", "plan_endpoint_prune"]
+__all__: list[str] = []
 
 
 ID_KEY = "reversePrivateEndpointId"

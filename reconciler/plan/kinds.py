@@ -31,7 +31,7 @@ from reconciler.plan.planners import plan_organization, plan_pipe
 from reconciler.plan.runstate import after_create
 from reconciler.state.document import State
 
-__all__ = ["organization_observed", "plan_other", "plan_seen_pipe"]
+__all__: list[str] = []
 
 
 def plan_other(

@@ -47,18 +47,7 @@ from reconciler.plan.diff import (
     secret_field_name,
 )
 
-__all__ = [
-    "CREATE_FIELDS",
-    "create_body",
-    "create_errors",
-    "made_by_lost_create",
-    "plan_create",
-    "plan_prune",
-    "plan_replace",
-    "replacement_errors",
-    "sent_hash",
-    "shows_body",
-]
+__all__ = ["sent_hash", "shows_body"]
 
 
 # The top-level fields of a pipe's create body (``state`` goes through the state command).

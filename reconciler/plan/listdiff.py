@@ -26,7 +26,7 @@ from reconciler.model.nesteddiff import differences
 from reconciler.model.resources import JsonPath, format_path
 from reconciler.plan.diff import MISSING, FieldValue, same
 
-__all__ = ["ElementChange", "ElementOp", "counts", "field_changes", "list_changes"]
+__all__: list[str] = []
 
 
 # The field(s) naming an element, by the list's own name (the last part of its path).

@@ -23,7 +23,7 @@ from reconciler.model.identity import Binding, Bound, Identities, Listed, bind, 
 from reconciler.model.json import JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
 
-__all__ = ["PipeBinder", "PipeSeen", "observe_pipes", "pipe_need"]
+__all__: list[str] = []
 
 CANNOT_CREATE = (
     "this pipe has no spec.pipeId and none is recorded in state, but this server cannot list "

@@ -49,7 +49,7 @@ from reconciler.plan.diff import (
     secret_field_name,
 )
 
-__all__ = ["diff_pipe", "pipe_managed"]
+__all__: list[str] = []
 
 
 def pipe_managed(spec: Mapping[str, SecretTree]) -> dict[str, SecretTree]:

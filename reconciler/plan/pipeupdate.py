@@ -25,7 +25,7 @@ from reconciler.plan.diff import ChangeKind, FieldChange, mapping_key, members
 from reconciler.plan.rules import complete_source
 from reconciler.plan.runstate import SCALING
 
-__all__ = ["completed_sources", "pipe_requests"]
+__all__: list[str] = []
 
 
 # Spec keys written through their own endpoints, never in the update body.

@@ -23,7 +23,7 @@ from reconciler.plan.actions import PLAN_FORMAT_VERSION, Action, Op, Plan, Purpo
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange, present
 from reconciler.plan.listdiff import field_changes, list_changes
 
-__all__ = ["SENSITIVE_TEXT", "action_errors", "action_to_json", "dumps", "load", "plan_to_json"]
+__all__ = ["action_errors", "dumps", "load"]
 
 
 SENSITIVE_TEXT = "(sensitive value changed)"

@@ -53,7 +53,7 @@ from reconciler.plan.rules import (
 )
 from reconciler.plan.runstate import after_create, plan_lifecycle, settled
 
-__all__ = ["plan_organization", "plan_pipe"]
+__all__: list[str] = []
 
 
 # Change kinds that write nothing through the pipe update.

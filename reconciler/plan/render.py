@@ -32,13 +32,11 @@ from reconciler.plan.changetext import (
 from reconciler.plan.diff import MISSING, ChangeKind
 
 __all__ = [
-    "MARKDOWN_LIMIT",
     "ansi",
     "describe_change",
     "render_errors_markdown",
     "render_markdown",
     "render_text",
-    "summary_line",
     "table",
 ]
 

@@ -29,7 +29,7 @@ from reconciler.model.resources import Resource
 from reconciler.model.secrets import SecretTree
 from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
-__all__ = ["complete_source", "pipe_rule_errors", "resend_credentials"]
+__all__: list[str] = []
 
 
 _MAPPINGS = ("fieldMappings",)

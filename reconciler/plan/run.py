@@ -37,15 +37,7 @@ from reconciler.state.backend import (
 )
 from reconciler.state.document import State
 
-__all__ = [
-    "PlanResult",
-    "ProgressBar",
-    "ProgressFactory",
-    "Scope",
-    "compute_plan",
-    "no_progress",
-    "save_plan",
-]
+__all__ = ["PlanResult", "ProgressFactory", "Scope", "compute_plan", "no_progress", "save_plan"]
 
 
 @dataclass(frozen=True)

@@ -34,14 +34,11 @@ from reconciler.plan.diff import MISSING, ChangeKind, FieldChange
 
 __all__ = [
     "FAILED_STATES",
-    "SCALING",
     "SETTLED_STATES",
     "RunState",
     "StateCommand",
-    "after_create",
     "command_of",
     "is_transitional",
-    "plan_lifecycle",
     "settled",
 ]
 

@@ -14,7 +14,7 @@ from reconciler.model.errors import ConfigError, suggest
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Plan
 
-__all__ = ["matches_target", "select_actions", "select_targets"]
+__all__ = ["select_actions"]
 
 
 def matches_target(key: str, targets: Sequence[str]) -> bool:

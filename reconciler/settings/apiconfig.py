@@ -14,7 +14,7 @@ from reconciler.model.errors import ConfigError
 if TYPE_CHECKING:
     from reconciler.client.config import ApiConfig
 
-__all__ = ["api_config_of"]
+__all__: list[str] = []
 
 
 T = TypeVar("T")

@@ -29,16 +29,7 @@ from reconciler.model.secretfiles import (
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
-__all__ = [
-    "DEFAULT_ENVIRONMENT",
-    "ENV_VARIABLE",
-    "Environment",
-    "SecretRef",
-    "choose",
-    "needs_one",
-    "parse_environments",
-    "secret_files_of",
-]
+__all__: list[str] = []
 
 
 ENVIRONMENTS = "environments"

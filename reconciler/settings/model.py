@@ -17,15 +17,7 @@ from reconciler.settings.table import Setting
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
-__all__ = [
-    "LAZY_DEFAULT",
-    "NO_PATHS",
-    "EnvFile",
-    "Resolved",
-    "SettingsRequest",
-    "Source",
-    "where_in_project",
-]
+__all__ = ["NO_PATHS", "Resolved", "SettingsRequest", "Source"]
 
 
 # Said when a command has no manifests to work on (the project file may name them).

@@ -28,7 +28,7 @@ from reconciler.model.resources import JsonPath, Resource
 if TYPE_CHECKING:
     from reconciler.settings.resolve import Settings
 
-__all__ = ["check_overlaps", "identities"]
+__all__ = ["check_overlaps"]
 
 
 # A live object's identity: (label, server, organization, key); where in the manifest it is.

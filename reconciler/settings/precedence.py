@@ -22,7 +22,7 @@ from reconciler.settings.table import SETTINGS, Kind, Setting
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
-__all__ = ["resolve_all"]
+__all__: list[str] = []
 
 
 class Sources(Protocol):

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from reconciler.plan.scope import Scope
     from reconciler.state.backend import Backend
 
-__all__ = ["Settings", "list_environments", "resolve", "resolve_environments", "resolve_request"]
+__all__ = ["Settings", "list_environments", "resolve", "resolve_request"]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from reconciler.model.errors import ConfigError
 
-__all__ = ["Outcome", "init_project", "template"]
+__all__ = ["Outcome", "init_project"]
 
 
 # The placeholder every template pins the release with.

@@ -17,7 +17,7 @@ from reconciler.settings.model import EnvFile, SettingsRequest
 if TYPE_CHECKING:
     from reconciler.load.project import ProjectFile
 
-__all__ = ["project_file", "project_name", "read_env_file"]
+__all__: list[str] = []
 
 
 def project_file(request: SettingsRequest, environ: Mapping[str, str]) -> ProjectFile | None:

@@ -21,16 +21,7 @@ from reconciler.model.errors import ConfigError
 from reconciler.model.resources import JsonPath
 from reconciler.model.secretfiles import MAX_SECRET_FILE_BYTES
 
-__all__ = [
-    "BY_PARAM",
-    "SETTINGS",
-    "SETTING_PARAMS",
-    "Bounds",
-    "Kind",
-    "Setting",
-    "default_of",
-    "setting_named",
-]
+__all__ = ["BY_PARAM", "SETTING_PARAMS", "Bounds", "Kind", "Setting", "default_of"]
 
 
 class Kind(StrEnum):

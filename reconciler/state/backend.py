@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Protocol, TypeAlias
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from reconciler.model.errors import StateConflictError
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import check_form
 from reconciler.state.document import State, decode, new_state
@@ -257,21 +256,15 @@ def _cas_sink(backend: Backend, version: Version) -> Callable[[bytes], None]:
 
 __all__ = [
     "DEFAULT_WORKSPACE",
-    "POLL_SECONDS",
     "Backend",
     "Holder",
     "Lease",
-    "StateConflictError",
-    "Version",
     "check_workspace",
     "create_state",
     "describe_holder",
-    "holder_age",
-    "lease_record",
     "locked_state",
     "read_state",
     "redact_address",
-    "workspace_name",
 ]
 
 

@@ -26,7 +26,7 @@ from reconciler.model.errors import StateError
 from reconciler.model.identity import Record
 from reconciler.model.json import JsonLike, JsonObject
 
-__all__ = ["STATE_FORMAT_VERSION", "DashboardRecord", "State", "decode", "new_state"]
+__all__ = ["DashboardRecord", "State"]
 
 
 STATE_FORMAT_VERSION = 1

@@ -46,14 +46,8 @@ PROJECT_FILE = "reconcile.yaml"
 __all__ = [
     "STATE_FORMAT_VERSION",
     "DashboardRecord",
-    "LocalBackend",
-    "LocalLease",
     "State",
-    "default_state_path",
     "find_project_root",
-    "load_state",
-    "locked_state",
-    "read_record",
     "resolve_state_path",
 ]
 

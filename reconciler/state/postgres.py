@@ -34,7 +34,7 @@ from reconciler.model.json import JsonObject
 from reconciler.state import backend as _backend
 from reconciler.state.backend import Holder, Version, holder_age, redact_address
 
-__all__ = ["PostgresBackend", "error_text"]
+__all__: list[str] = []
 
 
 STATE_TABLE = "reconcile_state"

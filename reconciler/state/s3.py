@@ -29,7 +29,7 @@ from reconciler.state.backend import Holder, Version, holder_age, workspace_name
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["S3Backend"]
+__all__: list[str] = []
 
 
 # The answers of a conditional write that lost to another writer.

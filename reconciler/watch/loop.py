@@ -42,7 +42,7 @@ from reconciler.state.backend import Lease, describe_holder
 from reconciler.watch.metrics import WatchMetrics
 from reconciler.watch.status import Cycle, CycleResult, WatchStatus
 
-__all__ = ["Mode", "Target", "WatchOptions", "Watcher", "refuse_if_held"]
+__all__ = ["Mode", "Target", "WatchOptions", "Watcher"]
 
 
 # The first wait after a failed cycle; it doubles up to the interval.

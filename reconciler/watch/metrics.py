@@ -23,7 +23,7 @@ from prometheus_client import (
 from reconciler.metrics import RunCollector, RunRecord
 from reconciler.watch.status import Cycle, CycleResult
 
-__all__ = ["WatchMetrics"]
+__all__: list[str] = []
 
 
 # The exit code a ``reconcile plan``/``apply`` run would have had: drift found is a finding.

@@ -20,7 +20,7 @@ from reconciler.model.errors import ConfigError
 from reconciler.watch.loop import Watcher, refuse_if_held
 from reconciler.watch.server import build_app
 
-__all__ = ["DEFAULT_LISTEN", "parse_listen", "run_watch"]
+__all__ = ["parse_listen", "run_watch"]
 
 
 DEFAULT_LISTEN = "127.0.0.1:9464"

@@ -142,4 +142,4 @@ def render_page(status: WatchStatus) -> str:
     return "".join(parts)
 
 
-__all__ = ["build_app", "render_page"]
+__all__: list[str] = []

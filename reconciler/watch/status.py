@@ -21,7 +21,7 @@ from reconciler.apply.results import ActionResult, Outcome
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.actions import Action
 
-__all__ = ["Cycle", "CycleResult", "ResourceRow", "ResourceState", "WatchStatus", "iso"]
+__all__ = ["WatchStatus"]
 
 
 STATUS_FORMAT_VERSION = 1
