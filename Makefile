@@ -16,8 +16,8 @@ demo: $(STAMP)
 	$(BIN)/python -m reconciler.cli.demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check reconciler tests bench
-	$(BIN)/ruff format --check reconciler tests bench
+	$(BIN)/ruff check reconciler tests bench tools
+	$(BIN)/ruff format --check reconciler tests bench tools
 	$(BIN)/lint-imports
 
 types: $(STAMP)
