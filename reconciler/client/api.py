@@ -66,12 +66,11 @@ from reconciler.client.retry import (
     retrying,
     server_pause,
 )
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     DeadlineExceeded,
     Delivery,
     InterfaceDown,
-    Interrupted,
     MethodNotAllowed,
     NotFound,
     NotSent,
@@ -79,6 +78,7 @@ from reconciler.model.errors import (
     ResponseTooLarge,
     Unsupported,
 )
+from reconciler.model.errors import Interrupted
 from reconciler.model.json import JsonValue
 from reconciler.model.secrets import SecretTree, reveal
 

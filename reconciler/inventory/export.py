@@ -36,7 +36,8 @@ from reconciler.inventory.reads import (
 )
 from reconciler.inventory.secrethints import has_secrets, secret_hints
 from reconciler.load.schema import KIND_FILES, load_schemas, schema_dir
-from reconciler.model.errors import BadRequest, ConfigError, Unsupported
+from reconciler.model.apierrors import BadRequest, Unsupported
+from reconciler.model.errors import ConfigError
 from reconciler.model.fields import (
     PIPE_IDENTITY,
     is_create_time_path,
