@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reconciler.inventory.export import slugify, unique_names
+from reconciler.inventory.documents import slugify, unique_names
 from tests.support.emulator import Emulator
 from tests.support.inventory import export_everything, invoke
 from tests.support.seed_ids import KAFKA_PIPE, ORG_ID, PIPE_SERVICE

@@ -82,7 +82,8 @@ def test_no_registry_hint_without_an_exported_registry_that_authenticates(
 
 
 def test_export_by_name_of_a_pipe_whose_registry_authenticates_hints_its_credentials() -> None:
-    from reconciler.inventory.export import pipe_document, render_document
+    from reconciler.inventory.documents import pipe_document
+    from reconciler.inventory.export import render_document
 
     live = {
         "id": "p-1",

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.load.manifests import find_manifest_files, load_resources
+from reconciler.load.manifestfiles import find_manifest_files
+from reconciler.load.manifests import load_resources
 from reconciler.model.errors import Location, ManifestErrors
 from tests.support.manifests import (
     DASHBOARD,

@@ -11,7 +11,7 @@ import pytest
 
 from reconciler.model.secrets import Secret, reveal
 from reconciler.plan.actions import Op
-from reconciler.plan.lifecycle import create_errors
+from reconciler.plan.createchecks import create_errors
 from tests.contract.oracle import Contract
 from tests.support.plan_inputs import pipe_resource, plan_for
 from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.cli.terminal import run
-from reconciler.load.manifests import _read_bounded
+from reconciler.load.manifestfiles import _read_bounded
 
 
 def test_running_a_command_should_still_raise_its_error() -> None:

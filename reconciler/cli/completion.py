@@ -22,7 +22,7 @@ def complete_targets(
     """Return ``Kind/name`` of every manifest under the current directory matching ``incomplete``."""
     from pathlib import Path
 
-    from reconciler.load.manifests import find_manifest_files
+    from reconciler.load.manifestfiles import find_manifest_files
     from reconciler.load.yamlsource import YamlSyntaxError, parse
     from reconciler.model.errors import ReconcileError
     from reconciler.model.resources import KINDS

@@ -30,7 +30,7 @@ def fmt(settings: Settings, check: bool, show_diff: bool) -> int:
     import difflib
 
     from reconciler.load.fmt import format_file
-    from reconciler.load.manifests import find_manifest_files
+    from reconciler.load.manifestfiles import find_manifest_files
     from reconciler.model.errors import ConfigError
     from reconciler.settings import NO_PATHS
 

@@ -1,16 +1,13 @@
 """Loading manifests: files and directories to validated ``Resource`` objects.
 
-``load_resources`` finds manifest files (a directory is searched recursively for ``*.yaml`` /
-``*.yml``, hidden directories and the project file ``reconcile.yaml`` skipped, results
-sorted), parses each with the fast C-backed parser of ``reconciler.load.yamlsource``, checks
-``apiVersion`` and ``kind``, validates each document against its kind's JSON Schema, then checks what a schema cannot say (unique table
-mappings, unique private endpoint ids, unique ``metadata.name`` per kind, a known
-organization, and one manifest per live object: one pipe id, one organization id, one dashboard
-name). Every problem found in every file is collected and raised at once as one
+``load_resources`` finds and parses the manifest files (``reconciler.load.manifestfiles``:
+bounded reads, recursive search, positions recorded as asked), checks ``apiVersion`` and
+``kind``, validates each document against its kind's JSON Schema, then checks what a schema
+cannot say (unique table mappings, unique private endpoint ids, unique ``metadata.name`` per
+kind, a known organization, and one manifest per live object: one pipe id, one organization id,
+one dashboard name). Every problem found in every file is collected and raised at once as one
 ``ManifestErrors``; each is located at ``file:line:col`` through a lazy locator, so a valid
 file is parsed once and a file with a problem twice.
-A file is read only up to its size bound, and parsing bounds alias expansion and nesting
-depth (``ManifestLimits``, defaults overridable by ``RECONCILE_MANIFEST_MAX_*``).
 """
 
 from __future__ import annotations
@@ -22,19 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.crossfile import Loader, Named, Record
+from reconciler.load.manifestfiles import _find, read_manifest_file
 from reconciler.load.positions import MergedLocator
-from reconciler.load.yamlsource import (
-    DocumentLocator,
-    ManifestLimits,
-    SourceFile,
-    YamlSyntaxError,
-    parse,
-    parse_located,
-    parse_marked,
-)
+from reconciler.load.yamlsource import DocumentLocator, ManifestLimits, SourceFile
 from reconciler.model.cdc import CDC, ratio_error
 from reconciler.model.endpoints import ENDPOINT, endpoint_type_errors
-from reconciler.model.errors import Location, ManifestError, ManifestErrors
+from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.fields import database_kind, field_mapping_problems, table_mapping_fields
 from reconciler.model.resources import (
     API_VERSION,
@@ -45,10 +35,9 @@ from reconciler.model.resources import (
     format_path,
 )
 
-__all__ = ["ManifestLimits", "find_manifest_files", "load_manifests", "load_resources"]
+__all__ = ["ManifestLimits", "load_manifests", "load_resources"]
 
 
-SUFFIXES = (".yaml", ".yml")
 # Up to this many files a plan records every position while parsing (under 10 MB).
 FULL_POSITIONS = 2000
 # The dashboards grid is 24 columns wide: a tile's x + w may not pass it.
@@ -61,102 +50,6 @@ ORG_MISSING = (
     "organizationId is not set: add spec.organizationId or pass --organization / "
     "RECONCILE_ORGANIZATION_ID"
 )
-
-
-def _display(path: str | Path) -> str:
-    """The name a user sees: the path as found, with forward slashes (``as_posix``)."""
-    text = os.fspath(path)
-    return text if os.sep == "/" else text.replace(os.sep, "/")
-
-
-def _find(paths: Sequence[str | Path]) -> tuple[list[str], list[ManifestError]]:
-    """Return the manifest files under ``paths`` and an error for each unusable path."""
-    from reconciler.load.project import FILE_NAME as PROJECT_FILE
-
-    # Plain strings, not Path objects: building 10,000 of those took ~0.1 s before the
-    # first manifest could be read. Each string is a normalised path (os.walk joins the
-    # given directory's normalised form with plain names), so it is what Path would print
-    # (a test compares both on nested, relative and "." directories).
-    found: dict[str, str] = {}
-    errors: list[ManifestError] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            hits: list[str] = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                # As Path prints it: "." is no prefix ("./a/x.yaml" is "a/x.yaml").
-                head = "" if root == "." else root.removeprefix("." + os.sep)
-                # The project file is not a manifest: `validate .` at the project root works.
-                hits.extend(
-                    os.path.join(head, f) if head else f
-                    for f in files
-                    if f.endswith(SUFFIXES) and not f.startswith(".") and f != PROJECT_FILE
-                )
-            if not hits:
-                errors.append(
-                    ManifestError(
-                        Location(_display(path)), "", "directory holds no *.yaml or *.yml files"
-                    )
-                )
-            for hit in hits:
-                found.setdefault(_display(hit), hit)
-        elif path.is_file():
-            found.setdefault(_display(path), os.fspath(path))
-        elif path.exists():
-            errors.append(ManifestError(Location(_display(path)), "", "not a file or directory"))
-        else:
-            errors.append(ManifestError(Location(_display(path)), "", "no such file or directory"))
-    return [found[name] for name in sorted(found)], errors
-
-
-def find_manifest_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Return every manifest file under ``paths``, sorted; raise ManifestErrors for bad paths."""
-    files, errors = _find(paths)
-    if errors:
-        raise ManifestErrors(errors)
-    return [Path(f) for f in files]
-
-
-class _TooLarge(Exception):
-    """A manifest file above the size bound (its message says so)."""
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
-
-
-def _read_bounded(path: str | Path, max_bytes: int) -> bytes:
-    """Read a file of at most ``max_bytes`` (never more than one byte past it, even if it grows)."""
-    # A raw descriptor, not a buffered file object: for 10,000 small manifests the objects,
-    # the buffer and the extra system calls of ``open()`` (block size, isatty) cost more
-    # than the reads. Ask for the file's size (+1 to see growth), never for the bound.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        limit = max_bytes + 1
-        want = min(os.fstat(fd).st_size, max_bytes) + 1
-        chunks: list[bytes] = []
-        total = 0
-        while total < limit:
-            ask = min(want, limit - total)
-            chunks.append(os.read(fd, ask))
-            total += len(chunks[-1])
-            if len(chunks[-1]) < ask:  # a short read of a regular file: its end
-                break
-            want = 1 << 16  # it grew while being read: go on, up to the bound
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if len(data) > max_bytes:
-            total = max(os.fstat(fd).st_size, len(data))
-            raise _TooLarge(
-                f"file is {_size(total)}, more than the limit of {_size(max_bytes)} for one "
-                "manifest (split it, or raise RECONCILE_MANIFEST_MAX_BYTES)"
-            )
-    finally:
-        os.close(fd)
-    return data
 
 
 class _Reader:
@@ -197,42 +90,13 @@ class _Reader:
     def read_source(self, path: str) -> tuple[SourceFile, list[Any]] | None:
         """Parse one file into its source and documents (None, with the error recorded, if it
         cannot be read, is not YAML or holds no manifest)."""
-        name = _display(path)
-        try:
-            data = _read_bounded(path, self.limits.max_bytes)
-        except OSError as exc:
-            self.records.append(ManifestError(Location(name), "", f"cannot read: {exc.strerror}"))
+        read = read_manifest_file(
+            path, self.limits, positions=self.positions, full_positions=self.full_positions
+        )
+        if isinstance(read, ManifestError):
+            self.records.append(read)
             return None
-        except _TooLarge as exc:
-            self.records.append(ManifestError(Location(name), "", str(exc)))
-            return None
-        source = SourceFile(name, data)
-        try:
-            if self.positions and self.full_positions:
-                docs, located = parse_located(data, self.limits)
-                source = SourceFile(name, data, located)
-            elif self.positions:
-                docs, marks = parse_marked(data, self.limits)
-                source = SourceFile.unloaded(name, path, data, marks)
-            else:
-                docs = parse(data, self.limits)
-        except YamlSyntaxError as exc:
-            message = exc.message
-            if exc.key_path:
-                first = source.positions(exc.document).get(exc.key_path)
-                if first is not None:
-                    message += f" (first defined at line {first[0]})"
-            path_text = format_path(exc.key_path)
-            self.records.append(
-                ManifestError(Location(name, exc.line, exc.col), path_text, message)
-            )
-            return None
-        if all(doc is None for doc in docs):
-            self.records.append(
-                ManifestError(Location(name, 1, 1), "", "file is empty: it holds no manifest")
-            )
-            return None
-        return source, docs
+        return read
 
     def load_document(self, source: SourceFile, index: int, doc: Any) -> None:
         self.load_located(DocumentLocator(source, index), doc)

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.crossfile import Loader
+from reconciler.load.manifestfiles import _find
 from reconciler.load.manifests import (
     FULL_POSITIONS,
     _error_order,
-    _find,
     _Reader,
     load_resources,
     warn_deprecated_variables,

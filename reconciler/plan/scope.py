@@ -10,7 +10,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.load.manifests import find_manifest_files, load_resources
+from reconciler.load.manifestfiles import find_manifest_files
+from reconciler.load.manifests import load_resources
 from reconciler.load.overlays import Layering, load_environment
 from reconciler.load.reading import Reading
 from reconciler.model.errors import ReconcileError

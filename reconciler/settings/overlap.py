@@ -83,7 +83,7 @@ def _written(settings: Settings, organizations: set[str]) -> set[str]:
     """Return the ``organizations`` whose id is written in this environment's manifest or
     overlay files: only a manifest that names another organization can reach it, and reading
     text is far cheaper than loading every manifest."""
-    from reconciler.load.manifests import _find
+    from reconciler.load.manifestfiles import _find
 
     if not organizations:
         return set()
