@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from prometheus_client.core import CollectorRegistry, Metric
 
-    from reconciler.client.api import ClientStats
+    from reconciler.client.wire import ClientStats
     from reconciler.plan.actions import Plan
 
 __all__ = [

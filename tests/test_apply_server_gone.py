@@ -22,7 +22,8 @@ from reconciler.client.api import Client
 from reconciler.client.health import REFUSED_GRACE
 from reconciler.client.limits import RequestLimits
 from reconciler.emulator.seed import scale_ids, scale_service_id
-from reconciler.model.errors import Delivery, InterfaceDown, NotSent, ReconcileError
+from reconciler.model.apierrors import Delivery, InterfaceDown, NotSent
+from reconciler.model.errors import ReconcileError
 from tests.support.cli import SECRET_ENV, pipe_spec, run_cli, write_manifest, writes
 from tests.support.emulator import start_emulator, stop_emulator
 from tests.support.hostile_server import Handler, HostileServer, client_config, envelope

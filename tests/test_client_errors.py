@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from reconciler.client.paths import organization_path, pipe_path, pipes_path
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     AuthenticationFailed,
     AuthError,
@@ -19,11 +19,11 @@ from reconciler.model.errors import (
     MethodNotAllowed,
     NotFound,
     RateLimited,
-    ReconcileError,
     ServerError,
     Unsupported,
     api_error_type,
 )
+from reconciler.model.errors import ReconcileError
 from tests.contract.plugin import Planted
 from tests.support.asgi import emulator_app, in_process
 from tests.support.seed_ids import ANALYTICS, KAFKA_PIPE, ORG_ID

@@ -24,7 +24,7 @@ import trustme
 
 import reconciler.client
 from reconciler.client.api import Client
-from reconciler.model.errors import ServiceUnreachable
+from reconciler.model.apierrors import ServiceUnreachable
 from tests.support.asgi import config as client_config
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")

@@ -14,12 +14,8 @@ import httpx
 import pytest
 
 from reconciler.client.api import Client
-from reconciler.model.errors import (
-    ApiError,
-    AuthenticationFailed,
-    ReconcileError,
-    ServiceUnreachable,
-)
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, ServiceUnreachable
+from reconciler.model.errors import ReconcileError
 from tests.support.asgi import config, emulator_app, in_process
 from tests.support.cli import run_cli
 from tests.support.emulator import Emulator

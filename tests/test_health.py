@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from reconciler.client.health import REFUSED_GRACE, Health
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     AuthenticationFailed,
     InterfaceDown,

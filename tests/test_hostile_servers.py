@@ -24,7 +24,7 @@ import pytest
 from reconciler.client.api import Client
 from reconciler.client.limits import RequestLimits, parse_wait
 from reconciler.client.ratelimit import Rate
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     DeadlineExceeded,
     InterfaceDown,

@@ -24,7 +24,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
 from reconciler.emulator import EmulatorApp
-from reconciler.model.errors import ApiError, MalformedAnswer
+from reconciler.model.apierrors import ApiError, MalformedAnswer
 from reconciler.model.resources import Resource
 from reconciler.plan.actions import Op, Plan
 from reconciler.plan.compute import PlanOptions, plan_resources

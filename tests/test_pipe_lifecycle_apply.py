@@ -19,7 +19,7 @@ from reconciler.apply.results import Outcome
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.emulator import EmulatorApp
 from reconciler.emulator import lifecycle as emulated
-from reconciler.model.errors import AuthenticationFailed
+from reconciler.model.apierrors import AuthenticationFailed
 from tests.support.asgi import config, emulator_app
 from tests.support.cli import pipe_spec, write_manifest
 from tests.support.pipes import kafka_spec

@@ -20,7 +20,7 @@ from reconciler.client.livestate import (
     ServiceCdc,
     ServiceEndpoints,
 )
-from reconciler.model.errors import ApiError
+from reconciler.model.apierrors import ApiError
 from reconciler.model.identity import Bound
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.model.errors import ApiError, Location, ManifestError
+from reconciler.model.apierrors import ApiError
+from reconciler.model.errors import Location, ManifestError
 from reconciler.model.text import MAX_SERVER_MESSAGE, shown
 from reconciler.plan.render import table
 from tests.support.cli import TILE, pipe_spec, run_cli, write_manifest

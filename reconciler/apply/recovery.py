@@ -22,8 +22,8 @@ from reconciler.apply.verify import value_at, without_edits_made, write_visible
 from reconciler.client import reads
 from reconciler.client.api import Client, OutcomeUnknown
 from reconciler.client.responses import RequestRecord, Undecoded
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, InterfaceDown, Unsupported
 from reconciler.model.endpoints import ENDPOINT
-from reconciler.model.errors import ApiError, AuthenticationFailed, InterfaceDown, Unsupported
 from reconciler.model.fields import database_kind
 from reconciler.model.json import JsonLike, JsonObject, JsonValue
 from reconciler.model.resources import JsonPath

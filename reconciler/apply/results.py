@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from reconciler.client.api import RequestRecord
-from reconciler.model.errors import ApiError, Delivery, InterfaceDown
+from reconciler.model.apierrors import ApiError, Delivery, InterfaceDown
 from reconciler.plan.actions import Action, Op, Purpose, Request
 from reconciler.plan.runstate import command_of
 

@@ -29,7 +29,8 @@ from reconciler.apply.savedplan import find_stale, resolve_saved_secrets
 from reconciler.apply.waiting import Waiting, WaitOptions
 from reconciler.client.api import ApiConfig, Client
 from reconciler.load.reading import Reading
-from reconciler.model.errors import ConfigError, InterfaceDown, StateError
+from reconciler.model.apierrors import InterfaceDown
+from reconciler.model.errors import ConfigError, StateError
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.plan.actions import Plan
 from reconciler.plan.compute import (

@@ -20,15 +20,10 @@ from reconciler.apply.verify import unconverged, value_at
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT
-from reconciler.model.errors import (
-    ApiError,
-    AuthenticationFailed,
-    ManifestErrors,
-    PlanError,
-    Unsupported,
-)
+from reconciler.model.errors import ManifestErrors, PlanError
 from reconciler.model.nesteddiff import differences, whole_lists
 from reconciler.model.resources import JsonPath, Resource
 from reconciler.model.secrets import SecretTree, fingerprint, resolve_pipe_secrets, unresolved

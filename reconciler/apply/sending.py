@@ -36,15 +36,15 @@ from reconciler.apply.verify import deferred_endpoint_bodies
 from reconciler.apply.waiting import PipeWatcher, WaitOptions, WaitStatus
 from reconciler.client.api import OutcomeUnknown
 from reconciler.client.paths import PipeIds
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     AuthenticationFailed,
     BadRequest,
     Conflict,
     InterfaceDown,
-    Interrupted,
     NotFound,
 )
+from reconciler.model.errors import Interrupted
 from reconciler.plan.actions import CREATED_ID, Action, Purpose, Request
 from reconciler.plan.diff import ChangeKind
 from reconciler.plan.runstate import (

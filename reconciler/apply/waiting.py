@@ -22,8 +22,8 @@ from enum import StrEnum
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.paths import PipeIds
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.endpoints import FAILED_STATUSES
-from reconciler.model.errors import ApiError, AuthenticationFailed, Unsupported
 from reconciler.model.json import JsonLike, JsonMapping
 from reconciler.plan.runstate import FAILED_STATES
 

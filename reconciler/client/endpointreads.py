@@ -15,12 +15,7 @@ from collections.abc import Callable, Sequence
 from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.livestate import LiveState, ServiceCdc, ServiceEndpoints
-from reconciler.model.errors import (
-    ApiError,
-    AuthenticationFailed,
-    BadRequest,
-    Unsupported,
-)
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, BadRequest, Unsupported
 from reconciler.model.identity import find_service
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource

@@ -39,13 +39,13 @@ import httpx
 
 from reconciler.client.limits import RequestLimits
 from reconciler.client.paths import organization_of
-from reconciler.model.errors import (
+from reconciler.model.apierrors import (
     ApiError,
     AuthenticationFailed,
     InterfaceDown,
-    ReconcileError,
     ServiceUnreachable,
 )
+from reconciler.model.errors import ReconcileError
 
 __all__: list[str] = []
 

@@ -29,8 +29,8 @@ from reconciler.client.livestate import (
 )
 from reconciler.client.paths import PipeIds, organization_path
 from reconciler.client.pipereads import PipeReader
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, NotFound, Unsupported
 from reconciler.model.endpoints import ENDPOINT
-from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
 from reconciler.model.json import JsonObject
 from reconciler.model.resources import Resource
 

@@ -17,7 +17,7 @@ from reconciler.client import reads
 from reconciler.client.api import Client
 from reconciler.client.livestate import LiveState, PipeList, PipeNeed
 from reconciler.client.paths import PipeIds
-from reconciler.model.errors import ApiError, AuthenticationFailed, NotFound, Unsupported
+from reconciler.model.apierrors import ApiError, AuthenticationFailed, NotFound, Unsupported
 from reconciler.model.identity import find_service
 
 __all__: list[str] = []

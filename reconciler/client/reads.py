@@ -32,7 +32,7 @@ from reconciler.client.paths import (
     services_path,
 )
 from reconciler.client.responses import RequestRecord, Undecoded
-from reconciler.model.errors import ApiError, MalformedAnswer
+from reconciler.model.apierrors import ApiError, MalformedAnswer
 from reconciler.model.json import JsonObject
 from reconciler.model.secrets import SecretTree
 

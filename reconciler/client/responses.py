@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from reconciler.client.config import MANAGEMENT
-from reconciler.model.errors import ApiError, MalformedAnswer, api_error_type
+from reconciler.model.apierrors import ApiError, MalformedAnswer, api_error_type
 from reconciler.model.json import JsonValue
 
 __all__ = ["RequestRecord", "Undecoded"]

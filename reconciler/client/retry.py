@@ -17,7 +17,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exp
 from reconciler.client.health import Health
 from reconciler.client.limits import RequestLimits, server_wait
 from reconciler.client.ratelimit import SlidingWindowLimiter
-from reconciler.model.errors import ApiError, Delivery, RateLimited
+from reconciler.model.apierrors import ApiError, Delivery, RateLimited
 
 __all__ = ["OutcomeUnknown"]
 

@@ -37,7 +37,8 @@ from reconciler.inventory.reads import (
     resolve_service,
 )
 from reconciler.load.schema import KIND_FILES, schema_dir
-from reconciler.model.errors import BadRequest, ConfigError, Unsupported
+from reconciler.model.apierrors import BadRequest, Unsupported
+from reconciler.model.errors import ConfigError
 from reconciler.model.json import JsonMapping, JsonObject
 from reconciler.model.resources import API_VERSION
 from reconciler.state.local import find_project_root

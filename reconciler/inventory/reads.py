@@ -24,7 +24,8 @@ from reconciler.client.api import Client
 from reconciler.client.paths import DASHBOARDS_PATH, PipeIds, organization_path
 from reconciler.client.reads import get_endpoint
 from reconciler.client.reads import list_services as list_services
-from reconciler.model.errors import ConfigError, Unsupported
+from reconciler.model.apierrors import Unsupported
+from reconciler.model.errors import ConfigError
 from reconciler.model.fields import REDACTED_KEYS, SOURCE_KINDS
 from reconciler.model.identity import find_service
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue

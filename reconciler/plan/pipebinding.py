@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from reconciler.client.livestate import LiveSnapshot, Observed, PipeList, PipeNeed
 from reconciler.client.paths import PipeIds, pipes_path
-from reconciler.model.errors import ApiError, AuthenticationFailed
+from reconciler.model.apierrors import ApiError, AuthenticationFailed
 from reconciler.model.identity import Binding, Bound, Identities, Listed, bind, find_service
 from reconciler.model.json import JsonObject, as_items, as_mapping
 from reconciler.model.resources import Resource
