@@ -27,7 +27,7 @@ from reconciler.load.yamlsource import (
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
 from reconciler.model.resources import format_path
 
-__all__ = ["find_manifest_files"]
+__all__ = ["find_manifest_files", "scan_manifest_paths"]
 
 
 SUFFIXES = (".yaml", ".yml")
@@ -39,7 +39,7 @@ def _display(path: str | Path) -> str:
     return text if os.sep == "/" else text.replace(os.sep, "/")
 
 
-def _find(paths: Sequence[str | Path]) -> tuple[list[str], list[ManifestError]]:
+def scan_manifest_paths(paths: Sequence[str | Path]) -> tuple[list[str], list[ManifestError]]:
     """Return the manifest files under ``paths`` and an error for each unusable path."""
     from reconciler.load.project import FILE_NAME as PROJECT_FILE
 
@@ -82,7 +82,7 @@ def _find(paths: Sequence[str | Path]) -> tuple[list[str], list[ManifestError]]:
 
 def find_manifest_files(paths: Sequence[str | Path]) -> list[Path]:
     """Return every manifest file under ``paths``, sorted; raise ManifestErrors for bad paths."""
-    files, errors = _find(paths)
+    files, errors = scan_manifest_paths(paths)
     if errors:
         raise ManifestErrors(errors)
     return [Path(f) for f in files]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.crossfile import Loader, Named, Record
-from reconciler.load.manifestfiles import _find, read_manifest_file
+from reconciler.load.manifestfiles import read_manifest_file, scan_manifest_paths
 from reconciler.load.positions import MergedLocator
 from reconciler.load.yamlsource import DocumentLocator, ManifestLimits, SourceFile
 from reconciler.model.cdc import CDC, ratio_error
@@ -246,7 +246,7 @@ def load_resources(
     if default_organization:
         check_default_organization(default_organization)
     limits = ManifestLimits.from_env() if limits is None else limits
-    files, errors = _find(paths)
+    files, errors = scan_manifest_paths(paths)
     reader = _Reader(default_organization, positions, len(files) <= FULL_POSITIONS, limits)
     loader = Loader()
     loader.errors.extend(errors)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.load.crossfile import Loader
-from reconciler.load.manifestfiles import _find
+from reconciler.load.manifestfiles import scan_manifest_paths
 from reconciler.load.manifests import (
     FULL_POSITIONS,
     _error_order,
@@ -293,7 +293,7 @@ def load_layered(
     overlay_files: list[str] = []
     errors: list[ManifestError] = []
     for directory in layering.overlays:
-        found, problems = _find([directory])
+        found, problems = scan_manifest_paths([directory])
         overlay_files.extend(found)
         # An overlay directory with nothing in it yet is an environment without patches.
         if not Path(directory).is_dir():
@@ -303,7 +303,7 @@ def load_layered(
                 )
                 for e in problems
             )
-    base_files, base_errors = _find(paths)
+    base_files, base_errors = scan_manifest_paths(paths)
     base_files, selection = _with_project_base(base_files, layering.base)
     # An overlay directory inside a base directory is not part of the base.
     skip = set(overlay_files)
@@ -347,7 +347,7 @@ def _with_project_base(
     """
     if base is None:
         return files, None
-    project, _problems = _find(base)  # the run's own paths report their problems
+    project, _problems = scan_manifest_paths(base)  # the run's own paths report their problems
     known = {os.path.realpath(f) for f in project}
     mine = {os.path.realpath(f) for f in files}
     if mine == known:

@@ -83,11 +83,11 @@ def _written(settings: Settings, organizations: set[str]) -> set[str]:
     """Return the ``organizations`` whose id is written in this environment's manifest or
     overlay files: only a manifest that names another organization can reach it, and reading
     text is far cheaper than loading every manifest."""
-    from reconciler.load.manifestfiles import _find
+    from reconciler.load.manifestfiles import scan_manifest_paths
 
     if not organizations:
         return set()
-    files, _problems = _find([*settings.manifests, *settings.overlays])
+    files, _problems = scan_manifest_paths([*settings.manifests, *settings.overlays])
     found: set[str] = set()
     for file in files:
         try:
