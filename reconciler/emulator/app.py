@@ -21,7 +21,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from reconciler.emulator import create, patch_bodies, validation
+from reconciler.emulator import create, organization_bodies, patch_bodies
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.handlers import Call, Handlers
 from reconciler.emulator.operations import OPERATIONS
@@ -208,7 +208,7 @@ class Api(Handlers):
     def patch_organization(self, call: Call) -> Response:
         """PATCH the organization: name and private endpoints add/remove."""
         org = self._org(call)
-        body = validation.validate_organization_update(self._json(call))
+        body = organization_bodies.validate_organization_update(self._json(call))
         return management_ok(self.store.update_organization(org, body), call.request_id)
 
     def list_backups(self, call: Call) -> Response:
@@ -220,7 +220,7 @@ class Api(Handlers):
 
     def create_dashboard(self, call: Call) -> Response:
         """POST a dashboard; answers 200 with ids assigned."""
-        body = validation.validate_dashboard(self._json(call, dashboards=True))
+        body = organization_bodies.validate_dashboard(self._json(call, dashboards=True))
         record = self.store.create_dashboard(call.caller.organization_id, body)
         return dashboards_ok(public_dashboard(record))
 
@@ -237,7 +237,7 @@ class Api(Handlers):
     def put_dashboard(self, call: Call) -> Response:
         """PUT (replace) one dashboard (extension)."""
         self.store.dashboard(call.caller.organization_id, call.params["dashboardId"])
-        body = validation.validate_dashboard(self._json(call, dashboards=True))
+        body = organization_bodies.validate_dashboard(self._json(call, dashboards=True))
         record = self.store.replace_dashboard(
             call.caller.organization_id, call.params["dashboardId"], body
         )

@@ -17,9 +17,10 @@ from starlette.responses import Response
 
 from reconciler.emulator import cdc, discovery, reverse_endpoints
 from reconciler.emulator.faults import EmulatorConfig
+from reconciler.emulator.pipe_rules import PIPE_SETTINGS
 from reconciler.emulator.protocol import ApiError, Identity, management_ok, require_uuid
 from reconciler.emulator.store import Store, public_service
-from reconciler.emulator.validation import PIPE_SETTINGS, management
+from reconciler.emulator.validation import management
 
 __all__: list[str] = []
 

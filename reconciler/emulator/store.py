@@ -31,15 +31,15 @@ from typing import Any
 from reconciler.emulator import lifecycle, reverse_endpoints
 from reconciler.emulator.create import new_pipe
 from reconciler.emulator.databases import DATABASE_KINDS, LABELS, MAPPING_DEFAULTS, MAPPING_KEYS
-from reconciler.emulator.protocol import ApiError, iso_ms, later_than
-from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
-from reconciler.emulator.validation import (
+from reconciler.emulator.pipe_rules import (
     check_field_mappings,
     check_kafka_credentials,
     check_kinesis,
     check_object_storage,
-    merge,
 )
+from reconciler.emulator.protocol import ApiError, iso_ms, later_than
+from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
+from reconciler.emulator.validation import merge
 
 __all__: list[str] = []
 
