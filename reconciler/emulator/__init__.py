@@ -7,9 +7,11 @@ the ASGI app (usable in-process with an ASGI transport); ``server.serve`` runs i
 Module map: ``protocol`` envelopes and auth, ``validation`` the body combinators,
 ``pipe_rules`` the rules and cross-field checks shared by pipe bodies, ``pipe_bodies`` and
 ``create`` the pipe create bodies and rules, ``patch_bodies`` the pipe PATCH body,
-``organization_bodies`` the organization PATCH and dashboard bodies, ``databases`` the database source kinds, ``lifecycle`` pipe states, ``store`` data
-and update semantics, ``reverse_endpoints``, ``cdc`` (CDC scaling) and ``discovery`` (schema
-discovery) the rest of the pipe family, ``seed`` demo and scale data, ``faults``
+``databases`` the database source kinds, ``organization_bodies`` the organization PATCH and
+dashboard bodies, ``lifecycle`` pipe states, ``store`` data, lookups and the organization and
+dashboard updates, ``pipe_changes`` the changes to pipes (create, commands, PATCH semantics),
+``reverse_endpoints``, ``cdc`` (CDC scaling) and ``discovery`` (schema discovery) the rest of
+the pipe family, ``seed`` demo and scale data with ``seed_pipes`` its pipe records, ``faults``
 latency/faults/rate limit, ``app`` API routes, ``handlers`` shared checks and the contract's
 operations beyond the spec, ``admin`` test-only paths, ``pipeline`` the request pipeline,
 ``server`` start-up. What the emulator serves follows the real service's management contract
