@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from reconciler.client.live import Observed
+from reconciler.emulator.organization_bodies import ORGANIZATION_UPDATE
 from reconciler.emulator.patch_bodies import PIPE_UPDATE, validate_pipe_update
 from reconciler.emulator.pipe_bodies import PIPE_CREATE
 from reconciler.emulator.protocol import ApiError
-from reconciler.emulator.validation import ORGANIZATION_UPDATE
 from reconciler.inventory.views import source_summary
 from reconciler.load.explain import explain
 from reconciler.load.schema import load_schemas

@@ -21,7 +21,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from reconciler.emulator import create, patch_bodies, validation
+from reconciler.emulator import create, organization_bodies, patch_bodies, pipe_changes
 from reconciler.emulator.faults import EmulatorConfig
 from reconciler.emulator.handlers import Call, Handlers
 from reconciler.emulator.operations import OPERATIONS
@@ -138,7 +138,7 @@ class Api(Handlers):
         body = patch_bodies.validate_pipe_update(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
-        updated = self.store.update_pipe(service, pipe, body)
+        updated = pipe_changes.update_pipe(self.store, service, pipe, body)
         return management_ok(public_pipe(updated), call.request_id)
 
     def create_pipe(self, call: Call) -> Response:
@@ -147,14 +147,14 @@ class Api(Handlers):
         require_uuid(call.params["serviceId"], "serviceId")
         body = create.validate_pipe_create(self._json(call))
         service = self._service(call)
-        pipe = self.store.create_pipe(service, body, self.config.transition_ms)
+        pipe = pipe_changes.create_pipe(self.store, service, body, self.config.transition_ms)
         return management_ok(public_pipe(pipe), call.request_id)
 
     def delete_pipe(self, call: Call) -> Response:
         """DELETE a pipe (extension); answers ``{"id": …}``."""
         pipe_id = self._pipe_call(call)
         service = self._service(call)
-        self.store.delete_pipe(service, self.store.pipe(service["id"], pipe_id))
+        pipe_changes.delete_pipe(self.store, service, self.store.pipe(service["id"], pipe_id))
         return management_ok({"id": pipe_id}, call.request_id)
 
     def command_pipe(self, call: Call) -> Response:
@@ -163,7 +163,9 @@ class Api(Handlers):
         command = create.validate_state_command(self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
-        updated = self.store.command_pipe(service, pipe, command, self.config.transition_ms)
+        updated = pipe_changes.command_pipe(
+            self.store, service, pipe, command, self.config.transition_ms
+        )
         return management_ok(public_pipe(updated), call.request_id)
 
     def scale_pipe(self, call: Call) -> Response:
@@ -173,7 +175,7 @@ class Api(Handlers):
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
         return management_ok(
-            public_pipe(self.store.scale_pipe(service, pipe, body)), call.request_id
+            public_pipe(pipe_changes.scale_pipe(self.store, service, pipe, body)), call.request_id
         )
 
     def list_pipes(self, call: Call) -> Response:
@@ -208,7 +210,7 @@ class Api(Handlers):
     def patch_organization(self, call: Call) -> Response:
         """PATCH the organization: name and private endpoints add/remove."""
         org = self._org(call)
-        body = validation.validate_organization_update(self._json(call))
+        body = organization_bodies.validate_organization_update(self._json(call))
         return management_ok(self.store.update_organization(org, body), call.request_id)
 
     def list_backups(self, call: Call) -> Response:
@@ -220,7 +222,7 @@ class Api(Handlers):
 
     def create_dashboard(self, call: Call) -> Response:
         """POST a dashboard; answers 200 with ids assigned."""
-        body = validation.validate_dashboard(self._json(call, dashboards=True))
+        body = organization_bodies.validate_dashboard(self._json(call, dashboards=True))
         record = self.store.create_dashboard(call.caller.organization_id, body)
         return dashboards_ok(public_dashboard(record))
 
@@ -237,7 +239,7 @@ class Api(Handlers):
     def put_dashboard(self, call: Call) -> Response:
         """PUT (replace) one dashboard (extension)."""
         self.store.dashboard(call.caller.organization_id, call.params["dashboardId"])
-        body = validation.validate_dashboard(self._json(call, dashboards=True))
+        body = organization_bodies.validate_dashboard(self._json(call, dashboards=True))
         record = self.store.replace_dashboard(
             call.caller.organization_id, call.params["dashboardId"], body
         )

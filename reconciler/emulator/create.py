@@ -43,16 +43,14 @@ from reconciler.emulator.pipe_bodies import (
     SCALING,
     STATE_COMMAND,
 )
-from reconciler.emulator.protocol import ApiError
-from reconciler.emulator.validation import (
+from reconciler.emulator.pipe_rules import (
     CREDENTIAL_SHAPES,
-    KEEP,
     PIPE_SETTINGS,
-    Invalid,
-    Rule,
     check_field_mappings,
     check_object_storage,
 )
+from reconciler.emulator.protocol import ApiError
+from reconciler.emulator.validation import KEEP, Invalid, Rule
 
 __all__: list[str] = []
 

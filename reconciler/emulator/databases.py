@@ -15,11 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.emulator.lifecycle import DATABASE_KINDS
+from reconciler.emulator.pipe_rules import _CREDENTIALS, TABLE_ENGINES
 from reconciler.emulator.validation import (
-    _CREDENTIALS,
     ABSENT,
     KEEP,
-    TABLE_ENGINES,
     Nullable,
     Rule,
     array,

@@ -15,11 +15,12 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from reconciler.emulator import cdc, discovery, reverse_endpoints
+from reconciler.emulator import cdc, discovery, pipe_changes, reverse_endpoints
 from reconciler.emulator.faults import EmulatorConfig
+from reconciler.emulator.pipe_rules import PIPE_SETTINGS
 from reconciler.emulator.protocol import ApiError, Identity, management_ok, require_uuid
 from reconciler.emulator.store import Store, public_service
-from reconciler.emulator.validation import PIPE_SETTINGS, management
+from reconciler.emulator.validation import management
 
 __all__: list[str] = []
 
@@ -113,7 +114,9 @@ class Handlers:
         body = management(PIPE_SETTINGS, self._json(call))
         service = self._service(call)
         pipe = self.store.pipe(service["id"], pipe_id)
-        settings = self.store.replace_settings(service, pipe, body, _SETTINGS_DEFAULTS)
+        settings = pipe_changes.replace_settings(
+            self.store, service, pipe, body, _SETTINGS_DEFAULTS
+        )
         return management_ok(settings, call.request_id)
 
     def get_cdc_scaling(self, call: Call) -> Response:

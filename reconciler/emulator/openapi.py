@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.emulator.operations import OPERATIONS, Operation
+from reconciler.emulator.pipe_rules import PIPE_SETTINGS
 from reconciler.emulator.protocol import DEMO_ORG_ID
 from reconciler.emulator.seed import ANALYTICS, ENDPOINT_READY, KAFKA_PIPE, backup_id
-from reconciler.emulator.validation import PIPE_SETTINGS, uuid_string
+from reconciler.emulator.validation import uuid_string
 
 __all__: list[str] = []
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from reconciler.emulator import (
     cdc,
     discovery,
+    organization_bodies,
     patch_bodies,
     pipe_bodies,
+    pipe_rules,
     reverse_endpoints,
     validation,
 )
@@ -71,7 +73,7 @@ OPERATIONS: tuple[Operation, ...] = (
         False,
         "Update the organization",
         "organization",
-        validation.ORGANIZATION_UPDATE,
+        organization_bodies.ORGANIZATION_UPDATE,
     ),
     Operation("GET", _SVC + "/backups", "list_backups", False, "List backups", "[backup]"),
     Operation(
@@ -81,7 +83,7 @@ OPERATIONS: tuple[Operation, ...] = (
         False,
         "Create a dashboard",
         "dashboard",
-        validation.DASHBOARD,
+        organization_bodies.DASHBOARD,
     ),
     Operation("GET", _ORG, "get_organization", True, "Get the organization", "organization"),
     Operation("GET", _SVC + "/pipes", "list_pipes", True, "List a service's pipes", "[pipe]"),
@@ -144,7 +146,7 @@ OPERATIONS: tuple[Operation, ...] = (
         True,
         "Replace a pipe's settings",
         "settings",
-        validation.PIPE_SETTINGS,
+        pipe_rules.PIPE_SETTINGS,
         "A setting left out or null takes the service's default.",
     ),
     Operation(
@@ -231,7 +233,7 @@ OPERATIONS: tuple[Operation, ...] = (
         True,
         "Replace a dashboard",
         "dashboard",
-        validation.DASHBOARD,
+        organization_bodies.DASHBOARD,
     ),
     Operation(
         "DELETE",

@@ -14,20 +14,22 @@ from typing import Any
 
 from reconciler.emulator.databases import PATCH as DATABASE_PATCH
 from reconciler.emulator.pipe_bodies import SERVICE_ACCOUNT
-from reconciler.emulator.validation import (
+from reconciler.emulator.pipe_rules import (
     _ACCESS_KEY,
-    ABSENT,
     KAFKA_AUTHENTICATION,
     KAFKA_CREDENTIALS,
-    KEEP,
     PIPE_SETTINGS,
+    object_storage_authentication,
+)
+from reconciler.emulator.validation import (
+    ABSENT,
+    KEEP,
     Nullable,
     array,
     boolean,
     integer,
     management,
     obj,
-    object_storage_authentication,
     string,
     uuid_string,
 )

@@ -12,12 +12,15 @@ import re
 from typing import Any
 
 from reconciler.emulator.databases import CREATE as DATABASE_CREATE
-from reconciler.emulator.validation import (
+from reconciler.emulator.pipe_rules import (
     _ACCESS_KEY,
     _CREDENTIALS,
     KAFKA_AUTHENTICATION,
     KAFKA_CREDENTIALS,
     PIPE_SETTINGS,
+    object_storage_authentication,
+)
+from reconciler.emulator.validation import (
     Invalid,
     Nullable,
     Rule,
@@ -26,7 +29,6 @@ from reconciler.emulator.validation import (
     integer,
     number,
     obj,
-    object_storage_authentication,
     string,
     uuid_string,
 )

@@ -9,9 +9,9 @@ only backup times are relative to the clock at seed time, so that a backup-fresh
 something meaningful to say (analytics fresh, staging stale with a newer failure).
 
 The scale seed adds S ``bench-NN`` services and N ``pipe-NNNNN`` pipes spread round-robin over
-them, cycling through the four source kinds, with uuid5 ids derived from the index. Pipes are
-built from literal dicts rather than deep copies of a template, which keeps 10,000 pipes well
-under a second.
+them, cycling through the four source kinds, with uuid5 ids derived from the index. The pipe
+records come from the builders of ``seed_pipes``; this module decides which records exist,
+with which ids, on which service, and builds the services, endpoints and backups itself.
 """
 
 from __future__ import annotations
@@ -21,6 +21,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.emulator.protocol import DEMO_ORG_ID, OTHER_ORG_ID, iso_ms
+from reconciler.emulator.seed_pipes import (
+    CREATED,
+    kafka,
+    kinesis,
+    mapping,
+    object_storage,
+    pipe,
+    postgres,
+)
 
 __all__: list[str] = []
 
@@ -44,7 +53,6 @@ ENDPOINT_PROVISIONING = "e1a4c2d3-5b6f-4a7e-8d9c-0b1a2c3d4e52"
 
 # Fixed namespace so that scale-seed ids are the same in every run and on every machine.
 _NAMESPACE = uuid.UUID("6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f")
-_CREATED = "2024-03-01T09:00:00.000Z"
 # Cloud providers and regions are the real service's enum values (the naming rule hides only
 # the database vendor's name): the demo services run on each of the three clouds.
 CLOUD_PROVIDER = "aws"
@@ -58,7 +66,6 @@ PLACEMENTS: tuple[tuple[str, str], ...] = (
 BUCKET_PROVIDERS = {"aws": "AWS", "gcp": "GCP", "azure": "AZURE"}
 # Real service tiers (development services are the small single-replica kind).
 TIERS = ("production", "development")
-_UPDATED = "2024-06-15T12:30:00.000Z"
 KINDS = ("kafka", "objectStorage", "kinesis", "postgres")
 
 
@@ -158,7 +165,7 @@ def _add_service(
         "idleScaling": state == "idle",
         "idleTimeoutMinutes": 15,
         "ipAccessList": [{"source": "203.0.113.0/24", "description": "office"}],
-        "createdAt": _CREATED,
+        "createdAt": CREATED,
         "encryptionKey": "",
         "encryptionAssumedRoleIdentifier": "",
         "iamRole": role,
@@ -185,193 +192,43 @@ def _add_service(
     }
 
 
-def _settings(kind: str) -> dict[str, Any]:
-    streaming = kind in ("kafka", "kinesis")
-    return {
-        "streaming_max_insert_wait_ms": 5000,
-        "object_storage_concurrency": 8,
-        "object_storage_polling_interval_ms": 30000 if not streaming else 5000,
-        "object_storage_max_insert_bytes": 1073741824,
-        "object_storage_max_file_count": 1000,
-        "engine_max_threads": 4,
-        "engine_max_insert_threads": 2,
-        "engine_min_insert_block_size_bytes": 268435456,
-        "engine_max_download_threads": 4,
-        "engine_parallel_distributed_insert_select": 0,
-        "object_storage_use_cluster_function": False,
-        "engine_parallel_view_processing": False,
-    }
-
-
-def _pipe(pid: str, sid: str, name: str, state: str, source: dict[str, Any], table: str) -> Any:
-    return {
-        "id": pid,
-        "serviceId": sid,
-        "name": name,
-        "state": state,
-        "scaling": {
-            "replicas": 2,
-            "concurrency": 2,
-            "replicaCpuMillicores": 500,
-            "replicaMemoryGb": 2,
-        },
-        "source": source,
-        "destination": {
-            "database": "sales" if table == "orders" else "default",
-            "table": table,
-            "managedTable": True,
-            "tableDefinition": {
-                "engine": {"versionColumnId": "updated_at", "columnIds": ["id"]},
-                "sortingKey": ["id"],
-                "partitionBy": "toYYYYMM(created_at)",
-                "primaryKey": "id",
-            },
-            "columns": [
-                {"name": "id", "type": "String"},
-                {"name": "amount", "type": "Decimal(18, 2)"},
-                {"name": "created_at", "type": "DateTime64(3)"},
-                {"name": "updated_at", "type": "DateTime64(3)"},
-            ],
-        },
-        "fieldMappings": [
-            {"sourceField": "id", "destinationField": "id"},
-            {"sourceField": "amount", "destinationField": "amount"},
-            {"sourceField": "ts", "destinationField": "created_at"},
-            {"sourceField": "updated", "destinationField": "updated_at"},
-        ],
-        "settings": _settings(next(iter(source))),
-        "createdAt": _CREATED,
-        "updatedAt": _UPDATED,
-    }
-
-
-def _kafka(name: str, topic: str, endpoints: list[str]) -> dict[str, Any]:
-    return {
-        "kafka": {
-            "type": "kafka",
-            "format": "JSONEachRow",
-            "authentication": "PLAIN",
-            "brokers": "broker-1.example.com:9092,broker-2.example.com:9092",
-            "topics": topic,
-            "consumerGroup": f"reconcile-{name}",
-            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
-            "offset": {"strategy": "from_timestamp", "timestamp": "2024-03-01T00:00"},
-            "schemaRegistry": {"url": "https://schema-registry.example.com", "caCertificate": ""},
-            "caCertificate": "",
-            "reversePrivateEndpointIds": endpoints,
-        }
-    }
-
-
-def _object_storage(name: str) -> dict[str, Any]:
-    return {
-        "objectStorage": {
-            "type": "s3",
-            "format": "JSONEachRow",
-            "authentication": "IAM_ROLE",
-            "skipInitialLoad": False,
-            "startAfter": None,
-            "url": f"https://storage.example.com/{name}/**/*.json.gz",
-            "delimiter": ",",
-            "compression": "gzip",
-            "isContinuous": True,
-            "queueUrl": f"https://queue.example.com/123456789012/{name}-notifications",
-            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
-        }
-    }
-
-
-def _kinesis(name: str, stream: str, region: str) -> dict[str, Any]:
-    return {
-        "kinesis": {
-            "format": "JSONEachRow",
-            "authentication": "IAM_ROLE",
-            "streamName": stream,
-            "region": region,
-            "useEnhancedFanOut": False,
-            "iteratorType": "TRIM_HORIZON",
-            "timestamp": 1709251200,
-            "iamRole": f"arn:aws:iam::123456789012:role/pipe-{name}",
-        }
-    }
-
-
-def _mapping(table: str, excluded: list[str], keys: list[str]) -> dict[str, Any]:
-    return {
-        "sourceSchemaName": "public",
-        "sourceTable": table,
-        "targetTable": table,
-        "excludedColumns": excluded,
-        "useCustomSortingKey": bool(keys),
-        "sortingKeys": keys,
-        "tableEngine": "ReplacingMergeTree",
-    }
-
-
-def _postgres(name: str, database: str, mappings: list[dict[str, Any]]) -> dict[str, Any]:
-    slot = name.replace("-", "_")
-    return {
-        "postgres": {
-            "type": "postgres",
-            "authentication": "basic",
-            "host": "db.example.com",
-            "disableTls": False,
-            "skipCertVerification": False,
-            "port": 5432,
-            "database": database,
-            "settings": {
-                "syncIntervalSeconds": 60,
-                "pullBatchSize": 10000,
-                "publicationName": f"{slot}_pub",
-                "replicationSlotName": f"{slot}_slot",
-                "allowNullableColumns": True,
-                "initialLoadParallelism": 4,
-                "snapshotNumRowsPerPartition": 100000,
-                "snapshotNumberOfParallelTables": 2,
-                "enableFailoverSlots": False,
-            },
-            "tableMappings": mappings,
-        }
-    }
-
-
 def _add_demo_pipes(data: dict[str, Any]) -> None:
     pipes = data["pipes"]
-    pipes[KAFKA_PIPE] = _pipe(
+    pipes[KAFKA_PIPE] = pipe(
         KAFKA_PIPE,
         ANALYTICS,
         "orders",
         "Running",
-        _kafka("orders", "orders", [ENDPOINT_READY]),
+        kafka("orders", "orders", [ENDPOINT_READY]),
         "orders",
     )
-    pipes[OBJECT_STORAGE_PIPE] = _pipe(
+    pipes[OBJECT_STORAGE_PIPE] = pipe(
         OBJECT_STORAGE_PIPE,
         ANALYTICS,
         "events-archive",
         "Running",
-        _object_storage("events"),
+        object_storage("events"),
         "events",
     )
-    pipes[KINESIS_PIPE] = _pipe(
+    pipes[KINESIS_PIPE] = pipe(
         KINESIS_PIPE,
         STAGING,
         "clickstream",
         "Running",
-        _kinesis("clickstream", "clickstream", "us-east-1"),
+        kinesis("clickstream", "clickstream", "us-east-1"),
         "clickstream",
     )
     pipes[KINESIS_PIPE]["scaling"]["concurrency"] = 0  # auto-scaled
     customers = [
-        _mapping("customers", ["ssn"], ["customer_id"]),
-        _mapping("addresses", [], []),
+        mapping("customers", ["ssn"], ["customer_id"]),
+        mapping("addresses", [], []),
     ]
-    pipes[POSTGRES_PIPE] = _pipe(
+    pipes[POSTGRES_PIPE] = pipe(
         POSTGRES_PIPE,
         ANALYTICS,
         "customers-cdc",
         "Paused",
-        _postgres("customers-cdc", "crm", customers),
+        postgres("customers-cdc", "crm", customers),
         "customers",
     )
     for pid, name, method in (
@@ -379,16 +236,16 @@ def _add_demo_pipes(data: dict[str, Any]) -> None:
         (KAFKA_CONNECTION_STRING_PIPE, "telemetry", "PLAIN"),
         (KAFKA_MUTUAL_TLS_PIPE, "audit-log", "MUTUAL_TLS"),
     ):
-        source = _kafka(name, name, [])
+        source = kafka(name, name, [])
         source["kafka"]["authentication"] = method
-        pipes[pid] = _pipe(pid, ANALYTICS, name, "Running", source, name.replace("-", "_"))
-    billing = [_mapping("invoices", [], ["invoice_id"]), _mapping("payments", ["card_number"], [])]
-    pipes[POSTGRES_RUNNING_PIPE] = _pipe(
+        pipes[pid] = pipe(pid, ANALYTICS, name, "Running", source, name.replace("-", "_"))
+    billing = [mapping("invoices", [], ["invoice_id"]), mapping("payments", ["card_number"], [])]
+    pipes[POSTGRES_RUNNING_PIPE] = pipe(
         POSTGRES_RUNNING_PIPE,
         STAGING,
         "billing-cdc",
         "Running",
-        _postgres("billing-cdc", "billing", billing),
+        postgres("billing-cdc", "billing", billing),
         "invoices",
     )
 
@@ -492,11 +349,11 @@ def add_scale_seed(data: dict[str, Any], now: datetime, count: int, services: in
         # Postgres pipes are Paused so that benchmarks can also edit table mappings.
         state = "Paused" if kind == "postgres" else "Running"
         if kind == "kafka":
-            source = _kafka(name, f"topic-{index:05d}", [])
+            source = kafka(name, f"topic-{index:05d}", [])
         elif kind == "objectStorage":
-            source = _object_storage(name)
+            source = object_storage(name)
         elif kind == "kinesis":
-            source = _kinesis(name, f"stream-{index:05d}", "us-east-1")
+            source = kinesis(name, f"stream-{index:05d}", "us-east-1")
         else:
-            source = _postgres(name, "app", [_mapping(f"table_{index:05d}", [], [])])
-        pipes[pid] = _pipe(pid, sid, name, state, source, f"t_{index:05d}")
+            source = postgres(name, "app", [mapping(f"table_{index:05d}", [], [])])
+        pipes[pid] = pipe(pid, sid, name, state, source, f"t_{index:05d}")

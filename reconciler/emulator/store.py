@@ -1,4 +1,4 @@
-"""The in-memory store and the update semantics of the real service.
+"""The in-memory store: its data, file, lookups, and the organization and dashboard updates.
 
 Everything lives in one JSON-shaped dict (the same shape ``GET /_emulator/data`` returns and
 ``--data FILE`` persists), so that loading, saving and resetting are trivial. Records carry
@@ -6,14 +6,11 @@ their secrets as sent (credentials, access keys, connection strings); the ``publ
 strip write-only fields and mask connection strings, which is the only place where a stored
 record becomes a response.
 
-Pipe PATCH is merge-patch-like: absent fields stay, nested objects merge, arrays are replaced,
-a database pipe's table mappings are removed then added by key; ``null`` does what
-``validation.KEEP``/``ABSENT`` say. An update is applied to a copy and
-committed only when every check passed, so a 400 never leaves a half-applied change behind;
-``updatedAt`` moves only when the stored record really changed.
-
-Pipe lifecycle (create, delete, state commands, scaling) goes through here too; a pipe's
-transitional state is settled by every lookup (``lifecycle.settle``), never by a timer.
+Each lookup answers the 404 of the API, so handlers can chain them; a pipe's (or reverse
+private endpoint's) transitional state is settled by every lookup (``lifecycle.settle``),
+never by a timer. An organization PATCH is applied to a copy and committed only when every
+check passed. Changes to pipes (create, delete, state commands, scaling, settings, PATCH)
+are ``pipe_changes``'.
 """
 
 from __future__ import annotations
@@ -24,29 +21,19 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reconciler.emulator import lifecycle, reverse_endpoints
-from reconciler.emulator.create import new_pipe
-from reconciler.emulator.databases import DATABASE_KINDS, LABELS, MAPPING_DEFAULTS, MAPPING_KEYS
-from reconciler.emulator.protocol import ApiError, iso_ms, later_than
+from reconciler.emulator.protocol import ApiError
 from reconciler.emulator.seed import CLOUD_PROVIDER, REGION
-from reconciler.emulator.validation import (
-    check_field_mappings,
-    check_kafka_credentials,
-    check_kinesis,
-    check_object_storage,
-    merge,
-)
 
 __all__: list[str] = []
 
 
 _WRITE_ONLY = ("credentials", "accessKey", "serviceAccountKey")
 _SECRET_KEYS = ("key", "signature", "password", "secret", "token", "sig")
-MappingKey = tuple[str, str, str]
 
 
 def mask_connection_string(value: str) -> str:
@@ -86,21 +73,6 @@ def public_service(service: dict[str, Any]) -> dict[str, Any]:
 def public_dashboard(dashboard: dict[str, Any]) -> dict[str, Any]:
     """The dashboard as the API shows it (without the store's organization link)."""
     return {k: v for k, v in dashboard.items() if k != "organizationId"}
-
-
-def pipe_kind(pipe: dict[str, Any]) -> str:
-    """The pipe's source kind: the one key of its ``source`` object."""
-    kind: str = next(iter(pipe["source"]))
-    return kind
-
-
-def _mapping_key(kind: str, mapping: dict[str, Any]) -> MappingKey:
-    first, second, third = MAPPING_KEYS[kind]
-    return (mapping[first], mapping[second], mapping[third])
-
-
-def _describe(key: MappingKey) -> str:
-    return f"{key[0]}.{key[1]} -> {key[2]}"
 
 
 class Store:
@@ -213,136 +185,7 @@ class Store:
                 return result
         raise ApiError(404, f"Backup {backup_id} not found")
 
-    # Updates.
-
-    @staticmethod
-    def _require_awake(service: dict[str, Any]) -> None:
-        if service.get("state") in ("idle", "stopped"):
-            raise ApiError(
-                424, f"Service {service['id']} is {service['state']}; start it to update pipes"
-            )
-
-    def create_pipe(
-        self, service: dict[str, Any], body: dict[str, Any], transition_ms: int
-    ) -> dict[str, Any]:
-        """Store a pipe from a validated create body: Provisioning, Running once settled."""
-        self._require_awake(service)
-        now = self.clock()
-        pipe = new_pipe(body, service["id"], "Provisioning", iso_ms(now))
-        route = lifecycle.route(lifecycle.Command.START, pipe_kind(pipe))
-        lifecycle.begin(self.data, pipe, route, now + timedelta(milliseconds=transition_ms))
-        self.data["pipes"][pipe["id"]] = pipe
-        self.save()
-        return pipe
-
-    def delete_pipe(self, service: dict[str, Any], pipe: dict[str, Any]) -> None:
-        """Delete the pipe, whatever its state."""
-        self._require_awake(service)
-        del self.data["pipes"][pipe["id"]]
-        lifecycle.forget(self.data, pipe["id"])
-        self.save()
-
-    def command_pipe(
-        self, service: dict[str, Any], pipe: dict[str, Any], command: str, transition_ms: int
-    ) -> dict[str, Any]:
-        """Apply a state command (``lifecycle`` says which are no-ops); returns the pipe."""
-        self._require_awake(service)
-        now = self.clock()
-        wanted = lifecycle.Command(command)
-        if lifecycle.command(self.data, pipe, pipe_kind(pipe), wanted, now, transition_ms):
-            pipe["updatedAt"] = later_than(pipe["updatedAt"], now)
-            self.save()
-        return pipe
-
-    def scale_pipe(
-        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Apply a validated scaling body (only the fields given; null = default)."""
-        self._require_awake(service)
-        if pipe["state"] == "Completed":
-            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
-        scaling = {**pipe.get("scaling", {}), **body}
-        if scaling != pipe.get("scaling"):
-            pipe["scaling"] = scaling
-            pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
-            self.save()
-        return pipe
-
-    def replace_settings(
-        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any], defaults: Any
-    ) -> dict[str, Any]:
-        """Replace the pipe's settings: a field left out (or null) takes its default."""
-        self._require_awake(service)
-        if pipe["state"] == "Completed":
-            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
-        settings = {**defaults, **body}
-        if settings != pipe["settings"]:
-            pipe["settings"] = settings
-            pipe["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
-            self.save()
-        result: dict[str, Any] = pipe["settings"]
-        return result
-
-    def update_pipe(
-        self, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Apply a validated PATCH body to the pipe; returns the stored pipe."""
-        self._require_awake(service)
-        if pipe["state"] == "Completed":
-            raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
-        new = copy.deepcopy(pipe)
-        if "name" in body:
-            new["name"] = body["name"]
-        if "settings" in body:
-            new["settings"].update(body["settings"])
-        if "fieldMappings" in body:
-            new["fieldMappings"] = body["fieldMappings"]
-        if "columns" in body.get("destination", {}):
-            new["destination"]["columns"] = body["destination"]["columns"]
-        if "source" in body:
-            self._update_source(new, body["source"])
-        if "fieldMappings" in body or "columns" in body.get("destination", {}):
-            check_field_mappings(new)
-        if new != pipe:
-            new["updatedAt"] = later_than(pipe["updatedAt"], self.clock())
-            self.data["pipes"][pipe["id"]] = new
-            self.save()
-        return new
-
-    def _update_source(self, pipe: dict[str, Any], source: dict[str, Any]) -> None:
-        kind = pipe_kind(pipe)
-        for given in source:
-            if given != "validateSamples" and given != kind:
-                raise ApiError(400, f"source.{given} does not match the pipe's source kind {kind}")
-        changes = source.get(kind)
-        if not changes:
-            return
-        stored = pipe["source"][kind]
-        if kind not in DATABASE_KINDS:
-            before = stored.get("authentication")
-            merge(stored, changes)
-            if kind == "kafka":
-                check_kafka_credentials(
-                    stored, changes, switched=before != stored.get("authentication")
-                )
-            elif kind == "objectStorage":
-                check_object_storage(stored)
-            elif kind == "kinesis":
-                check_kinesis(stored, changes)
-            return
-        adds = changes.get("tableMappingsToAdd", [])
-        removes = changes.get("tableMappingsToRemove", [])
-        for key, value in changes.items():
-            if key == "settings":
-                merge(stored["settings"], value)
-            elif key not in ("tableMappingsToAdd", "tableMappingsToRemove"):
-                merge(stored, {key: value})
-        if adds or removes:
-            if pipe["state"] != "Paused":
-                raise ApiError(400, f"{LABELS[kind]} pipe must be paused to edit")
-            stored["tableMappings"] = _edit_mappings(
-                kind, stored.get("tableMappings", []), adds, removes
-            )
+    # Updates of the organization.
 
     def update_organization(self, org: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         """Apply a validated organization PATCH (remove, then add, private endpoints)."""
@@ -420,39 +263,6 @@ class Store:
         self.dashboard(org_id, dashboard_id)
         del self.data["dashboards"][dashboard_id]
         self.save()
-
-
-def _edit_mappings(
-    kind: str,
-    current: list[dict[str, Any]],
-    adds: list[dict[str, Any]],
-    removes: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
-    add_keys = [_mapping_key(kind, m) for m in adds]
-    remove_keys = [_mapping_key(kind, m) for m in removes]
-    both = set(add_keys) & set(remove_keys)
-    if both:
-        raise ApiError(
-            400, f"table mapping {_describe(min(both))} cannot be added and removed in one request"
-        )
-    if len(set(add_keys)) != len(add_keys):
-        raise ApiError(400, "tableMappingsToAdd lists the same table mapping twice")
-    present = {_mapping_key(kind, m) for m in current}
-    for i, key in enumerate(remove_keys):
-        if key not in present:
-            raise ApiError(
-                400, f"tableMappingsToRemove.{i}: table mapping {_describe(key)} does not exist"
-            )
-    kept = [m for m in current if _mapping_key(kind, m) not in set(remove_keys)]
-    kept_keys = {_mapping_key(kind, m) for m in kept}
-    for i, (key, mapping) in enumerate(zip(add_keys, adds, strict=True)):
-        if key in kept_keys:
-            raise ApiError(
-                400, f"tableMappingsToAdd.{i}: table mapping {_describe(key)} already exists"
-            )
-        # The real service fills the optional fields; echo them so that GET shows a full mapping.
-        kept.append({**MAPPING_DEFAULTS[kind], **mapping})
-    return kept
 
 
 def _new_id() -> str:
