@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.emulator.lifecycle import DATABASE_KINDS
-from reconciler.emulator.pipe_rules import _CREDENTIALS, TABLE_ENGINES
+from reconciler.emulator.pipe_rules import TABLE_ENGINES, USER_CREDENTIALS
 from reconciler.emulator.validation import (
     ABSENT,
     KEEP,
@@ -118,7 +118,7 @@ _REMOVALS = {
     "mongodb": _removal("mongodb"),
 }
 _LOGIN = one_of(
-    ("{username, password}", _CREDENTIALS),
+    ("{username, password}", USER_CREDENTIALS),
     ("{username}", obj({"username": string(1)}, required=("username",))),
 )
 _SNAPSHOT = {
@@ -189,7 +189,7 @@ CREATE: dict[str, Rule] = {
     ),
     "mongodb": obj(
         {
-            "credentials": _CREDENTIALS,
+            "credentials": USER_CREDENTIALS,
             "uri": string(1),
             "readPreference": string(enum=READ_PREFERENCES),
             **_TLS,
@@ -250,7 +250,7 @@ def _edits(kind: str) -> dict[str, Rule]:
 PATCH: dict[str, Rule] = {
     "postgres": obj(
         {
-            "credentials": _CREDENTIALS,
+            "credentials": USER_CREDENTIALS,
             "host": Nullable(string(1), KEEP),
             "port": Nullable(integer(1, 65535), KEEP),
             "database": Nullable(string(1), KEEP),
@@ -261,7 +261,7 @@ PATCH: dict[str, Rule] = {
     ),
     "mysql": obj(
         {
-            "credentials": _CREDENTIALS,
+            "credentials": USER_CREDENTIALS,
             "host": Nullable(string(1), KEEP),
             "port": Nullable(integer(1, 65535), KEEP),
             "authentication": Nullable(string(enum=AUTHENTICATION), KEEP),
@@ -275,7 +275,7 @@ PATCH: dict[str, Rule] = {
     ),
     "mongodb": obj(
         {
-            "credentials": _CREDENTIALS,
+            "credentials": USER_CREDENTIALS,
             "uri": Nullable(string(1), KEEP),
             "readPreference": Nullable(string(enum=READ_PREFERENCES), KEEP),
             **_PATCH_TLS,

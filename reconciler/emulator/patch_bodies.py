@@ -15,7 +15,7 @@ from typing import Any
 from reconciler.emulator.databases import PATCH as DATABASE_PATCH
 from reconciler.emulator.pipe_bodies import SERVICE_ACCOUNT
 from reconciler.emulator.pipe_rules import (
-    _ACCESS_KEY,
+    ACCESS_KEY,
     KAFKA_AUTHENTICATION,
     KAFKA_CREDENTIALS,
     PIPE_SETTINGS,
@@ -61,7 +61,7 @@ _SOURCE = obj(
                     "connectionString": Nullable(string(), None),
                     "path": Nullable(string(), None),
                     "azureContainerName": Nullable(string(), None),
-                    "accessKey": Nullable(_ACCESS_KEY, None),
+                    "accessKey": Nullable(ACCESS_KEY, None),
                     "serviceAccountKey": Nullable(string(1), None),
                 }
             ),
@@ -72,7 +72,7 @@ _SOURCE = obj(
                 {
                     "authentication": Nullable(string(enum=("IAM_ROLE", "IAM_USER")), KEEP),
                     "iamRole": Nullable(string(), None),
-                    "accessKey": Nullable(_ACCESS_KEY, ABSENT),
+                    "accessKey": Nullable(ACCESS_KEY, ABSENT),
                 }
             ),
             KEEP,

@@ -13,11 +13,11 @@ from typing import Any
 
 from reconciler.emulator.databases import CREATE as DATABASE_CREATE
 from reconciler.emulator.pipe_rules import (
-    _ACCESS_KEY,
-    _CREDENTIALS,
+    ACCESS_KEY,
     KAFKA_AUTHENTICATION,
     KAFKA_CREDENTIALS,
     PIPE_SETTINGS,
+    USER_CREDENTIALS,
     object_storage_authentication,
 )
 from reconciler.emulator.validation import (
@@ -146,7 +146,7 @@ _SCHEMA_REGISTRY = obj(
         "url": string(1),
         "authentication": string(enum=("PLAIN",)),
         "caCertificate": Nullable(string(), None),
-        "credentials": _CREDENTIALS,
+        "credentials": USER_CREDENTIALS,
     },
     required=("url",),
 )
@@ -189,7 +189,7 @@ OBJECT_STORAGE_CREATE = obj(
         "queueUrl": Nullable(string(1), None),
         "authentication": Nullable(object_storage_authentication(), None),
         "iamRole": Nullable(string(1), None),
-        "accessKey": Nullable(_ACCESS_KEY, None),
+        "accessKey": Nullable(ACCESS_KEY, None),
         "connectionString": Nullable(string(1), None),
         "path": Nullable(string(1), None),
         "azureContainerName": Nullable(string(1), None),
@@ -209,7 +209,7 @@ KINESIS_CREATE = obj(
         "useEnhancedFanOut": Nullable(boolean(), None),
         "authentication": string(enum=KINESIS_AUTHENTICATION),
         "iamRole": Nullable(string(1), None),
-        "accessKey": Nullable(_ACCESS_KEY, None),
+        "accessKey": Nullable(ACCESS_KEY, None),
     },
     required=("format", "streamName", "region"),
 )

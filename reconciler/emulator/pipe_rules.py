@@ -31,8 +31,10 @@ from reconciler.emulator.validation import (
 __all__: list[str] = []
 
 
-_CREDENTIALS = obj({"username": string(), "password": string()}, required=("username", "password"))
-_ACCESS_KEY = obj(
+USER_CREDENTIALS = obj(
+    {"username": string(), "password": string()}, required=("username", "password")
+)
+ACCESS_KEY = obj(
     {"accessKeyId": string(), "secretKey": string()}, required=("accessKeyId", "secretKey")
 )
 _CONNECTION_STRING = obj({"connectionString": string(1)}, required=("connectionString",))
@@ -42,8 +44,8 @@ _MUTUAL_TLS = obj(
 # The four credential shapes of a Kafka source, and the authentication methods taking each
 # (IAM_ROLE takes none: the pipe's iamRole is used).
 KAFKA_CREDENTIALS = one_of(
-    ("{username, password}", _CREDENTIALS),
-    ("{accessKeyId, secretKey}", _ACCESS_KEY),
+    ("{username, password}", USER_CREDENTIALS),
+    ("{accessKeyId, secretKey}", ACCESS_KEY),
     ("{connectionString}", _CONNECTION_STRING),
     ("{certificate, privateKey}", _MUTUAL_TLS),
 )

@@ -1,7 +1,8 @@
 """The deterministic demo seed and the scale seed used by benchmarks.
 
-The demo organization, its three services, five pipes (one of each source kind, two postgres:
-one Paused and one Running), two reverse private endpoints and the backups have fixed uuids,
+The demo organization, its three services, eight pipes (one of each source kind, three more
+kafka pipes for the other authentication methods, and a second postgres one: one Paused and
+one Running), two reverse private endpoints and the backups have fixed uuids,
 because example manifests and tests written elsewhere reference them. The second organization
 (another key's) has one service, ``analytics`` on GCP, and no pipes: the environments example
 creates its own pipe there, as a staging organization would have. Creation times are fixed;
