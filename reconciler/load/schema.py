@@ -20,11 +20,11 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from reconciler.load.schemaerrors import explain
-from reconciler.model.catalogue import COMMON_FILE as COMMON_FILE  # one home: the schema files
-from reconciler.model.catalogue import schema_dir as schema_dir
 from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
 from reconciler.model.resources import JsonPath
+from reconciler.model.schematree import COMMON_FILE as COMMON_FILE  # one home: the schema files
+from reconciler.model.schematree import schema_dir as schema_dir
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
