@@ -126,7 +126,8 @@ def test_members_list_the_nodes_own_then_each_alternatives_the_first_listing_win
     assert list(found) == ["a", "b", "c", "d"]
     assert found["b"].node == {"type": "integer"}
     assert found["c"].node["title"] == "UUID" and found["c"].doc == COMMON_FILE
-    assert [found[name].required for name in found] == [True, False, False, True]
+    # d is required by one alternative only: not of every value
+    assert [found[name].required for name in found] == [True, False, False, False]
 
 
 def test_members_of_kafka_credentials_are_each_forms_fields_in_schema_order() -> None:
@@ -181,3 +182,38 @@ def test_type_name_shows_values_as_each_reader_asks(
 ) -> None:
     shown = [type_name(node, COMMON_FILE, values) for values in Values]
     assert shown == [brief, spelled, below]
+
+
+@pytest.mark.parametrize(
+    ("node", "doc", "required"),
+    [
+        # one of four credential forms: no member is required of every value
+        ({"$ref": "common.schema.json#/$defs/kafkaCredentials"}, PIPE, []),
+        # a secret reference is {fromEnv} or {fromFile}, never both
+        ({"$ref": "#/$defs/secret"}, COMMON_FILE, []),
+        # a nullable object: given at all, it needs both members
+        (
+            {"anyOf": [{"$ref": "#/$defs/accessKey"}, {"type": "null"}]},
+            COMMON_FILE,
+            ["accessKeyId", "secretKey"],
+        ),
+        # the node's own, an allOf part's, and what every alternative requires
+        (
+            {
+                "properties": {name: {} for name in "abcde"},
+                "required": ["a"],
+                "allOf": [{"required": ["b"]}],
+                "oneOf": [{"required": ["c", "d"]}, {"required": ["c", "e"]}],
+            },
+            COMMON_FILE,
+            ["a", "b", "c"],
+        ),
+    ],
+)
+def test_a_member_is_required_when_every_value_of_the_node_must_state_it(
+    node: dict[str, Any], doc: str, required: list[str]
+) -> None:
+    resolved, resolved_doc = resolve(node, doc)
+    found = members(resolved, resolved_doc)
+    assert found, "the node has members"
+    assert [name for name, member in found.items() if member.required] == required

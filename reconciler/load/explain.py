@@ -112,7 +112,7 @@ def explain(target: str) -> Explanation:
     for part in path:
         found = child(node, base, part)
         if found is None:
-            choices = sorted(members(node, base))
+            choices = sorted(members(*through_items(node, base)))
             where = ".".join([kind, *walked]) or kind
             hint = suggest(part, choices)
             known = f"; its fields: {', '.join(choices)}" if choices else ""
@@ -149,17 +149,11 @@ def _description(node: dict[str, Any], base: str) -> str:
 
 
 def _fields(node: dict[str, Any], base: str) -> list[Field]:
-    """The sub-fields, each required only when the field itself requires it (not one form)."""
-    node, base = through_items(node, base)
-    required = set(node.get("required", []))
+    """The sub-fields (a list's: its items'), each with whether every value must state it."""
+    found = members(*through_items(node, base))
     return [
-        Field(
-            name,
-            type_name(sub, sub_base, Values.SPELLED),
-            str(sub.get("title", "")),
-            name in required,
-        )
-        for name, (sub, sub_base, _in_its_form) in members(node, base).items()
+        Field(name, type_name(sub, doc, Values.SPELLED), str(sub.get("title", "")), required)
+        for name, (sub, doc, required) in found.items()
     ]
 
 

@@ -48,8 +48,8 @@ Node = tuple[dict[str, Any], str]
 
 
 class Member(NamedTuple):
-    """A member of an object node: its schema (``$ref`` followed), file, and whether the part
-    of the node that lists it requires it (a ``oneOf`` alternative requires its own)."""
+    """A member of an object node: its schema (``$ref`` followed), file, and whether every
+    value of the node must state it (``_required``)."""
 
     node: dict[str, Any]
     doc: str
@@ -117,13 +117,28 @@ def through_items(node: dict[str, Any], doc: str) -> Node:
 
 def members(node: dict[str, Any], doc: str) -> dict[str, Member]:
     """The properties of a node and of its parts, by name, in order, the first listing winning."""
+    required = _required(node, doc)
     found: dict[str, Member] = {}
     for part, part_doc in parts(node, doc):
-        required = set(part.get("required", ()))
         for name, sub in part.get("properties", {}).items():
             if name not in found:
                 found[name] = Member(*resolve(sub, part_doc), required=name in required)
     return found
+
+
+def _required(node: dict[str, Any], doc: str) -> set[str]:
+    """The members every value of a node must state: its own ``required`` and its ``allOf``
+    parts', and those every alternative of a ``oneOf`` or ``anyOf`` requires (a ``null``
+    alternative aside: a nullable object, given at all, needs its required members)."""
+    names = set(node.get("required", ()))
+    for part in node.get("allOf", ()):
+        names |= set(resolve(part, doc)[0].get("required", ()))
+    for key in _ALTERNATIVES:
+        resolved = [resolve(alt, doc)[0] for alt in node.get(key, ())]
+        listed = [set(alt.get("required", ())) for alt in resolved if alt.get("type") != "null"]
+        if listed:
+            names |= set.intersection(*listed)
+    return names
 
 
 def child(node: dict[str, Any], doc: str, name: str) -> Node | None:
