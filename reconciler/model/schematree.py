@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "COMMON_FILE",
     "Values",
+    "alternatives",
     "child",
     "document",
     "members",
