@@ -55,6 +55,12 @@ def cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def type_cell(node: dict[str, Any], base: str) -> str:
+    """Name a field's type in a table cell."""
+    # Braces escaped: attr_list takes a cell ending in `{fromFile: PATH}` for HTML attributes.
+    return cell(type_name(node, base)).replace("{", "\\{").replace("}", "\\}")
+
+
 def constraints(node: dict[str, Any]) -> str:
     """Bounds and allowed values."""
     parts = [fmt.format(node[key]) for key, fmt in _BOUNDS if key in node]
@@ -131,7 +137,7 @@ def field_page(title: str, intro: str, schema: str, kind: str | None) -> str:
                 notes.append(f"**Access:** {cell(explain('.'.join((kind, *full))).access)}")
                 if full in sample:
                     notes.append(f"**Example:** {code(sample[full])}")
-            row = [label, cell(type_name(sub, sub_base)), default, "<br>".join(notes)]
+            row = [label, type_cell(sub, sub_base), default, "<br>".join(notes)]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)
