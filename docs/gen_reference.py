@@ -22,10 +22,10 @@ from ruamel.yaml import YAML
 
 from reconciler.load.explain import explain
 from reconciler.load.schema import KIND_FILES
+from reconciler.model.schematree import Member, document, members, resolve, through_items, type_name
 from reconciler.settings.table import SETTINGS, default_of
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMAS = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in ROOT.glob("schemas/*.json")}
 # Every manifest kind the loader knows, each on a page named after its schema file.
 KINDS = {kind: name.removesuffix(".schema.json") for kind, name in KIND_FILES.items()}
 EXAMPLE_DIRS = ("manifests", "examples/environments/base", "examples/sources")
@@ -42,55 +42,6 @@ _BOUNDS = (
 )
 
 
-def resolve(node: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
-    """Follow ``$ref`` (the referring node's own keys win), across the schema files."""
-    for _ in range(20):
-        if "$ref" not in node:
-            break
-        doc, _, pointer = node["$ref"].partition("#")
-        doc = doc or base
-        target: Any = SCHEMAS[doc]
-        for part in [p for p in pointer.split("/") if p]:
-            target = target[part]
-        node, base = {**target, **{k: v for k, v in node.items() if k != "$ref"}}, doc
-    return node, base
-
-
-def children(node: dict[str, Any], base: str) -> dict[str, tuple[dict[str, Any], str, bool]]:
-    """Sub-fields of a node (through list items and ``oneOf``/``anyOf`` alternatives)."""
-    if node.get("type") == "array" and "items" in node:
-        node, base = resolve(node["items"], base)
-    found: dict[str, tuple[dict[str, Any], str, bool]] = {}
-    for alt, alt_base in [(node, base)] + [
-        resolve(a, base) for key in ("oneOf", "anyOf") for a in node.get(key, [])
-    ]:
-        required = set(alt.get("required", []))
-        for name, sub in alt.get("properties", {}).items():
-            if name not in found:
-                resolved, sub_base = resolve(sub, alt_base)
-                found[name] = (resolved, sub_base, name in required)
-    return found
-
-
-def type_of(node: dict[str, Any], base: str) -> str:
-    """Name a field's type as the reference shows it."""
-    kind = node.get("type")
-    if kind == "array":
-        items, items_base = resolve(node.get("items", {}), base)
-        return f"list of {type_of(items, items_base)}"
-    if isinstance(kind, list):
-        return " or ".join(kind)
-    if kind:
-        return "mapping" if kind == "object" else str(kind)
-    if "enum" in node:
-        return "enum"
-    if "const" in node:
-        return "constant"
-    titles = [str(resolve(a, base)[0].get("title", "?")) for a in node.get("oneOf", [])]
-    titles += [str(resolve(a, base)[0].get("title", "?")) for a in node.get("anyOf", [])]
-    return " or ".join(titles) or "any"
-
-
 def code(value: Any) -> str:
     """Show a JSON value inline, short and safe inside a table cell."""
     text = json.dumps(value, ensure_ascii=False)
@@ -102,6 +53,12 @@ def code(value: Any) -> str:
 def cell(text: str) -> str:
     """Make free text fit one table cell."""
     return " ".join(text.split()).replace("|", "\\|")
+
+
+def type_cell(node: dict[str, Any], base: str) -> str:
+    """Name a field's type in a table cell."""
+    # Braces escaped: attr_list takes a cell ending in `{fromFile: PATH}` for HTML attributes.
+    return cell(type_name(node, base)).replace("{", "\\{").replace("}", "\\}")
 
 
 def constraints(node: dict[str, Any]) -> str:
@@ -132,10 +89,15 @@ def examples() -> dict[str, dict[tuple[str, ...], Any]]:
     yaml = YAML(typ="safe")
     for directory in EXAMPLE_DIRS:
         for file in sorted((ROOT / directory).rglob("*.yaml")):
-            for document in yaml.load_all(file.read_text(encoding="utf-8")):
-                if isinstance(document, dict) and document.get("kind") in KINDS:
-                    walk(str(document["kind"]), (), document)
+            for manifest in yaml.load_all(file.read_text(encoding="utf-8")):
+                if isinstance(manifest, dict) and manifest.get("kind") in KINDS:
+                    walk(str(manifest["kind"]), (), manifest)
     return found
+
+
+def children(node: dict[str, Any], base: str) -> dict[str, Member]:
+    """Sub-fields of a node (through list items and its ``oneOf``/``anyOf``/``allOf`` parts)."""
+    return members(*through_items(node, base))
 
 
 def sections(
@@ -152,7 +114,7 @@ def sections(
 
 def field_page(title: str, intro: str, schema: str, kind: str | None) -> str:
     """A page with one section per object of ``schema`` and one table row per field."""
-    root, base = resolve(SCHEMAS[schema], schema)
+    root, base = resolve(document(schema), schema)
     sample = examples().get(kind or "", {})
     lines = [f"# {title}", "", intro, ""]
     if root.get("description"):
@@ -175,7 +137,7 @@ def field_page(title: str, intro: str, schema: str, kind: str | None) -> str:
                 notes.append(f"**Access:** {cell(explain('.'.join((kind, *full))).access)}")
                 if full in sample:
                     notes.append(f"**Example:** {code(sample[full])}")
-            row = [label, cell(type_of(sub, sub_base)), default, "<br>".join(notes)]
+            row = [label, type_cell(sub, sub_base), default, "<br>".join(notes)]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -120,6 +120,25 @@ def test_fields_show_type_bounds_default_access_and_an_example(site: Path) -> No
     )
 
 
+def test_a_field_only_one_form_of_a_field_requires_is_not_marked_required(site: Path) -> None:
+    page = text_of((site / "reference" / "manifests" / "pipe" / "index.html").read_text())
+    # a secret reference is {fromEnv} or {fromFile}; Kafka credentials take one of four shapes
+    assert "fromEnv string" in page and "fromEnv (required)" not in page
+    assert "fromFile (required)" not in page
+    assert "username {fromEnv: NAME} or" in page
+    assert "privateKey (required)" not in page
+    # a nullable object's members: required whenever the object is given
+    assert "accessKeyId (required) {fromEnv: NAME} or" in page
+
+
+def test_a_type_written_in_braces_is_shown_whole_not_read_as_html_attributes(
+    site: Path,
+) -> None:
+    html = (site / "reference" / "manifests" / "pipe" / "index.html").read_text()
+    assert re.findall(r"<td [^>]*>", html) == []
+    assert "password {fromEnv: NAME} or {fromFile: PATH} Secret reference" in text_of(html)
+
+
 def test_the_environment_page_names_every_variable_the_code_reads(site: Path) -> None:
     page = text_of((site / "reference" / "environment" / "index.html").read_text())
     source = "".join(p.read_text(encoding="utf-8") for p in (REPO / "reconciler").rglob("*.py"))
@@ -179,6 +198,10 @@ def test_chromium_searches_the_index(served: str, browser: Browser) -> None:
 
 def test_chromium_renders_a_generated_reference_page(served: str, browser: Browser) -> None:
     browser.open(served + "reference/manifests/pipe/")
+    # the page is long: count its rows once it is parsed whole, not while it still loads
+    assert browser.wait_for(
+        "location.pathname.endsWith('/manifests/pipe/') && document.readyState === 'complete'"
+    )
     headings = browser.wait_for(
         "[...document.querySelectorAll('.md-content h2')].map(h => h.textContent.trim())"
     )

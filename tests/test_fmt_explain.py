@@ -125,6 +125,12 @@ def test_fmt_reports_a_broken_file_at_its_line_and_exits_1(tmp_path: Path) -> No
                 "privateKey",
             ],
         ),
+        # members every value needs are required; one credential shape's members are not
+        (
+            "Pipe.spec.source.objectStorage.accessKey",
+            ["accessKeyId (required)  <{fromEnv: NAME}", "secretKey (required)"],
+        ),
+        ("Pipe.spec.source.kafka.credentials", ["    username          <{fromEnv: NAME}"]),
         (
             "Pipe.spec.source.kafka.schemaRegistry.credentials",
             ["ACCESS:   sensitive, create-time: secret sent only when the pipe is created"],
@@ -165,6 +171,16 @@ def test_explain_names_the_unknown_field_with_a_suggestion() -> None:
     result = run_cli(["explain", "Pipe.spec.setings"], {})
     assert result.exit_code == 1
     assert "Pipe.spec has no field 'setings' (did you mean 'settings'?)" in result.stderr
+
+
+def test_explain_lists_the_item_fields_of_a_list_with_no_such_field() -> None:
+    result = run_cli(["explain", "Dashboard.spec.tiles.seires"], {})
+    assert result.exit_code == 1
+    assert (
+        "Dashboard.spec.tiles has no field 'seires' (did you mean 'series'?); its fields: "
+        in result.stderr
+    )
+    assert "series" in result.stderr.split("its fields: ", 1)[1]
 
 
 def test_explain_json_carries_the_same_facts() -> None:

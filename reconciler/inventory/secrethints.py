@@ -18,13 +18,14 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas
+from reconciler.load.schema import COMMON_FILE, KIND_FILES
 from reconciler.model.fields import (
     KAFKA_CREDENTIAL_SHAPES,
     KAFKA_DEFAULT_AUTHENTICATION,
     SECRET_FIELDS,
 )
 from reconciler.model.json import JsonMapping
+from reconciler.model.schematree import alternatives, child, document, members, resolve
 
 __all__: list[str] = []
 
@@ -52,11 +53,11 @@ def secret_hints(
             for i, shape in enumerate(shapes)
         ] + nested
     pipe = KIND_FILES["Pipe"]
-    properties = load_schemas()[pipe]["$defs"][kind]["properties"]
+    properties = document(pipe)["$defs"][kind]["properties"]
     lines = []
     for i, name in enumerate(_writable_secrets(kind)):
         declared = properties[name]
-        text = _line(name, _members(_resolve(declared, pipe)[0]), prefix, stem)
+        text = _line(name, _members(*resolve(declared, pipe)), prefix, stem)
         lines.append(text + (f"   # instead: {_summary(declared)}" if i else ""))
     return lines + nested
 
@@ -65,7 +66,7 @@ def _nested_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> lis
     """Lines for the secret fields inside an object of the source (``schemaRegistry``), for
     each such object the live source has and that says how it authenticates."""
     pipe = KIND_FILES["Pipe"]
-    properties = load_schemas()[pipe]["$defs"][kind]["properties"]
+    properties = document(pipe)["$defs"][kind]["properties"]
     lines = []
     for sub in SECRET_FIELDS.get(kind, ()):
         if len(sub) != 2:
@@ -74,10 +75,11 @@ def _nested_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> lis
         found = source.get(parent)
         if not isinstance(found, Mapping) or not found.get("authentication"):
             continue
-        holder, document = _resolve(properties[parent], pipe)
-        declared, document = _resolve(holder["properties"][name], document)
+        declared = child(*resolve(properties[parent], pipe), name)
+        if declared is None:
+            continue
         scoped = f"{prefix}_{_words(parent)}"
-        text = _line(name, _members(declared), scoped, f"{stem}-{parent}")
+        text = _line(name, _members(*declared), scoped, f"{stem}-{parent}")
         lines.append(f"{text}   # inside {parent} (needed to create the pipe)")
     return lines
 
@@ -111,27 +113,10 @@ def _reference(member: str, prefix: str, stem: str) -> str:
     return f"{{fromEnv: {prefix}_{_words(member)}}}"
 
 
-def _resolve(node: Mapping[str, Any], document: str) -> tuple[Mapping[str, Any], str]:
-    """Follow ``$ref`` (and a nullable ``anyOf``) to the definition a field names."""
-    schemas = load_schemas()
-    while True:
-        if "$ref" in node:
-            target, _, pointer = str(node["$ref"]).partition("#")
-            document = target or document
-            found: Any = schemas[document]
-            for part in pointer.strip("/").split("/"):
-                found = found[part]
-            node = found
-        elif "anyOf" in node:
-            node = next(n for n in node["anyOf"] if n.get("type") != "null")
-        else:
-            return node, document
-
-
-def _members(node: Mapping[str, Any]) -> tuple[str, ...]:
+def _members(node: dict[str, Any], doc: str) -> tuple[str, ...]:
     """Return the members of a secret object in schema order; () for a single reference."""
-    properties = node.get("properties") or {}
-    return () if "fromEnv" in properties else tuple(properties)
+    names = tuple(members(node, doc))
+    return () if "fromEnv" in names else names
 
 
 def _summary(node: Mapping[str, Any]) -> str:
@@ -143,10 +128,9 @@ def _summary(node: Mapping[str, Any]) -> str:
 @cache
 def _kafka_shapes() -> dict[frozenset[str], tuple[str, ...]]:
     """Return every Kafka credential shape of the schema, its members in schema order."""
-    node, document = _resolve({"$ref": f"{COMMON_FILE}#/$defs/kafkaCredentials"}, COMMON_FILE)
+    node, doc = resolve(document(COMMON_FILE)["$defs"]["kafkaCredentials"], COMMON_FILE)
     out: dict[frozenset[str], tuple[str, ...]] = {}
-    for alternative in node.get("oneOf", ()):
-        shape, _ = _resolve(alternative, document)
-        members = _members(shape)
-        out[frozenset(members)] = members
+    for shape, shape_doc in alternatives(node, doc):
+        names = _members(shape, shape_doc)
+        out[frozenset(names)] = names
     return out

@@ -2,7 +2,8 @@
 
 A target is ``KIND`` or ``KIND.path.to.field`` (``Pipe.spec.settings.engine_max_threads``; the
 ``spec.`` may be left out). The schema is walked through ``$ref``s, list items and the
-alternatives of a ``oneOf`` (a pipe's source kinds, a secret reference's two forms), and the
+alternatives of a ``oneOf`` (a pipe's source kinds, a secret reference's two forms) by
+``model.schematree``, the walk the reference pages and the field catalogue use too, and the
 field is described by its type, bounds, allowed values, description and sub-fields. Whether
 it is writable, create-time, required to create, an identity or a write-only secret comes from
 the field catalogue for pipes and the organization (the schemas' ``x-reconcile``
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.load.schema import COMMON_FILE, KIND_FILES, load_schemas, suggest
+from reconciler.load.schema import KIND_FILES, suggest
 from reconciler.model.catalogue import ALL, ORGANIZATION_FILE, facts
 from reconciler.model.cdc import CDC
 from reconciler.model.endpoints import ENDPOINT, WRITABLE
@@ -31,6 +32,16 @@ from reconciler.model.fields import (
 )
 from reconciler.model.json import JsonObject, JsonValue
 from reconciler.model.resources import JsonPath
+from reconciler.model.schematree import (
+    Values,
+    child,
+    document,
+    members,
+    parts,
+    resolve,
+    through_items,
+    type_name,
+)
 
 __all__ = ["explain", "render"]
 
@@ -93,27 +104,27 @@ def explain(target: str) -> Explanation:
     kind = _kind(head)
     path: list[str] = [p for p in rest.split(".") if p] if rest else []
     file = KIND_FILES[kind]
-    root = load_schemas()[file]
+    root = document(file)
     if path and path[0] not in root.get("properties", {}):
         path.insert(0, "spec")  # `Pipe.settings` means `Pipe.spec.settings`
-    node, base = _resolve(root, file)
+    node, base = resolve(root, file)
     walked: list[str] = []
     for part in path:
-        child = _child(node, base, part)
-        if child is None:
-            choices = sorted(_properties(node, base))
+        found = child(node, base, part)
+        if found is None:
+            choices = sorted(members(*through_items(node, base)))
             where = ".".join([kind, *walked]) or kind
             hint = suggest(part, choices)
             known = f"; its fields: {', '.join(choices)}" if choices else ""
             raise ConfigError(f"{where} has no field {part!r}{hint}{known}")
-        node, base = child
+        node, base = found
         walked.append(part)
     return Explanation(
         kind=kind,
         path=".".join(walked),
         title=str(node.get("title", "")),
         description=_description(node, base),
-        type=_type(node, base, values_below=True),
+        type=type_name(node, base, Values.BELOW),
         access=_access(kind, tuple(walked), node),
         bounds=[text.format(node[k]) for k, text in _BOUNDS if k in node],
         enum=list(node.get("enum", [])) or ([node["const"]] if "const" in node else []),
@@ -130,89 +141,20 @@ def _kind(word: str) -> str:
     )
 
 
-def _resolve(node: dict[str, Any], base: str) -> tuple[dict[str, Any], str]:
-    """Follow ``$ref`` (merging the referring node's own title/description over the target)."""
-    seen = 0
-    while "$ref" in node and seen < 20:
-        seen += 1
-        ref = node["$ref"]
-        doc_name, _, pointer = ref.partition("#")
-        doc_name = doc_name or base
-        target: Any = load_schemas()[doc_name if doc_name in load_schemas() else COMMON_FILE]
-        for part in [p for p in pointer.split("/") if p]:
-            target = target[part]
-        own = {k: v for k, v in node.items() if k != "$ref"}
-        node, base = {**target, **own}, doc_name
-    return node, base
-
-
-def _alternatives(node: dict[str, Any], base: str) -> list[tuple[dict[str, Any], str]]:
-    out = [(node, base)]
-    for key in ("oneOf", "anyOf", "allOf"):
-        for alt in node.get(key, []):
-            out.append(_resolve(alt, base))
-    return out
-
-
-def _properties(node: dict[str, Any], base: str) -> dict[str, tuple[dict[str, Any], str]]:
-    found: dict[str, tuple[dict[str, Any], str]] = {}
-    for alt, alt_base in _alternatives(node, base):
-        for name, sub in alt.get("properties", {}).items():
-            found.setdefault(name, (sub, alt_base))
-    return found
-
-
-def _child(node: dict[str, Any], base: str, part: str) -> tuple[dict[str, Any], str] | None:
-    if node.get("type") == "array" and "items" in node:
-        node, base = _resolve(node["items"], base)
-    props = _properties(node, base)
-    if part in props:
-        sub, sub_base = props[part]
-        return _resolve(sub, sub_base)
-    extra = node.get("additionalProperties")
-    if isinstance(extra, dict):
-        return _resolve(extra, base)
-    return None
-
-
-def _type(node: dict[str, Any], base: str, *, values_below: bool = False) -> str:
-    """Name a field's type; an enumeration lists its values unless a VALUES line follows."""
-    kind = node.get("type")
-    if kind == "array":
-        items, items_base = _resolve(node.get("items", {}), base)
-        return f"list of {_type(items, items_base)}"
-    if isinstance(kind, list):
-        return " or ".join(kind)
-    if kind:
-        return "mapping" if kind == "object" else str(kind)
-    if "enum" in node:
-        if values_below:
-            return "one of the values below"
-        values = ["null" if v is None else str(v) for v in node["enum"]]
-        return f"one of {', '.join(values)}"
-    if "const" in node:
-        return f"the constant {node['const']!r}"
-    titles = [str(alt.get("title", "?")) for alt, _ in _alternatives(node, base)[1:]]
-    return " or ".join(titles) if titles else "any"
-
-
 def _description(node: dict[str, Any], base: str) -> str:
     if node.get("description"):
         return str(node["description"])
-    alternatives = _alternatives(node, base)[1:]
+    alternatives = parts(node, base)[1:]
     return " ".join(str(a.get("description", "")) for a, _ in alternatives).strip()
 
 
 def _fields(node: dict[str, Any], base: str) -> list[Field]:
-    if node.get("type") == "array" and "items" in node:
-        node, base = _resolve(node["items"], base)
-    required = set(node.get("required", []))
-    out: list[Field] = []
-    for name, (sub, sub_base) in _properties(node, base).items():
-        resolved, resolved_base = _resolve(sub, sub_base)
-        title = str(sub.get("title") or resolved.get("title", ""))
-        out.append(Field(name, _type(resolved, resolved_base), title, name in required))
-    return out
+    """The sub-fields (a list's: its items'), each with whether every value must state it."""
+    found = members(*through_items(node, base))
+    return [
+        Field(name, type_name(sub, doc, Values.SPELLED), str(sub.get("title", "")), required)
+        for name, (sub, doc, required) in found.items()
+    ]
 
 
 def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:

@@ -20,11 +20,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from reconciler.load.schemaerrors import explain
-from reconciler.model.catalogue import COMMON_FILE as COMMON_FILE  # one home: the schema files
-from reconciler.model.catalogue import schema_dir as schema_dir
 from reconciler.model.errors import suggest as suggest  # one helper: "did you mean"
 from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
 from reconciler.model.resources import JsonPath
+from reconciler.model.schematree import COMMON_FILE as COMMON_FILE  # one home: the schema files
+from reconciler.model.schematree import resolve
+from reconciler.model.schematree import schema_dir as schema_dir
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
@@ -84,19 +85,8 @@ def reset_defaults(kind: str = "Pipe") -> dict[JsonPath, JsonValue]:
     root: Any = schemas[file]["$defs"]["spec"] if kind == "Pipe" else schemas[file]
     found: dict[JsonPath, JsonValue] = {}
 
-    def resolve(node: Any, doc: str) -> tuple[Any, str]:
-        while isinstance(node, dict) and "$ref" in node:
-            target, _, pointer = str(node["$ref"]).partition("#")
-            doc = target or doc
-            node = schemas[doc]
-            for part in [p for p in pointer.split("/") if p]:
-                node = node[part]
-        return node, doc
-
     def walk(node: Any, doc: str, path: JsonPath) -> None:
         node, doc = resolve(node, doc)
-        if not isinstance(node, dict):
-            return
         types = node.get("type")
         nullable = (
             (isinstance(types, list) and "null" in types)

@@ -21,25 +21,24 @@ one schema edit. The facts:
   ``identity``: says which pipe, never sent as a change; ``sentAs``: a manifest-only field
   resolved into another before anything is sent (endpoint names into their ids).
 
-Nothing here imports from a higher stage: the schema files are read as plain JSON.
+Nothing here imports from a higher stage: the schema files are read as plain JSON and walked
+by ``model.schematree``, the walk ``explain`` and the reference pages use too.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import Any
 
 from reconciler.model.resources import JsonPath
+from reconciler.model.schematree import COMMON_FILE, document, members, resolve
 
-__all__ = ["ALL", "COMMON_FILE", "ORGANIZATION_FILE", "defined_pattern", "facts", "schema_dir"]
+__all__ = ["ALL", "ORGANIZATION_FILE", "defined_pattern", "facts"]
 
 PIPE_FILE = "pipe.schema.json"
 ORGANIZATION_FILE = "organization.schema.json"
-COMMON_FILE = "common.schema.json"
 ANNOTATION = "x-reconcile"
 
 
@@ -70,38 +69,10 @@ class Facts:
 ALL = "*"
 
 
-def schema_dir() -> Path:
-    """Return the directory holding the schema files (packaged copy first, then the repo)."""
-    package = Path(__file__).resolve().parents[1]
-    packaged = package / "_schemas"
-    if (packaged / COMMON_FILE).is_file():
-        return packaged
-    return package.parent / "schemas"
-
-
-@cache
-def _document(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((schema_dir() / name).read_text(encoding="utf-8"))
-    return data
-
-
 def defined_pattern(name: str) -> str | None:
     """Return the ``pattern`` of the common schema's definition ``name`` (None if it has none)."""
-    pattern = _document(COMMON_FILE)["$defs"][name].get("pattern")
+    pattern = document(COMMON_FILE)["$defs"][name].get("pattern")
     return pattern if isinstance(pattern, str) else None
-
-
-def _resolve(node: Mapping[str, Any], doc: str) -> tuple[dict[str, Any], str]:
-    """Follow ``$ref`` (the referring node's own keys win), across schema files."""
-    merged = dict(node)
-    while "$ref" in merged:
-        target, _, pointer = str(merged.pop("$ref")).partition("#")
-        doc = target or doc
-        found: Any = _document(doc)
-        for part in [p for p in pointer.split("/") if p]:
-            found = found[part]
-        merged = {**found, **merged}
-    return merged, doc
 
 
 def _own(node: Mapping[str, Any]) -> Facts:
@@ -123,21 +94,11 @@ def _own(node: Mapping[str, Any]) -> Facts:
     )
 
 
-def _members(node: Mapping[str, Any], doc: str) -> dict[str, tuple[dict[str, Any], str]]:
-    """The listed members of an object node (through a nullable ``anyOf``)."""
-    for alternative in node.get("anyOf", ()):
-        if alternative.get("type") != "null":
-            node, doc = _resolve(alternative, doc)
-            break
-    properties: Mapping[str, Any] = node.get("properties", {})
-    return {name: _resolve(sub, doc) for name, sub in properties.items()}
-
-
 def _walk(
     node: dict[str, Any], doc: str, path: JsonPath, inherited: Facts
 ) -> Iterator[tuple[JsonPath, Facts]]:
     """Yield every listed field under ``node`` with its facts (not inside a secret or a list)."""
-    for name, (sub, sub_doc) in _members(node, doc).items():
+    for name, (sub, sub_doc, _required) in members(node, doc).items():
         here = (*path, name)
         own = _own(sub)
         stated = own.writable or own.create_time
@@ -156,7 +117,7 @@ def _walk(
 def _catalogue(schema: str) -> tuple[dict[JsonPath, Facts], frozenset[JsonPath]]:
     """Every listed field of a kind's spec with its facts, and the objects whose access their
     members make (they state neither ``writable`` nor ``createTime``)."""
-    spec, doc = _resolve(_document(schema)["properties"]["spec"], schema)
+    spec, doc = resolve(document(schema)["properties"]["spec"], schema)
     table = dict(_walk(spec, doc, (), Facts()))
     derived: set[JsonPath] = set()
     for path, found in list(table.items()):
