@@ -31,6 +31,7 @@ from reconciler.model.fields import (
 )
 from reconciler.model.json import JsonLike, JsonMapping, JsonObject, as_mapping
 from reconciler.model.resources import JsonPath
+from reconciler.model.schematree import resolve
 
 __all__: list[str] = []
 
@@ -110,17 +111,6 @@ def env_prefix(name: str) -> str:
 # -- schema-guided filtering ----------------------------------------------------------------
 
 
-def _resolve(node: Mapping[str, Any], doc: str) -> tuple[Mapping[str, Any], str]:
-    while "$ref" in node:
-        target, _, pointer = str(node["$ref"]).partition("#")
-        doc = target or doc
-        found: Any = load_schemas()[doc]
-        for part in [p for p in pointer.split("/") if p]:
-            found = found[part]
-        node = found
-    return node, doc
-
-
 def _fit(
     value: JsonLike,
     node: Mapping[str, Any],
@@ -129,7 +119,7 @@ def _fit(
     keep: Callable[[JsonPath], bool],
 ) -> Any:
     """Keep the parts of ``value`` the schema ``node`` allows and ``keep(path)`` accepts."""
-    node, doc = _resolve(node, doc)
+    node, doc = resolve(node, doc)
     if value is None:
         return _MISSING
     props = node.get("properties")
