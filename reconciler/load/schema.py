@@ -13,7 +13,6 @@ alternative of a ``oneOf``). Integral floats where the schema says ``integer`` b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -24,7 +23,7 @@ from reconciler.model.errors import suggest as suggest  # one helper: "did you m
 from reconciler.model.json import JsonLike, JsonObject, JsonValue, as_items
 from reconciler.model.resources import JsonPath
 from reconciler.model.schematree import COMMON_FILE as COMMON_FILE  # one home: the schema files
-from reconciler.model.schematree import resolve
+from reconciler.model.schematree import document, resolve
 from reconciler.model.schematree import schema_dir as schema_dir
 
 if TYPE_CHECKING:
@@ -50,9 +49,7 @@ Check = Callable[[object], bool]
 # narrowing each step would add noise and catch nothing a schema test does not.
 def load_schemas() -> dict[str, dict[str, Any]]:
     """Return every schema document by file name (which is also its ``$id``)."""
-    directory = schema_dir()
-    names = [COMMON_FILE, *KIND_FILES.values()]
-    return {name: json.loads((directory / name).read_text(encoding="utf-8")) for name in names}
+    return {name: document(name) for name in (COMMON_FILE, *KIND_FILES.values())}
 
 
 @cache
