@@ -33,7 +33,6 @@ import json
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any
 
 import httpx
 from tenacity import wait_exponential_jitter
@@ -105,7 +104,7 @@ class Client:
         return self._wire.halted
 
     @property
-    def sending(self) -> set[asyncio.Task[Any]]:
+    def sending(self) -> set[asyncio.Task[object]]:
         """The tasks whose request is on the wire now (so an abort can tell sent from not sent)."""
         return self._wire.sending
 

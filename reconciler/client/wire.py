@@ -70,7 +70,7 @@ class Wire:
         # Set by ``halt``: no request starts any more (one already on the wire is not touched).
         self.halted: str | None = None
         # The tasks whose request is on the wire now (so an abort can tell sent from not sent).
-        self.sending: set[asyncio.Task[Any]] = set()
+        self.sending: set[asyncio.Task[object]] = set()
         limits = httpx.Limits(
             max_connections=max(1, config.parallelism),
             max_keepalive_connections=max(1, config.parallelism),

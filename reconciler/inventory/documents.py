@@ -113,7 +113,7 @@ def env_prefix(name: str) -> str:
 
 def _fit(
     value: JsonLike,
-    node: Mapping[str, Any],
+    node: JsonMapping,
     doc: str,
     path: JsonPath,
     keep: Callable[[JsonPath], bool],
@@ -128,7 +128,7 @@ def _fit(
         for key, sub in value.items():
             if key not in props or is_secret_path((*path, key)):
                 continue
-            kept = _fit(sub, props[key], doc, (*path, key), keep)
+            kept = _fit(sub, as_mapping(props[key]), doc, (*path, key), keep)
             if kept is not _MISSING:
                 out[str(key)] = kept
         return out if out or not value else _MISSING

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
 
 from reconciler.load.schema import COMMON_FILE, KIND_FILES
 from reconciler.model.fields import (
@@ -25,7 +24,7 @@ from reconciler.model.fields import (
     SECRET_FIELDS,
 )
 from reconciler.model.json import JsonMapping
-from reconciler.model.schematree import alternatives, child, document, members, resolve
+from reconciler.model.schematree import alternatives, child, members, node_at
 
 __all__: list[str] = []
 
@@ -53,12 +52,11 @@ def secret_hints(
             for i, shape in enumerate(shapes)
         ] + nested
     pipe = KIND_FILES["Pipe"]
-    properties = document(pipe)["$defs"][kind]["properties"]
     lines = []
     for i, name in enumerate(_writable_secrets(kind)):
-        declared = properties[name]
-        text = _line(name, _members(*resolve(declared, pipe)), prefix, stem)
-        lines.append(text + (f"   # instead: {_summary(declared)}" if i else ""))
+        declared = node_at(pipe, f"/$defs/{kind}/properties/{name}")
+        text = _line(name, _members(*declared), prefix, stem)
+        lines.append(text + (f"   # instead: {_summary(declared[0])}" if i else ""))
     return lines + nested
 
 
@@ -66,7 +64,6 @@ def _nested_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> lis
     """Lines for the secret fields inside an object of the source (``schemaRegistry``), for
     each such object the live source has and that says how it authenticates."""
     pipe = KIND_FILES["Pipe"]
-    properties = document(pipe)["$defs"][kind]["properties"]
     lines = []
     for sub in SECRET_FIELDS.get(kind, ()):
         if len(sub) != 2:
@@ -75,7 +72,7 @@ def _nested_hints(kind: str, source: JsonMapping, prefix: str, stem: str) -> lis
         found = source.get(parent)
         if not isinstance(found, Mapping) or not found.get("authentication"):
             continue
-        declared = child(*resolve(properties[parent], pipe), name)
+        declared = child(*node_at(pipe, f"/$defs/{kind}/properties/{parent}"), name)
         if declared is None:
             continue
         scoped = f"{prefix}_{_words(parent)}"
@@ -113,13 +110,13 @@ def _reference(member: str, prefix: str, stem: str) -> str:
     return f"{{fromEnv: {prefix}_{_words(member)}}}"
 
 
-def _members(node: dict[str, Any], doc: str) -> tuple[str, ...]:
+def _members(node: JsonMapping, doc: str) -> tuple[str, ...]:
     """Return the members of a secret object in schema order; () for a single reference."""
     names = tuple(members(node, doc))
     return () if "fromEnv" in names else names
 
 
-def _summary(node: Mapping[str, Any]) -> str:
+def _summary(node: JsonMapping) -> str:
     """Return the first clause of a field's description (what the alternative is for)."""
     text = str(node.get("description") or node.get("title") or "")
     return re.split(r": |\. ", text, maxsplit=1)[0].rstrip(".")
@@ -128,7 +125,7 @@ def _summary(node: Mapping[str, Any]) -> str:
 @cache
 def _kafka_shapes() -> dict[frozenset[str], tuple[str, ...]]:
     """Return every Kafka credential shape of the schema, its members in schema order."""
-    node, doc = resolve(document(COMMON_FILE)["$defs"]["kafkaCredentials"], COMMON_FILE)
+    node, doc = node_at(COMMON_FILE, "/$defs/kafkaCredentials")
     out: dict[frozenset[str], tuple[str, ...]] = {}
     for shape, shape_doc in alternatives(node, doc):
         names = _members(shape, shape_doc)

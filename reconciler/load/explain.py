@@ -14,8 +14,8 @@ uses), from the kinds' own modules for endpoints and CDC scaling, and from the s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.load.schema import KIND_FILES, suggest
 from reconciler.model.catalogue import ALL, ORGANIZATION_FILE, facts
@@ -30,7 +30,7 @@ from reconciler.model.fields import (
     is_secret_path,
     is_writable_pipe_path,
 )
-from reconciler.model.json import JsonObject, JsonValue
+from reconciler.model.json import JsonLike, JsonMapping, JsonObject, JsonValue, as_items, as_mapping
 from reconciler.model.resources import JsonPath
 from reconciler.model.schematree import (
     Values,
@@ -105,7 +105,7 @@ def explain(target: str) -> Explanation:
     path: list[str] = [p for p in rest.split(".") if p] if rest else []
     file = KIND_FILES[kind]
     root = document(file)
-    if path and path[0] not in root.get("properties", {}):
+    if path and path[0] not in as_mapping(root.get("properties")):
         path.insert(0, "spec")  # `Pipe.settings` means `Pipe.spec.settings`
     node, base = resolve(root, file)
     walked: list[str] = []
@@ -127,7 +127,7 @@ def explain(target: str) -> Explanation:
         type=type_name(node, base, Values.BELOW),
         access=_access(kind, tuple(walked), node),
         bounds=[text.format(node[k]) for k, text in _BOUNDS if k in node],
-        enum=list(node.get("enum", [])) or ([node["const"]] if "const" in node else []),
+        enum=_scalars([*as_items(node.get("enum")), *([node["const"]] if "const" in node else [])]),
         fields=_fields(node, base),
     )
 
@@ -141,14 +141,19 @@ def _kind(word: str) -> str:
     )
 
 
-def _description(node: dict[str, Any], base: str) -> str:
+def _scalars(values: Sequence[JsonLike]) -> list[JsonValue]:
+    """The listed values of an ``enum`` or ``const`` (the schemas list only scalars)."""
+    return [v for v in values if v is None or isinstance(v, str | int | float | bool)]
+
+
+def _description(node: JsonMapping, base: str) -> str:
     if node.get("description"):
         return str(node["description"])
     alternatives = parts(node, base)[1:]
     return " ".join(str(a.get("description", "")) for a, _ in alternatives).strip()
 
 
-def _fields(node: dict[str, Any], base: str) -> list[Field]:
+def _fields(node: JsonMapping, base: str) -> list[Field]:
     """The sub-fields (a list's: its items'), each with whether every value must state it."""
     found = members(*through_items(node, base))
     return [
@@ -157,7 +162,7 @@ def _fields(node: dict[str, Any], base: str) -> list[Field]:
     ]
 
 
-def _access(kind: str, path: JsonPath, node: dict[str, Any]) -> str:
+def _access(kind: str, path: JsonPath, node: JsonMapping) -> str:
     """Say how reconcile treats the field: identity, writable, expectation or secret."""
     if not path:
         return "the whole manifest"

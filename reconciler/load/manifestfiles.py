@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from reconciler.load.yamlsource import (
     ManifestLimits,
@@ -25,6 +24,7 @@ from reconciler.load.yamlsource import (
     parse_marked,
 )
 from reconciler.model.errors import Location, ManifestError, ManifestErrors
+from reconciler.model.json import JsonValue
 from reconciler.model.resources import format_path
 
 __all__ = ["find_manifest_files", "scan_manifest_paths"]
@@ -131,7 +131,7 @@ def _read_bounded(path: str | Path, max_bytes: int) -> bytes:
 
 def read_manifest_file(
     path: str, limits: ManifestLimits, *, positions: bool, full_positions: bool
-) -> tuple[SourceFile, list[Any]] | ManifestError:
+) -> tuple[SourceFile, list[JsonValue]] | ManifestError:
     """Parse one file into its source and documents, or return the error saying why it cannot be
     (unreadable, too large, not YAML or holding no manifest); ``positions`` as for a reader."""
     name = _display(path)

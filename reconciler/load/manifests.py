@@ -26,6 +26,7 @@ from reconciler.model.cdc import CDC, ratio_error
 from reconciler.model.endpoints import ENDPOINT, endpoint_type_errors
 from reconciler.model.errors import ManifestError, ManifestErrors
 from reconciler.model.fields import database_kind, field_mapping_problems, table_mapping_fields
+from reconciler.model.json import JsonValue
 from reconciler.model.resources import (
     API_VERSION,
     KINDS,
@@ -87,7 +88,7 @@ class _Reader:
                 if doc is not None:
                     self.load_document(source, index, doc)
 
-    def read_source(self, path: str) -> tuple[SourceFile, list[Any]] | None:
+    def read_source(self, path: str) -> tuple[SourceFile, list[JsonValue]] | None:
         """Parse one file into its source and documents (None, with the error recorded, if it
         cannot be read, is not YAML or holds no manifest)."""
         read = read_manifest_file(

@@ -27,13 +27,13 @@ by ``model.schematree``, the walk ``explain`` and the reference pages use too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import Any
 
+from reconciler.model.json import JsonMapping, as_items, as_mapping
 from reconciler.model.resources import JsonPath
-from reconciler.model.schematree import COMMON_FILE, document, members, resolve
+from reconciler.model.schematree import COMMON_FILE, members, node_at
 
 __all__ = ["ALL", "ORGANIZATION_FILE", "defined_pattern", "facts"]
 
@@ -71,15 +71,16 @@ ALL = "*"
 
 def defined_pattern(name: str) -> str | None:
     """Return the ``pattern`` of the common schema's definition ``name`` (None if it has none)."""
-    pattern = document(COMMON_FILE)["$defs"][name].get("pattern")
+    pattern = node_at(COMMON_FILE, f"/$defs/{name}")[0].get("pattern")
     return pattern if isinstance(pattern, str) else None
 
 
-def _own(node: Mapping[str, Any]) -> Facts:
+def _own(node: JsonMapping) -> Facts:
     """The facts a schema node states itself (its ``x-reconcile``)."""
-    note: Mapping[str, Any] = node.get(ANNOTATION, {})
+    note = as_mapping(node.get(ANNOTATION))
     required = note.get("requiredToCreate", False)
-    kinds = frozenset({ALL}) if required is True else frozenset(required or ())
+    kinds = frozenset({ALL}) if required is True else frozenset(map(str, as_items(required)))
+    sent_as = note.get("sentAs")
     return Facts(
         writable=bool(note.get("writable")),
         create_time=bool(note.get("createTime")),
@@ -90,12 +91,12 @@ def _own(node: Mapping[str, Any]) -> Facts:
         reset_sends_default=bool(note.get("resetSendsDefault")),
         read_back=note.get("readBack", True) is not False,
         identity=bool(note.get("identity")),
-        sent_as=note.get("sentAs"),
+        sent_as=sent_as if isinstance(sent_as, str) else None,
     )
 
 
 def _walk(
-    node: dict[str, Any], doc: str, path: JsonPath, inherited: Facts
+    node: JsonMapping, doc: str, path: JsonPath, inherited: Facts
 ) -> Iterator[tuple[JsonPath, Facts]]:
     """Yield every listed field under ``node`` with its facts (not inside a secret or a list)."""
     for name, (sub, sub_doc, _required) in members(node, doc).items():
@@ -117,7 +118,7 @@ def _walk(
 def _catalogue(schema: str) -> tuple[dict[JsonPath, Facts], frozenset[JsonPath]]:
     """Every listed field of a kind's spec with its facts, and the objects whose access their
     members make (they state neither ``writable`` nor ``createTime``)."""
-    spec, doc = resolve(document(schema)["properties"]["spec"], schema)
+    spec, doc = node_at(schema, "/properties/spec")
     table = dict(_walk(spec, doc, (), Facts()))
     derived: set[JsonPath] = set()
     for path, found in list(table.items()):

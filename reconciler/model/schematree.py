@@ -16,11 +16,13 @@ Access key``); an enumeration or a constant as the caller shows its values (``Va
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from reconciler.model.json import JsonLike, JsonMapping, JsonObject, as_items, as_mapping
 
 __all__ = [
     "COMMON_FILE",
@@ -29,6 +31,7 @@ __all__ = [
     "child",
     "document",
     "members",
+    "node_at",
     "parts",
     "resolve",
     "schema_dir",
@@ -42,17 +45,15 @@ _MAX_REFS = 20
 _ALTERNATIVES = ("oneOf", "anyOf")
 _PARTS = (*_ALTERNATIVES, "allOf")
 
-# Any: schema documents are JSON walked by the keywords the repository's own schemas use
-# ($ref, properties, items, oneOf); narrowing each step would add noise and catch nothing a
-# schema test does not.
-Node = tuple[dict[str, Any], str]
+# A schema node (read-only JSON) and the file its $refs are relative to.
+Node = tuple[JsonMapping, str]
 
 
 class Member(NamedTuple):
     """A member of an object node: its schema (``$ref`` followed), file, and whether every
     value of the node must state it (``_required``)."""
 
-    node: dict[str, Any]
+    node: JsonMapping
     doc: str
     required: bool
 
@@ -78,13 +79,13 @@ def schema_dir() -> Path:
 
 
 @cache
-def document(name: str) -> dict[str, Any]:
+def document(name: str) -> JsonObject:
     """Return the schema file ``name`` (also its ``$id``) as JSON, read once."""
-    data: dict[str, Any] = json.loads((schema_dir() / name).read_text(encoding="utf-8"))
+    data: JsonObject = json.loads((schema_dir() / name).read_text(encoding="utf-8"))
     return data
 
 
-def resolve(node: Mapping[str, Any], doc: str) -> Node:
+def resolve(node: JsonMapping, doc: str) -> Node:
     """Follow ``$ref`` across schema files, the referring node's own keys winning."""
     merged = dict(node)
     for _ in range(_MAX_REFS):
@@ -92,88 +93,101 @@ def resolve(node: Mapping[str, Any], doc: str) -> Node:
             break
         target, _, pointer = str(merged.pop("$ref")).partition("#")
         doc = target or doc
-        found: Any = document(doc)
+        found: JsonLike = document(doc)
         for part in [p for p in pointer.split("/") if p]:
-            found = found[part]
-        merged = {**found, **merged}
+            found = as_mapping(found)[part]
+        merged = {**as_mapping(found), **merged}
     return merged, doc
 
 
-def parts(node: dict[str, Any], doc: str) -> list[Node]:
+def node_at(doc: str, pointer: str) -> Node:
+    """The node at a JSON pointer of a schema file (``$ref`` followed): ``/properties/spec``."""
+    return resolve({"$ref": f"{doc}#{pointer}"}, doc)
+
+
+def parts(node: JsonMapping, doc: str) -> list[Node]:
     """The node, then its ``oneOf``, ``anyOf`` and ``allOf`` parts (``$ref`` followed)."""
-    return [(node, doc)] + [resolve(part, doc) for key in _PARTS for part in node.get(key, ())]
+    found = [resolve(as_mapping(part), doc) for key in _PARTS for part in as_items(node.get(key))]
+    return [(node, doc), *found]
 
 
-def alternatives(node: dict[str, Any], doc: str) -> list[Node]:
+def alternatives(node: JsonMapping, doc: str) -> list[Node]:
     """The node's ``oneOf`` then ``anyOf`` alternatives (``$ref`` followed)."""
-    return [resolve(alt, doc) for key in _ALTERNATIVES for alt in node.get(key, ())]
+    return [
+        resolve(as_mapping(alt), doc) for key in _ALTERNATIVES for alt in as_items(node.get(key))
+    ]
 
 
-def through_items(node: dict[str, Any], doc: str) -> Node:
+def through_items(node: JsonMapping, doc: str) -> Node:
     """A list's items (``$ref`` followed); any other node itself."""
     if node.get("type") == "array" and "items" in node:
-        return resolve(node["items"], doc)
+        return resolve(as_mapping(node["items"]), doc)
     return node, doc
 
 
-def members(node: dict[str, Any], doc: str) -> dict[str, Member]:
+def members(node: JsonMapping, doc: str) -> dict[str, Member]:
     """The properties of a node and of its parts, by name, in order, the first listing winning."""
     required = _required(node, doc)
     found: dict[str, Member] = {}
     for part, part_doc in parts(node, doc):
-        for name, sub in part.get("properties", {}).items():
+        for name, sub in as_mapping(part.get("properties")).items():
             if name not in found:
-                found[name] = Member(*resolve(sub, part_doc), required=name in required)
+                found[name] = Member(*resolve(as_mapping(sub), part_doc), required=name in required)
     return found
 
 
-def _required(node: dict[str, Any], doc: str) -> set[str]:
+def _names(listed: JsonLike) -> set[str]:
+    """The names of a ``required`` list (none when absent)."""
+    return {str(name) for name in as_items(listed)}
+
+
+def _required(node: JsonMapping, doc: str) -> set[str]:
     """The members every value of a node must state: its own ``required`` and its ``allOf``
     parts', and those every alternative of a ``oneOf`` or ``anyOf`` requires (a ``null``
     alternative aside: a nullable object, given at all, needs its required members)."""
-    names = set(node.get("required", ()))
-    for part in node.get("allOf", ()):
-        names |= set(resolve(part, doc)[0].get("required", ()))
+    names = _names(node.get("required"))
+    for part in as_items(node.get("allOf")):
+        names |= _names(resolve(as_mapping(part), doc)[0].get("required"))
     for key in _ALTERNATIVES:
-        resolved = [resolve(alt, doc)[0] for alt in node.get(key, ())]
-        listed = [set(alt.get("required", ())) for alt in resolved if alt.get("type") != "null"]
+        resolved = [resolve(as_mapping(alt), doc)[0] for alt in as_items(node.get(key))]
+        listed = [_names(alt.get("required")) for alt in resolved if alt.get("type") != "null"]
         if listed:
             names |= set.intersection(*listed)
     return names
 
 
-def child(node: dict[str, Any], doc: str, name: str) -> Node | None:
+def child(node: JsonMapping, doc: str, name: str) -> Node | None:
     """The member ``name`` of a node (of its items for a list; a map's values); None if none."""
     node, doc = through_items(node, doc)
     found = members(node, doc).get(name)
     if found is not None:
         return found.node, found.doc
     extra = node.get("additionalProperties")
-    if isinstance(extra, dict):
+    if isinstance(extra, Mapping):
         return resolve(extra, doc)
     return None
 
 
-def type_name(node: dict[str, Any], doc: str, values: Values = Values.BRIEF) -> str:
+def type_name(node: JsonMapping, doc: str, values: Values = Values.BRIEF) -> str:
     """Name a node's type: ``integer``, ``mapping``, ``list of …``, its alternatives' titles."""
     kind = node.get("type")
     if kind == "array":
-        items, items_doc = resolve(node.get("items", {}), doc)
+        items, items_doc = resolve(as_mapping(node.get("items")), doc)
         inner = Values.SPELLED if values is Values.BELOW else values
         return f"list of {type_name(items, items_doc, inner)}"
     if isinstance(kind, list):
-        return " or ".join(kind)
+        return " or ".join(str(one) for one in kind)
     if kind:
         return "mapping" if kind == "object" else str(kind)
     if "enum" in node:
-        return _enumeration(node["enum"], values)
+        return _enumeration(as_items(node["enum"]), values)
     if "const" in node:
         return "constant" if values is Values.BRIEF else f"the constant {node['const']!r}"
     titles = [str(alt.get("title", "?")) for alt, _ in alternatives(node, doc)]
     return " or ".join(titles) or "any"
 
 
-def _enumeration(listed: list[Any], values: Values) -> str:
+def _enumeration(listed: Sequence[JsonLike], values: Values) -> str:
     """Name an enumeration as ``values`` asks."""
     if values is Values.BRIEF:
         return "enum"
