@@ -50,6 +50,13 @@ def _require_awake(service: dict[str, Any]) -> None:
         )
 
 
+def _require_updatable(service: dict[str, Any], pipe: dict[str, Any]) -> None:
+    """A pipe's update needs its service awake and the pipe not Completed."""
+    _require_awake(service)
+    if pipe["state"] == "Completed":
+        raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+
+
 def create_pipe(
     store: Store, service: dict[str, Any], body: dict[str, Any], transition_ms: int
 ) -> dict[str, Any]:
@@ -89,9 +96,7 @@ def scale_pipe(
     store: Store, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
 ) -> dict[str, Any]:
     """Apply a validated scaling body (only the fields given; null = default)."""
-    _require_awake(service)
-    if pipe["state"] == "Completed":
-        raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+    _require_updatable(service, pipe)
     scaling = {**pipe.get("scaling", {}), **body}
     if scaling != pipe.get("scaling"):
         pipe["scaling"] = scaling
@@ -104,9 +109,7 @@ def replace_settings(
     store: Store, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any], defaults: Any
 ) -> dict[str, Any]:
     """Replace the pipe's settings: a field left out (or null) takes its default."""
-    _require_awake(service)
-    if pipe["state"] == "Completed":
-        raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+    _require_updatable(service, pipe)
     settings = {**defaults, **body}
     if settings != pipe["settings"]:
         pipe["settings"] = settings
@@ -120,9 +123,7 @@ def update_pipe(
     store: Store, service: dict[str, Any], pipe: dict[str, Any], body: dict[str, Any]
 ) -> dict[str, Any]:
     """Apply a validated PATCH body to the pipe; returns the stored pipe."""
-    _require_awake(service)
-    if pipe["state"] == "Completed":
-        raise ApiError(400, f"Pipe {pipe['id']} is Completed and cannot be updated")
+    _require_updatable(service, pipe)
     new = copy.deepcopy(pipe)
     if "name" in body:
         new["name"] = body["name"]
