@@ -1,5 +1,6 @@
-"""Shared vocabulary: resources and locations, the schema files and their field rules, secret
-references, errors, version.
+"""Shared vocabulary: resources and locations, the schema files walked as one tree
+(``schematree``) and the field rules read from them (``catalogue``, ``fields``), secret
+references, the error tree (``errors``; the API branch in ``apierrors``), version.
 
 Imports nothing from the rest of ``reconciler``; every other package may import it.
 """
