@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.emulator.protocol import ApiError
-from reconciler.emulator.validation import Invalid, array, boolean, integer, management, obj, string
+from reconciler.emulator.validation import (
+    array,
+    boolean,
+    integer,
+    management,
+    obj,
+    string,
+    validated,
+)
 
 __all__: list[str] = []
 
@@ -98,10 +105,9 @@ def validate_organization_update(body: Any) -> dict[str, Any]:
 
 def validate_dashboard(body: Any) -> dict[str, Any]:
     """The dashboard body, or a 400 in the dashboards interface's message shape."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "Body validation failed: body must be a JSON object")
-    try:
-        result: dict[str, Any] = DASHBOARD(body, "")
-    except Invalid as exc:
-        raise ApiError(400, f"Body validation failed: {exc.path}: {exc.why}") from None
-    return result
+    return validated(
+        DASHBOARD,
+        body,
+        "Body validation failed: body must be a JSON object",
+        lambda e: f"Body validation failed: {e.path}: {e.why}",
+    )

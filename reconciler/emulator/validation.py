@@ -291,12 +291,22 @@ def obj(fields: dict[str, Validator], required: Iterable[str] = ()) -> Validator
     return Rule(check, schema)
 
 
-def management(schema: Validator, body: Any) -> dict[str, Any]:
-    """The body validated by ``schema``, or the management 400 naming the first bad field."""
+def validated(
+    schema: Validator, body: Any, not_object: str, invalid: Callable[[Invalid], str]
+) -> dict[str, Any]:
+    """The body validated by ``schema``, or a 400: ``not_object`` for a body that is no JSON
+    object, ``invalid(error)`` naming the first bad field (each interface words its own)."""
     if not isinstance(body, dict):
-        raise ApiError(400, "Request body must be a JSON object")
+        raise ApiError(400, not_object)
     try:
         result: dict[str, Any] = schema(body, "")
     except Invalid as exc:
-        raise ApiError(400, f"{exc.path} {exc.why}") from None
+        raise ApiError(400, invalid(exc)) from None
     return result
+
+
+def management(schema: Validator, body: Any) -> dict[str, Any]:
+    """The body validated by ``schema``, or the management 400 naming the first bad field."""
+    return validated(
+        schema, body, "Request body must be a JSON object", lambda e: f"{e.path} {e.why}"
+    )
