@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from reconciler.apply.verify import unconverged
 from reconciler.client.live import Observed
+from reconciler.model.json import as_items, as_mapping
 from reconciler.model.resources import JsonPath, Resource
+from reconciler.model.schematree import node_at
 from reconciler.model.secrets import SECRET_FIELDS, Secret, fingerprint, reveal
 from reconciler.plan.actions import Action, Op
 from reconciler.plan.diff import MISSING, ChangeKind, SecretCheck, mapping_key, same
@@ -23,26 +25,33 @@ KEY = b"k" * 32
 IDS = {"organizationId": "org-1", "serviceId": "svc-1", "pipeId": "pipe-1"}
 PIPE_PATH = "/v1/organizations/org-1/services/svc-1/pipes/pipe-1"
 ORG_PATH = "/v1/organizations/org-1"
+PIPE_SCHEMA = "pipe.schema.json"
 TABLE_MAPPINGS = ("source", "postgres", "tableMappings")
 PROPERTY_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
-# Bounds from DESIGN.md "API facts"; values drawn from a few points each so that desired and
-# live often agree (no change) and often differ, and integral floats stand in for ints.
-INT_SETTINGS = {
-    "streaming_max_insert_wait_ms": (500, 60000),
-    "object_storage_concurrency": (1, 35),
-    "object_storage_polling_interval_ms": (100, 3600000),
-    "object_storage_max_insert_bytes": (10485760, 53687091200),
-    "object_storage_max_file_count": (1, 10000),
-    "engine_max_threads": (0, 64),
-    "engine_max_insert_threads": (0, 16),
-    "engine_min_insert_block_size_bytes": (0, 10737418240),
-    "engine_max_download_threads": (0, 32),
-    "engine_parallel_distributed_insert_select": (0, 2),
+# The settings and their bounds as the pipe schema states them (``test_schema_files`` holds
+# the schema to the service's bounds); values drawn from a few points each so that desired
+# and live often agree (no change) and often differ, and integral floats stand in for ints.
+_SETTINGS = {
+    n: as_mapping(f) for n, f in node_at(PIPE_SCHEMA, "/$defs/settings/properties")[0].items()
 }
-BOOL_SETTINGS = ("object_storage_use_cluster_function", "engine_parallel_view_processing")
+
+
+def _typed(kind: str) -> dict[str, Mapping[str, Any]]:
+    """The settings whose schema type is ``kind`` (alone or with null)."""
+    return {
+        n: f
+        for n, f in _SETTINGS.items()
+        if kind in as_items(f.get("type")) or f.get("type") == kind
+    }
+
+
+INT_SETTINGS = {
+    n: (int(str(f["minimum"])), int(str(f["maximum"]))) for n, f in _typed("integer").items()
+}
+BOOL_SETTINGS = tuple(_typed("boolean"))
 
 
 def int_value(lo: int, hi: int) -> st.SearchStrategy[int | float]:
