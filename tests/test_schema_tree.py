@@ -172,7 +172,12 @@ def test_members_of_kafka_credentials_are_each_forms_fields_in_schema_order() ->
         ({"const": 1}, "constant", "the constant 1", "the constant 1"),
         (
             {"oneOf": [{"$ref": "#/$defs/credentials"}, {"title": "B"}], "anyOf": [{}]},
-            *["Credentials or B or ?"] * 3,
+            *["Credentials or B or any"] * 3,
+        ),
+        # an alternative without a title is named by its type (a nullable object: "or null")
+        (
+            {"anyOf": [{"$ref": "#/$defs/accessKey"}, {"type": "null"}]},
+            *["Access key or null"] * 3,
         ),
         ({}, "any", "any", "any"),
     ],

@@ -183,7 +183,11 @@ def type_name(node: JsonMapping, doc: str, values: Values = Values.BRIEF) -> str
         return _enumeration(as_items(node["enum"]), values)
     if "const" in node:
         return "constant" if values is Values.BRIEF else f"the constant {node['const']!r}"
-    titles = [str(alt.get("title", "?")) for alt, _ in alternatives(node, doc)]
+    # An alternative is named by its title, else by its own type (a nullable object's null).
+    titles = [
+        str(alt["title"]) if "title" in alt else type_name(alt, alt_doc, values)
+        for alt, alt_doc in alternatives(node, doc)
+    ]
     return " or ".join(titles) or "any"
 
 
