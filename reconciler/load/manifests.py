@@ -253,7 +253,7 @@ def load_resources(
     loader.errors.extend(errors)
     loader.take(reader.read(files))
     if loader.errors:
-        raise ManifestErrors(sorted(loader.errors, key=_error_order))
+        raise ManifestErrors(sorted(loader.errors, key=error_order))
     # Files are read in sorted order of their names, documents in order within a file:
     # the resources are already sorted by (file, index).
     return loader.resources
@@ -271,7 +271,7 @@ def warn_deprecated_variables() -> None:
     )
 
 
-def _error_order(error: ManifestError) -> tuple[str, int, int, str]:
+def error_order(error: ManifestError) -> tuple[str, int, int, str]:
     loc = error.location
     return (loc.file, loc.line, loc.col, error.path)
 

@@ -30,8 +30,8 @@ from reconciler.load.crossfile import Loader
 from reconciler.load.manifestfiles import scan_manifest_paths
 from reconciler.load.manifests import (
     FULL_POSITIONS,
-    _error_order,
     _Reader,
+    error_order,
     load_resources,
     warn_deprecated_variables,
 )
@@ -323,7 +323,7 @@ def load_layered(
     loader.errors.extend([*errors, *base_errors])
     loader.take(reader.records)
     if loader.errors:
-        raise ManifestErrors(sorted(loader.errors, key=_error_order))
+        raise ManifestErrors(sorted(loader.errors, key=error_order))
     by_locator = {id(r.locator): r for r in loader.resources}
     out: list[Effective] = []
     for document, locator in zip(documents, locators, strict=True):

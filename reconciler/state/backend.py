@@ -206,11 +206,6 @@ def workspace_name(name: str, workspace: str) -> str:
     return f"{head}{sep}{leaf}"
 
 
-def is_remote(address: str | None) -> bool:
-    """Tell whether a ``--state`` address names a remote store (not a local path)."""
-    return bool(address) and str(address).startswith(("postgresql://", "postgres://", "s3://"))
-
-
 def redact_address(url: str) -> str:
     """Return a ``--state`` address without a password (in the authority or the query)."""
     if "://" not in url:
